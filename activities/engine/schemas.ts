@@ -1,0 +1,206 @@
+/**
+ * The Engine's LBaaS v1 and Core v1 objects as this client reads and writes them (engine-api.md sections 2 and 3).
+ *
+ * Parsed objects keep the Engine's field names (snake_case), so what a caller compares is what the Engine echoed.
+ * Schemas strip unknown fields instead of rejecting them: the Engine may add fields at any time. They are strict
+ * about what reconciliation relies on (identifiers, names, state, links and the compared fields of each kind), and
+ * lenient (optional, nullable) about the rest, so a change in a field nobody reads cannot break a pass.
+ */
+import { z } from 'zod';
+
+/** The LBaaS object kinds, named as in their collection paths (`/api/LBaaS/v1/<kind>.json`). */
+export const LBAAS_KINDS = ['loadbalancer', 'backend', 'frontend', 'bind', 'server'] as const;
+export type LbaasKind = (typeof LBAAS_KINDS)[number];
+
+const identifier = z.string().min(1);
+
+/** A reference to another object, and the item shape of every list. */
+export const refSchema = z.object({ identifier, name: z.string() });
+export type EngineRef = z.infer<typeof refSchema>;
+
+/**
+ * `{"id":"3","title":"Deployed","text":"Deployed","type":1}`. Client versions differ on whether they read `title`
+ * or `text`; `title` falls back to `text` (and to "") so callers can always read it. Only `id` carries meaning here.
+ */
+export const stateSchema = z
+  .object({ id: z.string(), title: z.string().optional(), text: z.string().optional(), type: z.number().int() })
+  .transform(({ id, title, text, type }) => ({
+    id,
+    title: title ?? text ?? '',
+    ...(text === undefined ? {} : { text }),
+    type,
+  }));
+export type EngineState = z.infer<typeof stateSchema>;
+
+const optionalString = z.string().nullish();
+
+const common = {
+  identifier,
+  name: z.string(),
+  state: stateSchema,
+  customer_identifier: optionalString,
+  reseller_identifier: optionalString,
+  automation_rules: z.array(z.unknown()).nullish(),
+};
+
+export const loadBalancerSchema = z.object({ ...common, ip_address: optionalString });
+export const frontendSchema = z.object({
+  ...common,
+  load_balancer: refSchema,
+  default_backend: refSchema,
+  mode: z.string(),
+  client_timeout: optionalString,
+});
+export const backendSchema = z.object({
+  ...common,
+  load_balancer: refSchema,
+  mode: z.string(),
+  health_check: z.string(),
+  server_timeout: z.number().int().nullish(),
+});
+export const bindSchema = z.object({
+  ...common,
+  frontend: refSchema,
+  address: z.string(),
+  port: z.number().int(),
+  ssl: z.boolean(),
+  ssl_certificate_path: optionalString,
+});
+export const serverSchema = z.object({
+  ...common,
+  backend: refSchema,
+  ip: z.string(),
+  port: z.number().int(),
+  check: z.string(),
+});
+
+export type EngineLoadBalancer = z.infer<typeof loadBalancerSchema>;
+export type EngineFrontend = z.infer<typeof frontendSchema>;
+export type EngineBackend = z.infer<typeof backendSchema>;
+export type EngineBind = z.infer<typeof bindSchema>;
+export type EngineServer = z.infer<typeof serverSchema>;
+
+/** The parsed object type of each kind: `get('backend', id)` resolves to `EngineBackend`. */
+export interface EngineObjectMap {
+  loadbalancer: EngineLoadBalancer;
+  backend: EngineBackend;
+  frontend: EngineFrontend;
+  bind: EngineBind;
+  server: EngineServer;
+}
+export type EngineObject = EngineObjectMap[LbaasKind];
+
+export const objectSchemas: { readonly [K in LbaasKind]: z.ZodType<EngineObjectMap[K]> } = {
+  loadbalancer: loadBalancerSchema,
+  backend: backendSchema,
+  frontend: frontendSchema,
+  bind: bindSchema,
+  server: serverSchema,
+};
+
+/*
+ * Request bodies (engine-api.md 2.3). Links are bare identifier strings under the same key as the reference in
+ * the object. Optional fields are left out when undefined (JSON.stringify drops them), so the Engine applies its
+ * defaults.
+ */
+export interface LoadBalancerCreate {
+  name: string;
+  ip_address?: string;
+}
+export interface BackendCreate {
+  name: string;
+  load_balancer: string;
+  mode: string;
+  health_check?: string;
+  server_timeout?: number;
+}
+export interface FrontendCreate {
+  name: string;
+  load_balancer: string;
+  default_backend: string;
+  mode: string;
+  client_timeout?: string;
+}
+export interface BindCreate {
+  name: string;
+  frontend: string;
+  address: string;
+  port: number;
+  ssl?: boolean;
+  ssl_certificate_path?: string;
+}
+export interface ServerCreate {
+  name: string;
+  backend: string;
+  ip: string;
+  port: number;
+  check?: string;
+}
+export interface EngineCreateBodyMap {
+  loadbalancer: LoadBalancerCreate;
+  backend: BackendCreate;
+  frontend: FrontendCreate;
+  bind: BindCreate;
+  server: ServerCreate;
+}
+
+/**
+ * A PUT body: the whole object as last read, links as bare ids. `state` defaults to "0" (`EngineClient.update`
+ * adds it), which asks the Engine to apply the fields and redeploy; that is also how a failed object is recovered.
+ * Unknown keys such as `identifier` are accepted and ignored by the Engine.
+ */
+export type EngineUpdateBodyMap = { [K in LbaasKind]: EngineCreateBodyMap[K] & { state?: string } };
+
+/** Paged list envelopes (engine-api.md 2.4). Only `total_pages` and `data` steer the paging. */
+export const pageSchema = z.object({
+  page: z.number().int().optional(),
+  total_pages: z.number().int(),
+  total_items: z.number().int().optional(),
+  limit: z.number().int().optional(),
+  data: z.array(refSchema),
+});
+export type EnginePage = z.infer<typeof pageSchema>;
+export const lbaasListSchema = z.object({ data: pageSchema });
+
+/** `GET /api/core/v1/resource.json/<id>`, where tags are objects. */
+export const coreResourceSchema = z.object({
+  identifier,
+  name: z.string(),
+  resource_type: refSchema,
+  tags: z.array(refSchema),
+  created_at: optionalString,
+  updated_at: optionalString,
+});
+
+/** A Core resource as callers see it: tags reduced to their names, which is what tagging works with. */
+export interface EngineResource {
+  identifier: string;
+  name: string;
+  type: EngineRef;
+  tags: string[];
+  createdAt?: string;
+  updatedAt?: string;
+}
+
+const LINK_KEYS: { readonly [K in LbaasKind]: readonly string[] } = {
+  loadbalancer: [],
+  backend: ['load_balancer'],
+  frontend: ['load_balancer', 'default_backend'],
+  bind: ['frontend'],
+  server: ['backend'],
+};
+
+/**
+ * Turns an object as read into its PUT body (engine-api.md 2.3): references become bare ids, `state` becomes
+ * "0", null fields are left out (a null in a request body is not something the Engine documents accepting).
+ */
+export function toUpdateBody<K extends LbaasKind>(kind: K, object: EngineObjectMap[K]): EngineUpdateBodyMap[K] {
+  const links = LINK_KEYS[kind];
+  const body: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(object)) {
+    if (key === 'state' || value === null || value === undefined) continue;
+    body[key] = links.includes(key) ? (value as EngineRef).identifier : value;
+  }
+  body.state = '0';
+  return body as unknown as EngineUpdateBodyMap[K];
+}
