@@ -1,0 +1,275 @@
+/**
+ * Validation of a service spec (product.md section 1): one pure function that reports every violation at once,
+ * each with its field path and an exact message, and returns the spec in canonical form.
+ */
+import { canonicalIp } from './ip';
+import { checkReadiness } from './spec-readiness';
+import { IssueList, indexPath, isRecord, keyPath, type SpecIssue } from './spec-issues';
+import type { FailedResourcesPolicy, PortSpec, ServerSpec, ServiceSpec } from './types';
+
+export { formatIssues, type SpecIssue } from './spec-issues';
+export { DEFAULT_READINESS, READINESS_LIMITS } from './spec-readiness';
+
+/** A failed object is first asked to redeploy in place: it keeps its identifier and its children. */
+export const DEFAULT_FAILED_RESOURCES: FailedResourcesPolicy = 'recover';
+
+/**
+ * Size limits, so that a hostile or mistaken spec cannot make validation, planning or workflow history blow up.
+ * Each is far beyond a real service. Objects per load balancer is the one that binds in practice: snapshots and
+ * plans travel as single Temporal payloads (2 MiB limit, a few hundred bytes per object).
+ */
+export const SPEC_LIMITS = Object.freeze({
+  loadBalancers: 1024,
+  externalAddresses: 1024,
+  ports: 1024,
+  servers: 1024,
+  objectsPerLoadBalancer: 5000,
+});
+
+export type SpecResult = { ok: true; spec: ServiceSpec } | { ok: false; issues: SpecIssue[] };
+
+const TOP_KEYS = [
+  'serviceUid',
+  'nameSuffix',
+  'loadBalancers',
+  'externalAddresses',
+  'ports',
+  'servers',
+  'readiness',
+  'failedResources',
+] as const;
+const PORT_KEYS = ['external', 'internal'] as const;
+const SERVER_KEYS = ['name', 'address'] as const;
+
+const SERVICE_UID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const NAME_SUFFIX = /^[A-Za-z0-9._-]{0,200}$/;
+const PORT_NAME = /^[a-z0-9-]{1,63}$/;
+const SERVER_NAME = /^[A-Za-z0-9._-]{1,253}$/;
+const LOAD_BALANCER_MAX_LENGTH = 128;
+
+export const MESSAGES = Object.freeze({
+  serviceUid: 'must be 1-128 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit',
+  nameSuffix: 'must be at most 200 characters of A-Z a-z 0-9 . _ -',
+  address: 'must be an IPv4 or IPv6 address without zone, like 203.0.113.10 or 2001:db8::10',
+  portName: 'port names must be 1-63 characters of a-z 0-9 -, or "" for a single unnamed port',
+  portNumber: 'must be an integer from 1 to 65535',
+  serverName: 'must be 1-253 characters of A-Z a-z 0-9 . _ -',
+});
+
+/** Validates and canonicalizes a parsed YAML/JSON spec. Never throws; reports every violation it finds. */
+export function validateSpec(input: unknown): SpecResult {
+  const issues = new IssueList();
+  if (!isRecord(input)) {
+    issues.add('', `the spec must be a mapping with the keys ${TOP_KEYS.join(', ')}`);
+    return { ok: false, issues: issues.issues };
+  }
+  issues.unknownKeys(input, TOP_KEYS, '');
+  const serviceUid = checkPattern(input.serviceUid, 'serviceUid', SERVICE_UID, MESSAGES.serviceUid, issues);
+  const nameSuffix = checkPattern(input.nameSuffix, 'nameSuffix', NAME_SUFFIX, MESSAGES.nameSuffix, issues);
+  const loadBalancers = checkLoadBalancers(input.loadBalancers, issues);
+  const externalAddresses = checkAddresses(input.externalAddresses, issues);
+  const ports = checkPorts(input.ports, issues);
+  const servers = checkServers(input.servers, issues);
+  const readiness = checkReadiness(input.readiness, issues);
+  const failedResources = checkFailedResources(input.failedResources, issues);
+
+  if (ports !== null) {
+    const names = Object.keys(ports);
+    if (nameSuffix === '' && names.length === 1 && names[0] === '') {
+      issues.add('nameSuffix', 'must not be empty when the only port is unnamed (""): every Backend and Frontend name would be empty');
+    }
+    if (externalAddresses !== null && servers !== null) {
+      const objects = names.length * (2 + externalAddresses.length + servers.length);
+      if (objects > SPEC_LIMITS.objectsPerLoadBalancer) {
+        issues.add(
+          'ports',
+          `this spec means ${objects} Engine objects per load balancer (ports x (2 + externalAddresses + servers)); at most ${SPEC_LIMITS.objectsPerLoadBalancer} are supported`,
+        );
+      }
+    }
+  }
+
+  if (
+    issues.issues.length > 0 ||
+    serviceUid === null ||
+    nameSuffix === null ||
+    loadBalancers === null ||
+    externalAddresses === null ||
+    ports === null ||
+    servers === null ||
+    readiness === null ||
+    failedResources === null
+  ) {
+    return { ok: false, issues: issues.issues };
+  }
+  return {
+    ok: true,
+    spec: { serviceUid, nameSuffix, loadBalancers, externalAddresses, ports, servers, readiness, failedResources },
+  };
+}
+
+function checkPattern(value: unknown, path: string, pattern: RegExp, message: string, issues: IssueList): string | null {
+  const text = issues.string(value, path);
+  if (text === null) return null;
+  if (!pattern.test(text)) {
+    issues.add(path, message);
+    return null;
+  }
+  return text;
+}
+
+function checkLoadBalancers(value: unknown, issues: IssueList): string[] | null {
+  const list = issues.list(value, 'loadBalancers', SPEC_LIMITS.loadBalancers, 'load balancers');
+  if (list === null) return null;
+  if (list.length === 0) {
+    issues.add('loadBalancers', 'must list at least one load balancer');
+    return null;
+  }
+  const seen = new Map<string, number>();
+  let valid = true;
+  list.forEach((item, index) => {
+    const path = indexPath('loadBalancers', index);
+    const id = issues.string(item, path);
+    let message: string | null = null;
+    if (id === null) message = null;
+    else if (id === '') message = 'must not be empty';
+    else if (id.length > LOAD_BALANCER_MAX_LENGTH) message = `must be at most ${LOAD_BALANCER_MAX_LENGTH} characters`;
+    else if (id.includes('/')) message = 'must not contain "/" (load balancer identifiers are part of workflow ids)';
+    // eslint-disable-next-line no-control-regex
+    else if (/[\s\u0000-\u001f\u007f]/.test(id)) message = 'must not contain whitespace or control characters';
+    else if (seen.has(id)) message = `duplicate of ${indexPath('loadBalancers', seen.get(id) ?? 0)}`;
+    if (id === null || message !== null) {
+      if (message !== null) issues.add(path, message);
+      valid = false;
+      return;
+    }
+    seen.set(id, index);
+  });
+  return valid ? [...seen.keys()] : null;
+}
+
+function checkAddresses(value: unknown, issues: IssueList): string[] | null {
+  const list = issues.list(value, 'externalAddresses', SPEC_LIMITS.externalAddresses, 'addresses');
+  if (list === null) return null;
+  const seen = new Map<string, number>();
+  let valid = true;
+  list.forEach((item, index) => {
+    const path = indexPath('externalAddresses', index);
+    const ip = checkAddress(item, path, issues);
+    if (ip === null) {
+      valid = false;
+    } else if (seen.has(ip)) {
+      issues.add(path, `duplicate of ${indexPath('externalAddresses', seen.get(ip) ?? 0)} (both are ${ip})`);
+      valid = false;
+    } else {
+      seen.set(ip, index);
+    }
+  });
+  return valid ? [...seen.keys()] : null;
+}
+
+function checkAddress(value: unknown, path: string, issues: IssueList): string | null {
+  const text = issues.string(value, path);
+  if (text === null) return null;
+  const ip = canonicalIp(text);
+  if (ip === null) {
+    issues.add(path, MESSAGES.address);
+    return null;
+  }
+  return ip.text;
+}
+
+function checkPorts(value: unknown, issues: IssueList): Record<string, PortSpec> | null {
+  if (value === undefined) {
+    issues.add('ports', 'required');
+    return null;
+  }
+  if (!isRecord(value)) {
+    issues.add('ports', 'must be a mapping of port name to {external, internal}');
+    return null;
+  }
+  const names = Object.keys(value);
+  if (names.length > SPEC_LIMITS.ports) {
+    issues.add('ports', `must have at most ${SPEC_LIMITS.ports} ports (has ${names.length})`);
+    return null;
+  }
+  const ports: Record<string, PortSpec> = {};
+  const byExternal = new Map<number, string>();
+  let valid = true;
+  for (const name of names) {
+    const path = keyPath('ports', name);
+    if (name === '' ? names.length > 1 : !PORT_NAME.test(name)) {
+      issues.add(path, name === '' ? 'the unnamed port "" must be the only port: it leaves nothing in the names to tell ports apart' : MESSAGES.portName);
+      valid = false;
+    }
+    const entry = value[name];
+    if (!isRecord(entry)) {
+      issues.add(path, 'must be a mapping {external, internal}');
+      valid = false;
+      continue;
+    }
+    issues.unknownKeys(entry, PORT_KEYS, path);
+    const external = checkPortNumber(entry.external, keyPath(path, 'external'), issues);
+    const internal = checkPortNumber(entry.internal, keyPath(path, 'internal'), issues);
+    if (external !== null) {
+      const first = byExternal.get(external);
+      if (first !== undefined) {
+        issues.add(keyPath(path, 'external'), `external port ${external} is also used by ${keyPath('ports', first)}`);
+        valid = false;
+      } else {
+        byExternal.set(external, name);
+      }
+    }
+    if (external === null || internal === null) valid = false;
+    else Object.defineProperty(ports, name, { value: { external, internal }, enumerable: true, writable: true, configurable: true });
+  }
+  return valid ? ports : null;
+}
+
+function checkPortNumber(value: unknown, path: string, issues: IssueList): number | null {
+  if (value === undefined) {
+    issues.add(path, 'required');
+    return null;
+  }
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 65535) {
+    issues.add(path, MESSAGES.portNumber);
+    return null;
+  }
+  return value;
+}
+
+function checkServers(value: unknown, issues: IssueList): ServerSpec[] | null {
+  const list = issues.list(value, 'servers', SPEC_LIMITS.servers, 'servers');
+  if (list === null) return null;
+  const servers: ServerSpec[] = [];
+  const seen = new Map<string, number>();
+  let valid = true;
+  list.forEach((item, index) => {
+    const path = indexPath('servers', index);
+    if (!isRecord(item)) {
+      issues.add(path, 'must be a mapping {name, address}');
+      valid = false;
+      return;
+    }
+    issues.unknownKeys(item, SERVER_KEYS, path);
+    const namePath = keyPath(path, 'name');
+    let name = checkPattern(item.name, namePath, SERVER_NAME, MESSAGES.serverName, issues);
+    if (name !== null && seen.has(name)) {
+      issues.add(namePath, `duplicate of ${keyPath(indexPath('servers', seen.get(name) ?? 0), 'name')}`);
+      name = null;
+    } else if (name !== null) {
+      seen.set(name, index);
+    }
+    const address = checkAddress(item.address, keyPath(path, 'address'), issues);
+    if (name === null || address === null) valid = false;
+    else servers.push({ name, address });
+  });
+  return valid ? servers : null;
+}
+
+function checkFailedResources(value: unknown, issues: IssueList): FailedResourcesPolicy | null {
+  if (value === undefined) return DEFAULT_FAILED_RESOURCES;
+  if (value === 'recover' || value === 'recreate') return value;
+  issues.add('failedResources', 'must be "recover" or "recreate"');
+  return null;
+}
