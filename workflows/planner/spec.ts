@@ -9,6 +9,7 @@ import type { FailedResourcesPolicy, PortSpec, ServerSpec, ServiceSpec } from '.
 
 export { formatIssues, type SpecIssue } from './spec-issues';
 export { DEFAULT_READINESS, READINESS_LIMITS } from './spec-readiness';
+export { SERVICE_TAG_PREFIX, serviceTag } from './names';
 
 /** A failed object is first asked to redeploy in place: it keeps its identifier and its children. */
 export const DEFAULT_FAILED_RESOURCES: FailedResourcesPolicy = 'recover';
