@@ -1,0 +1,281 @@
+/**
+ * The simulator's object store with the indexes that keep every request independent of the total number of
+ * objects: by identifier, by kind, by indexed field value (links and modes: list filters and referential
+ * integrity), and by tag. Objects being deleted leave every index at once and stay readable by identifier only.
+ */
+import { type Fields, KIND_SPECS, KINDS, type Kind, referrersOf, type SimObject } from './model';
+
+/** Insertion-ordered set with O(1) add/delete and a cached array for paging. */
+export class OrderedSet {
+  private readonly map = new Map<string, SimObject>();
+  private arr: SimObject[] | null = null;
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  add(o: SimObject): void {
+    if (this.map.has(o.identifier)) return;
+    this.map.set(o.identifier, o);
+    if (this.arr) this.arr.push(o);
+  }
+
+  delete(o: SimObject): boolean {
+    const had = this.map.delete(o.identifier);
+    if (had) this.arr = null;
+    return had;
+  }
+
+  has(id: string): boolean {
+    return this.map.has(id);
+  }
+
+  values(): IterableIterator<SimObject> {
+    return this.map.values();
+  }
+
+  slice(offset: number, limit: number): SimObject[] {
+    if (offset >= this.map.size) return [];
+    if (!this.arr) this.arr = [...this.map.values()];
+    return this.arr.slice(offset, offset + limit);
+  }
+}
+
+const EMPTY = new OrderedSet();
+
+/** A list result: total count and a page accessor, without materializing more than needed. */
+export interface QueryResult {
+  total: number;
+  slice(offset: number, limit: number): SimObject[];
+}
+
+function fromSet(set: OrderedSet): QueryResult {
+  return { total: set.size, slice: (o, l) => set.slice(o, l) };
+}
+
+function fromArray(arr: SimObject[]): QueryResult {
+  return { total: arr.length, slice: (o, l) => arr.slice(o, o + l) };
+}
+
+function indexKey(kind: Kind, field: string, value: unknown): string {
+  return `${kind}\u0000${field}\u0000${String(value)}`;
+}
+
+function indexedFields(kind: Kind): string[] {
+  return KIND_SPECS[kind].fields.filter((f) => f.index).map((f) => f.key);
+}
+
+const INDEXED: Record<Kind, string[]> = Object.fromEntries(KINDS.map((k) => [k, indexedFields(k)])) as Record<Kind, string[]>;
+const REFERRERS: Record<Kind, { kind: Kind; field: string }[]> = Object.fromEntries(
+  KINDS.map((k) => [k, referrersOf(k)]),
+) as Record<Kind, { kind: Kind; field: string }[]>;
+
+export class Store {
+  /** Every object, including those being deleted, in creation order. */
+  readonly byId = new Map<string, SimObject>();
+  /** Every object not being deleted: the Core resource list. */
+  readonly live = new OrderedSet();
+  private readonly byKind = new Map<Kind, OrderedSet>(KINDS.map((k) => [k, new OrderedSet()]));
+  private readonly byField = new Map<string, OrderedSet>();
+  private readonly byTag = new Map<string, OrderedSet>();
+  /** Tag name -> tag identifier, stable for the life of the store (and the state file). */
+  readonly tagIds = new Map<string, string>();
+
+  constructor(private readonly newTagId: () => string) {}
+
+  get(id: string): SimObject | undefined {
+    return this.byId.get(id);
+  }
+
+  /** The object unless it is being deleted. */
+  getLive(id: string): SimObject | undefined {
+    const o = this.byId.get(id);
+    return o && !o.deleting ? o : undefined;
+  }
+
+  nameOf = (id: string): string => this.byId.get(id)?.name ?? '';
+
+  kindSet(kind: Kind): OrderedSet {
+    return this.byKind.get(kind) ?? EMPTY;
+  }
+
+  private fieldSet(key: string, create: boolean): OrderedSet | undefined {
+    let s = this.byField.get(key);
+    if (!s && create) {
+      s = new OrderedSet();
+      this.byField.set(key, s);
+    }
+    return s;
+  }
+
+  private indexFields(o: SimObject): void {
+    for (const f of INDEXED[o.kind]) this.fieldSet(indexKey(o.kind, f, o.fields[f]), true)?.add(o);
+  }
+
+  private unindexFields(o: SimObject): void {
+    for (const f of INDEXED[o.kind]) {
+      const key = indexKey(o.kind, f, o.fields[f]);
+      const s = this.byField.get(key);
+      if (s) {
+        s.delete(o);
+        if (s.size === 0) this.byField.delete(key);
+      }
+    }
+  }
+
+  insert(o: SimObject): void {
+    this.byId.set(o.identifier, o);
+    if (o.deleting) return;
+    this.live.add(o);
+    this.kindSet(o.kind).add(o);
+    this.indexFields(o);
+    for (const t of o.tags) this.tagSet(t, true)?.add(o);
+  }
+
+  /** Replaces name and fields, keeping the field indexes in step. */
+  setFields(o: SimObject, name: string, fields: Fields): void {
+    if (!o.deleting) this.unindexFields(o);
+    o.name = name;
+    o.fields = fields;
+    if (!o.deleting) this.indexFields(o);
+  }
+
+  /** Takes an object out of every list and index; it stays readable by identifier until dropped. */
+  unindex(o: SimObject): void {
+    if (o.deleting) return;
+    o.deleting = true;
+    this.live.delete(o);
+    this.kindSet(o.kind).delete(o);
+    this.unindexFields(o);
+    for (const t of o.tags) this.untagIndex(o, t);
+  }
+
+  drop(o: SimObject): void {
+    this.unindex(o);
+    if (this.byId.get(o.identifier) === o) this.byId.delete(o.identifier);
+  }
+
+  clear(): void {
+    this.byId.clear();
+    for (const s of this.byKind.values()) for (const o of [...s.values()]) s.delete(o);
+    for (const o of [...this.live.values()]) this.live.delete(o);
+    this.byField.clear();
+    this.byTag.clear();
+    this.tagIds.clear();
+  }
+
+  /** Live objects that link to `o`, by kind and field (referential integrity). */
+  dependents(o: SimObject): { kind: Kind; field: string; objects: OrderedSet }[] {
+    const out: { kind: Kind; field: string; objects: OrderedSet }[] = [];
+    for (const r of REFERRERS[o.kind]) {
+      const s = this.byField.get(indexKey(r.kind, r.field, o.identifier));
+      if (s && s.size > 0) out.push({ kind: r.kind, field: r.field, objects: s });
+    }
+    return out;
+  }
+
+  // --- tags -------------------------------------------------------------------------------------------------
+
+  private tagSet(tag: string, create: boolean): OrderedSet | undefined {
+    let s = this.byTag.get(tag);
+    if (!s && create) {
+      s = new OrderedSet();
+      this.byTag.set(tag, s);
+    }
+    if (create && !this.tagIds.has(tag)) this.tagIds.set(tag, this.newTagId());
+    return s;
+  }
+
+  private untagIndex(o: SimObject, tag: string): void {
+    const s = this.byTag.get(tag);
+    if (!s) return;
+    s.delete(o);
+    if (s.size === 0) this.byTag.delete(tag);
+  }
+
+  tagId(tag: string): string {
+    let id = this.tagIds.get(tag);
+    if (!id) {
+      id = this.newTagId();
+      this.tagIds.set(tag, id);
+    }
+    return id;
+  }
+
+  /** False when already tagged. */
+  addTag(o: SimObject, tag: string): boolean {
+    if (o.tags.has(tag)) return false;
+    o.tags.add(tag);
+    if (!o.deleting) this.tagSet(tag, true)?.add(o);
+    else this.tagId(tag);
+    return true;
+  }
+
+  /** False when not tagged. */
+  removeTag(o: SimObject, tag: string): boolean {
+    if (!o.tags.delete(tag)) return false;
+    this.untagIndex(o, tag);
+    return true;
+  }
+
+  /** Live objects carrying `tag`, or undefined when none does. */
+  tagged(tag: string): OrderedSet | undefined {
+    const s = this.byTag.get(tag);
+    return s && s.size > 0 ? s : undefined;
+  }
+
+  // --- lists ------------------------------------------------------------------------------------------------
+
+  /**
+   * Live objects of `kind` matching every filter (AND). Indexed filters pick the smallest candidate set; the
+   * others are checked on those candidates only. Keys that are not fields of the kind are ignored.
+   */
+  query(kind: Kind, filters: [string, string][]): QueryResult {
+    const spec = KIND_SPECS[kind];
+    const known = filters.filter(([k]) => k === 'name' || k === 'identifier' || spec.fields.some((f) => f.key === k));
+    if (known.length === 0) return fromSet(this.kindSet(kind));
+
+    let best: OrderedSet | undefined;
+    let bestIdx = -1;
+    known.forEach(([k, v], i) => {
+      if (!INDEXED[kind].includes(k)) return;
+      const s = this.byField.get(indexKey(kind, k, v)) ?? EMPTY;
+      if (!best || s.size < best.size) {
+        best = s;
+        bestIdx = i;
+      }
+    });
+    const rest = known.filter((_, i) => i !== bestIdx);
+    if (best && rest.length === 0) return fromSet(best);
+
+    let candidates: Iterable<SimObject>;
+    const idFilter = rest.find(([k]) => k === 'identifier');
+    if (idFilter) {
+      const o = this.getLive(idFilter[1]);
+      candidates = o && o.kind === kind ? [o] : [];
+    } else {
+      candidates = (best ?? this.kindSet(kind)).values();
+    }
+    const out: SimObject[] = [];
+    for (const o of candidates) {
+      if (rest.every(([k, v]) => matches(o, k, v))) out.push(o);
+    }
+    return fromArray(out);
+  }
+
+  tagQuery(tag: string): QueryResult | undefined {
+    const s = this.tagged(tag);
+    return s ? fromSet(s) : undefined;
+  }
+
+  liveQuery(): QueryResult {
+    return fromSet(this.live);
+  }
+}
+
+function matches(o: SimObject, key: string, value: string): boolean {
+  if (key === 'name') return o.name === value;
+  if (key === 'identifier') return o.identifier === value;
+  const v = o.fields[key];
+  return v !== undefined && String(v) === value;
+}
