@@ -1,0 +1,38 @@
+/**
+ * The boundary where Engine errors become Temporal failures (design.md point 4): Temporal owns every retry, so an
+ * activity only has to say whether retrying can help and, for 429, when to try again.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { EngineError, EngineRateLimitedError } from './engine';
+
+/** Failure types the workflows look at. */
+export const FAILURE = {
+  /** The object is still NewlyCreated/Updating: a benign, expected retry. */
+  notReady: 'NotReady',
+  /** A 4xx that retrying cannot fix: fail the reconciliation with the Engine's message. */
+  rejected: 'EngineRejected',
+} as const;
+
+export function toFailure(err: unknown): ApplicationFailure {
+  if (err instanceof ApplicationFailure) return err;
+  if (err instanceof EngineError) {
+    const nextRetryDelay = err instanceof EngineRateLimitedError ? err.retryAfterMs : undefined;
+    return ApplicationFailure.create({
+      message: err.message,
+      type: err.retryable ? err.name : FAILURE.rejected,
+      nonRetryable: !err.retryable,
+      ...(nextRetryDelay !== undefined ? { nextRetryDelay } : {}),
+    });
+  }
+  // Programming errors and unexpected throws stay retryable: a worker fix and redeploy can then resume the work.
+  return ApplicationFailure.create({ message: (err as Error)?.message ?? String(err), type: (err as Error)?.name ?? 'Error' });
+}
+
+/** Runs an activity body and translates what it throws. */
+export async function translated<T>(body: () => Promise<T>): Promise<T> {
+  try {
+    return await body();
+  } catch (err) {
+    throw toFailure(err);
+  }
+}

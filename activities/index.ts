@@ -1,0 +1,92 @@
+/**
+ * The activities, built by a factory around one Engine client (design.md point 3): the worker constructs the client
+ * once; workflows type their proxies with `ReturnType<typeof createActivities>`. Every activity is idempotent and
+ * translates Engine errors into Temporal failures at one boundary (failures.ts).
+ */
+import { serviceTag } from '../workflows/planner/spec';
+import type { ObservedObject, Snapshot } from '../workflows/planner/types';
+import type { EngineClient } from './engine';
+import { translated } from './failures';
+import {
+  awaitReady,
+  createObject,
+  destroyObject,
+  recoverObject,
+  type AwaitReadyOptions,
+  type CreateObjectInput,
+  type CreateObjectResult,
+  type DestroyObjectInput,
+  type DestroyOutcome,
+  type ObjectRef,
+  type ReadyOutcome,
+} from './objects';
+import { KindCache, observeService, retrieveState, type ServiceOnLoadBalancer } from './state';
+
+/** What the activities report to the worker's metrics. */
+export interface ActivityEvents {
+  created?(kind: string): void;
+  destroyed?(kind: string): void;
+  recovered?(kind: string): void;
+  createFailed?(kind: string): void;
+  destroyFailed?(kind: string): void;
+}
+
+export interface ActivitiesOptions {
+  readiness?: AwaitReadyOptions;
+  events?: ActivityEvents;
+}
+
+export function createActivities(engine: EngineClient, options: ActivitiesOptions = {}) {
+  const kinds = new KindCache();
+  const events = options.events ?? {};
+  return {
+    /** Every object tagged for the service on one load balancer. */
+    async retrieveState(input: ServiceOnLoadBalancer): Promise<Snapshot> {
+      return translated(() => retrieveState(engine, kinds, input));
+    },
+    /** The load balancers that hold objects tagged for the service, with what each holds. */
+    async observeService(input: { serviceUid: string }): Promise<Record<string, ObservedObject[]>> {
+      return translated(async () => Object.fromEntries(await observeService(engine, kinds, input.serviceUid)));
+    },
+    /** Identifiers of every object tagged for the service (one list request; cheap check for stray objects). */
+    async listTagged(input: { serviceUid: string }): Promise<string[]> {
+      return translated(async () => (await engine.listResourcesByTag(serviceTag(input.serviceUid))).map((r) => r.identifier));
+    },
+    async createObject(input: CreateObjectInput): Promise<CreateObjectResult> {
+      return translated(async () => {
+        try {
+          const result = await createObject(engine, input);
+          if (!result.adopted) events.created?.(input.kind);
+          return result;
+        } catch (err) {
+          events.createFailed?.(input.kind);
+          throw err;
+        }
+      });
+    },
+    async destroyObject(input: DestroyObjectInput): Promise<DestroyOutcome> {
+      return translated(async () => {
+        try {
+          const outcome = await destroyObject(engine, input);
+          if (outcome === 'deleted') events.destroyed?.(input.kind);
+          return outcome;
+        } catch (err) {
+          events.destroyFailed?.(input.kind);
+          throw err;
+        }
+      });
+    },
+    async recoverObject(input: ObjectRef): Promise<string> {
+      return translated(async () => {
+        const state = await recoverObject(engine, input);
+        events.recovered?.(input.kind);
+        return state;
+      });
+    },
+    async awaitReady(input: ObjectRef): Promise<ReadyOutcome> {
+      return translated(() => awaitReady(engine, input, options.readiness));
+    },
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

@@ -1,0 +1,182 @@
+/**
+ * The activities that change or watch one Engine object. Each is one logical Engine operation and safe to repeat:
+ * Temporal may run any of them again after a lost answer, a timeout or a worker crash.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { serviceTag } from '../workflows/planner/spec';
+import { KIND_TITLE, type FieldsOf, type Kind, type StateName } from '../workflows/planner/types';
+import { EngineNotFoundError, EngineValidationError, stateName, toUpdateBody, type EngineClient, type EngineCreateBodyMap } from './engine';
+import { FAILURE } from './failures';
+import { fieldsOf, PARENT_FIELD, sameFields } from './kinds';
+import { mapLimit, RETRIEVE_CONCURRENCY } from './state';
+
+export interface ObjectRef {
+  kind: Kind;
+  identifier: string;
+  name: string;
+}
+
+export type CreateObjectInput = {
+  [K in Kind]: { serviceUid: string; kind: K; fields: FieldsOf[K] };
+}[Kind];
+
+export interface CreateObjectResult {
+  identifier: string;
+  state: StateName;
+  /** The object existed already (a lost earlier attempt created it) and was adopted instead of created again. */
+  adopted: boolean;
+}
+
+/**
+ * Clock skew tolerated between the worker and the Engine when deciding whether an untagged object was created by a
+ * lost earlier attempt of this activity (it must not be older than the activity's first attempt, less this margin).
+ */
+export const ADOPTION_SKEW_MS = 5 * 60_000;
+
+const ident = (kind: Kind, name: string, id?: string) => `${KIND_TITLE[kind]} ${name}${id ? ` (${id})` : ''}`;
+
+async function ensureTagged(engine: EngineClient, id: string, tag: string): Promise<void> {
+  try {
+    await engine.tag(id, tag);
+  } catch (err) {
+    // The Engine answers 422 to tagging an already tagged resource: check before calling that a failure.
+    if (err instanceof EngineValidationError && (await engine.getResource(id)).tags.includes(tag)) return;
+    throw err;
+  }
+}
+
+/**
+ * Finds objects that a lost earlier attempt of this activity created: same name, parent and compared fields.
+ * Tagged ones are ours already. Untagged ones are ours when they are not older than this activity's first attempt
+ * (less ADOPTION_SKEW_MS): every one of those is tagged, so no untagged object stays behind even when several lost
+ * attempts each created one (the next pass destroys the extras as duplicates).
+ */
+async function findLost(engine: EngineClient, input: CreateObjectInput, tag: string): Promise<string | null> {
+  const parentField = PARENT_FIELD[input.kind];
+  const parent = (input.fields as unknown as Record<string, string>)[parentField] ?? '';
+  const refs = (await engine.list(input.kind, { filters: { [parentField]: parent } })).filter((r) => r.name === input.fields.name);
+  const since = Context.current().info.scheduledTimestampMs - ADOPTION_SKEW_MS;
+  const candidates = await mapLimit(refs, RETRIEVE_CONCURRENCY, async (ref) => {
+    try {
+      const object = await engine.get(input.kind, ref.identifier);
+      if (!sameFields(input.fields, fieldsOf(input.kind, object as never))) return null;
+      const resource = await engine.getResource(ref.identifier);
+      if (resource.tags.includes(tag)) return { id: ref.identifier, tagged: true };
+      const created = resource.createdAt ? Date.parse(resource.createdAt) : NaN;
+      return Number.isNaN(created) || created >= since ? { id: ref.identifier, tagged: false } : null;
+    } catch (err) {
+      if (err instanceof EngineNotFoundError) return null;
+      throw err;
+    }
+  });
+  const mine = candidates.filter((c): c is { id: string; tagged: boolean } => c !== null);
+  for (const c of mine) if (!c.tagged) await ensureTagged(engine, c.id, tag);
+  return mine.find((c) => c.tagged)?.id ?? mine[0]?.id ?? null;
+}
+
+/**
+ * Create and tag one object as one idempotent step. A retried attempt first looks for what a lost attempt may have
+ * created (by name and parent) and adopts and tags it instead of creating a second one; a create whose tag call
+ * failed is thereby tagged on the next attempt, never left behind untagged.
+ */
+export async function createObject(engine: EngineClient, input: CreateObjectInput): Promise<CreateObjectResult> {
+  const tag = serviceTag(input.serviceUid);
+  if (Context.current().info.attempt > 1) {
+    const lost = await findLost(engine, input, tag);
+    if (lost) {
+      const object = await engine.get(input.kind, lost);
+      return { identifier: lost, state: stateName(object.state), adopted: true };
+    }
+  }
+  const created = await engine.create(input.kind, input.fields as EngineCreateBodyMap[typeof input.kind]);
+  await ensureTagged(engine, created.identifier, tag);
+  return { identifier: created.identifier, state: stateName(created.state), adopted: false };
+}
+
+export interface DestroyObjectInput extends ObjectRef {
+  serviceUid: string;
+}
+
+export type DestroyOutcome = 'deleted' | 'gone' | 'not ours';
+
+/**
+ * Destroys one object, but only while it carries the service's tag: what is not ours is never destroyed, even if
+ * someone untagged it after the plan was made. Already gone is success.
+ */
+export async function destroyObject(engine: EngineClient, input: DestroyObjectInput): Promise<DestroyOutcome> {
+  try {
+    const resource = await engine.getResource(input.identifier);
+    if (!resource.tags.includes(serviceTag(input.serviceUid))) return 'not ours';
+    await engine.delete(input.kind, input.identifier);
+    return 'deleted';
+  } catch (err) {
+    if (err instanceof EngineNotFoundError) return 'gone';
+    throw err;
+  }
+}
+
+/**
+ * Asks the Engine to redeploy a failed object: PUT of the whole object as read, with state "0". An object already
+ * Updating is left alone (a repeated attempt after a lost answer).
+ */
+export async function recoverObject(engine: EngineClient, input: ObjectRef): Promise<StateName> {
+  const object = await engine.get(input.kind, input.identifier);
+  const current = stateName(object.state);
+  if (current === 'Updating') return current;
+  const updated = await engine.update(input.kind, input.identifier, toUpdateBody(input.kind, object as never) as never);
+  return stateName(updated.state);
+}
+
+/**
+ * Readiness polling, chosen by measuring (docs/benchmarks.md): objects deploy in about 1-3 s and each level of the
+ * dependency graph waits for the one above it, so every second of polling slack is paid up to three times per
+ * port. Retry-based polling on the spec's policy (1 s x 1.5) overshoots by up to half an interval per level;
+ * polling inside one heartbeating attempt starts fast (POLL_FIRST_MS) and backs off to POLL_MAX_MS, so the slack
+ * stays a fraction of a second while a long wait costs about one GET per second. An attempt gives up after
+ * ATTEMPT_WINDOW_MS with a benign NotReady failure, and Temporal retries it with the spec's readiness policy: that
+ * policy bounds how long we wait in all, and a crashed worker's attempt is retried after the heartbeat timeout.
+ */
+export const POLL_FIRST_MS = 250;
+export const POLL_BACKOFF = 1.25;
+export const POLL_MAX_MS = 1000;
+export const ATTEMPT_WINDOW_MS = 30_000;
+
+export interface AwaitReadyOptions {
+  pollFirstMs?: number;
+  pollMaxMs?: number;
+  windowMs?: number;
+}
+
+export type ReadyOutcome = StateName | 'Gone';
+
+/**
+ * Waits until the object is ready (Deployed/Updated), failed (DeploymentError) or gone, and says which. Still
+ * NewlyCreated/Updating after the attempt window: throws a retryable, benign NotReady failure.
+ */
+export async function awaitReady(engine: EngineClient, input: ObjectRef, opts: AwaitReadyOptions = {}): Promise<ReadyOutcome> {
+  const ctx = Context.current();
+  const first = opts.pollFirstMs ?? POLL_FIRST_MS;
+  const max = opts.pollMaxMs ?? POLL_MAX_MS;
+  const deadline = Date.now() + (opts.windowMs ?? ATTEMPT_WINDOW_MS);
+  let interval = first;
+  let state: StateName = 'Unknown';
+  for (;;) {
+    try {
+      state = stateName((await engine.get(input.kind, input.identifier)).state);
+    } catch (err) {
+      if (err instanceof EngineNotFoundError) return 'Gone';
+      throw err;
+    }
+    if (state === 'Deployed' || state === 'Updated' || state === 'DeploymentError') return state;
+    ctx.heartbeat(state);
+    if (Date.now() + interval > deadline) break;
+    await ctx.sleep(interval);
+    interval = Math.min(max, Math.round(interval * POLL_BACKOFF));
+  }
+  throw ApplicationFailure.create({
+    type: FAILURE.notReady,
+    message: `${ident(input.kind, input.name, input.identifier)} is still ${state}`,
+    category: 'BENIGN',
+  });
+}

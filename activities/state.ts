@@ -1,0 +1,121 @@
+/**
+ * retrieveState: what one service owns on one load balancer, read from the Engine.
+ */
+import { serviceTag } from '../workflows/planner/spec';
+import type { Kind, ObservedObject, Snapshot } from '../workflows/planner/types';
+import { EngineNotFoundError, type EngineClient, type EngineObjectMap } from './engine';
+import { observed, RESOURCE_TYPE_KIND } from './kinds';
+
+export interface ServiceOnLoadBalancer {
+  serviceUid: string;
+  loadBalancer: string;
+}
+
+/** Parallel GETs per retrieval: enough to hide latency, few enough not to flood the Engine. */
+export const RETRIEVE_CONCURRENCY = 8;
+
+/** Runs `fn` over `items` with at most `limit` calls in flight; results keep the input order. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const run = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, run));
+  return results;
+}
+
+async function orNull<T>(p: Promise<T>): Promise<T | null> {
+  try {
+    return await p;
+  } catch (err) {
+    if (err instanceof EngineNotFoundError) return null;
+    throw err;
+  }
+}
+
+/**
+ * A cache of identifier -> kind. A Core resource never changes its type, so once learned it saves one GET per
+ * object on every later retrieval (a no-op resync then reads each object once). Bounded: cleared when full.
+ */
+export class KindCache {
+  readonly #map = new Map<string, Kind | null>();
+  constructor(readonly max = 100_000) {}
+  get(id: string): Kind | null | undefined {
+    return this.#map.get(id);
+  }
+  set(id: string, kind: Kind | null): void {
+    if (this.#map.size >= this.max) this.#map.clear();
+    this.#map.set(id, kind);
+  }
+}
+
+type Found = { [K in Kind]: { kind: K; object: EngineObjectMap[K] } }[Kind];
+
+/**
+ * Every object tagged `anxccm-svc-uid=<uid>`, grouped by the load balancer its parent chain leads to: Backends and
+ * Frontends by their load_balancer, Binds through their Frontend, Servers through their Backend (read when the
+ * parent is not itself tagged). Objects that vanish while being read are left out; untagged objects are never
+ * included.
+ */
+export async function observeService(engine: EngineClient, kinds: KindCache, serviceUid: string): Promise<Map<string, ObservedObject[]>> {
+  const refs = await engine.listResourcesByTag(serviceTag(serviceUid));
+  const found = await mapLimit(refs, RETRIEVE_CONCURRENCY, async (ref): Promise<Found | null> => {
+    let kind = kinds.get(ref.identifier);
+    if (kind === undefined) {
+      const resource = await orNull(engine.getResource(ref.identifier));
+      if (!resource) return null;
+      kind = RESOURCE_TYPE_KIND[resource.type.identifier] ?? null;
+      kinds.set(ref.identifier, kind);
+    }
+    if (kind === null) return null;
+    const object = await orNull(engine.get(kind, ref.identifier));
+    return object ? ({ kind, object } as Found) : null;
+  });
+  const byId = new Map<string, Found>();
+  for (const f of found) if (f) byId.set(f.object.identifier, f);
+
+  // Load balancer of a Frontend or Backend that is not tagged for the service (read on demand, once).
+  const parentLb = new Map<string, Promise<string | null>>();
+  const lbOf = (kind: 'frontend' | 'backend', id: string): Promise<string | null> => {
+    const mine = byId.get(id);
+    if (mine && mine.kind === kind) return Promise.resolve(mine.object.load_balancer.identifier);
+    let p = parentLb.get(id);
+    if (!p) {
+      p = orNull(engine.get(kind, id)).then((o) => o?.load_balancer.identifier ?? null);
+      parentLb.set(id, p);
+    }
+    return p;
+  };
+  const lbOfFound = async (f: Found): Promise<string | null> => {
+    switch (f.kind) {
+      case 'backend':
+      case 'frontend':
+        return f.object.load_balancer.identifier;
+      case 'bind':
+        return lbOf('frontend', f.object.frontend.identifier);
+      case 'server':
+        return lbOf('backend', f.object.backend.identifier);
+    }
+  };
+  const all = [...byId.values()].sort((a, b) => (a.kind === b.kind ? a.object.identifier.localeCompare(b.object.identifier) : a.kind.localeCompare(b.kind)));
+  const lbs = await mapLimit(all, RETRIEVE_CONCURRENCY, lbOfFound);
+  const groups = new Map<string, ObservedObject[]>();
+  all.forEach((f, i) => {
+    const lb = lbs[i];
+    if (!lb) return;
+    const list = groups.get(lb) ?? [];
+    list.push(observed(f.kind, f.object as never, true));
+    groups.set(lb, list);
+  });
+  return groups;
+}
+
+/** The snapshot of one service on one load balancer. */
+export async function retrieveState(engine: EngineClient, kinds: KindCache, input: ServiceOnLoadBalancer): Promise<Snapshot> {
+  const groups = await observeService(engine, kinds, input.serviceUid);
+  return { loadBalancer: input.loadBalancer, objects: groups.get(input.loadBalancer) ?? [] };
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env node
+'use strict';
+// `npm test`: makes sure the Temporal CLI is installed (installing it on first use), starts one Temporal dev server
+// that every test file shares (each file uses its own task queue), runs Node's test runner over dist/test, and stops
+// the server. Arguments select test files or directories (default: all of dist/test).
+const { spawn } = require('node:child_process');
+const path = require('node:path');
+const { ensureTemporalCli } = require('../dist/client/temporal-path.js');
+const { startDevServer } = require('../dist/client/devserver.js');
+
+async function main() {
+  const progress = (line) => process.stderr.write(`[test] ${line}\n`);
+  const temporalPath = await ensureTemporalCli({ progress });
+  progress(`Temporal CLI: ${temporalPath}`);
+  const server = await startDevServer({ temporalPath });
+  progress(`Temporal dev server: ${server.address}`);
+  const targets = process.argv.slice(2);
+  const files = targets.length > 0 ? targets : [path.join('dist', 'test')];
+  const code = await new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--test', '--test-reporter=spec', ...files], {
+      stdio: 'inherit',
+      env: { ...process.env, TEMPORAL_CLI_PATH: temporalPath, LBAAS_TEST_TEMPORAL_ADDRESS: server.address },
+    });
+    child.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0)));
+  });
+  await server.stop();
+  process.exitCode = code;
+}
+
+main().catch((err) => {
+  process.stderr.write(`[test] ${err.stack || err.message}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,115 @@
+/**
+ * The real parts every workflow test runs on: a Temporal dev server (the one `npm test` started, found through
+ * LBAAS_TEST_TEMPORAL_ADDRESS, or one of its own when a file runs alone), the Engine simulator over real HTTP, and
+ * a worker on a task queue of the test's own.
+ */
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { EngineClient } from '../../activities/engine';
+import type { ActivitiesOptions } from '../../activities';
+import { startDevServer, type DevServer } from '../../client/devserver';
+import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../simulator';
+import { createLbaasWorker, workflowsPath } from '../../worker/main';
+
+// Worker lifecycle INFO lines drown the test report; warnings and errors still show.
+Runtime.install({ logger: new DefaultLogger('WARN') });
+
+export const TEST_TOKEN = 'test-token-7f3a9c1e5b2d4068';
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | null = null;
+/** The workflow bundle, built once per test file (process). */
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= bundleWorkflowCode({ workflowsPath, logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never });
+  return bundle;
+}
+
+export interface TemporalTestServer {
+  address: string;
+  namespace: string;
+  own: DevServer | null;
+}
+
+let server: Promise<TemporalTestServer> | null = null;
+export function temporalServer(): Promise<TemporalTestServer> {
+  server ??= (async () => {
+    const address = process.env.LBAAS_TEST_TEMPORAL_ADDRESS;
+    if (address) return { address, namespace: 'default', own: null };
+    const own = await startDevServer({});
+    return { address: own.address, namespace: own.namespace, own };
+  })();
+  return server;
+}
+
+export interface Stack {
+  client: Client;
+  connection: Connection;
+  nativeConnection: NativeConnection;
+  sim: RunningSimulator;
+  engine: EngineClient;
+  taskQueue: string;
+  namespace: string;
+  /** Starts a worker on the stack's task queue; it runs until stopWorker or stop. */
+  startWorker(opts?: { activities?: ActivitiesOptions; identity?: string }): Promise<Worker>;
+  stopWorker(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startStack(opts: { sim?: SimulatorOptions; worker?: boolean; activities?: ActivitiesOptions } = {}): Promise<Stack> {
+  const srv = await temporalServer();
+  const sim = await startSimulator({ port: 0, token: TEST_TOKEN, deployMs: { min: 20, max: 60 }, seed: 7, ...opts.sim });
+  const engine = new EngineClient({ baseUrl: sim.url, token: TEST_TOKEN });
+  const connection = await Connection.connect({ address: srv.address });
+  const nativeConnection = await NativeConnection.connect({ address: srv.address });
+  const client = new Client({ connection, namespace: srv.namespace });
+  const taskQueue = `test-${randomUUID()}`;
+  let worker: Worker | null = null;
+  let running: Promise<void> | null = null;
+  const stack: Stack = {
+    client,
+    connection,
+    nativeConnection,
+    sim,
+    engine,
+    taskQueue,
+    namespace: srv.namespace,
+    async startWorker(w = {}) {
+      if (worker) throw new Error('a worker is already running');
+      worker = await createLbaasWorker({
+        connection: nativeConnection,
+        namespace: srv.namespace,
+        taskQueue,
+        engine,
+        workflowBundle: await workflowBundle(),
+        activities: w.activities ?? opts.activities ?? {},
+        shutdownGraceTime: '1s',
+        ...(w.identity ? { identity: w.identity } : {}),
+      });
+      running = worker.run();
+      return worker;
+    },
+    async stopWorker() {
+      if (!worker) return;
+      worker.shutdown();
+      await running;
+      worker = null;
+      running = null;
+    },
+    async stop() {
+      await stack.stopWorker();
+      await connection.close();
+      await nativeConnection.close();
+      await engine.close();
+      await sim.close();
+    },
+  };
+  if (opts.worker !== false) await stack.startWorker();
+  return stack;
+}
+
+/** Stops the file's own dev server, if it started one. Call from the file's last `after`. */
+export async function stopTemporalServer(): Promise<void> {
+  const s = server ? await server : null;
+  await s?.own?.stop();
+  server = null;
+}

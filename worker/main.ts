@@ -1,0 +1,103 @@
+/**
+ * The worker process: settings from the environment, one Engine client, the activities built around it, and a
+ * Temporal worker on the lbaas task queue with a graceful shutdown.
+ */
+import path from 'node:path';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createActivities, type ActivitiesOptions } from '../activities';
+import { DEFAULT_BASE_URL, EngineClient } from '../activities/engine';
+import type { CliIo } from '../client/cli';
+import { invalid, unreachable } from '../client/errors';
+import { temporalSettings } from '../client/settings';
+import { createMetrics, installMetrics } from './metrics';
+
+/**
+ * Activity slots. Most activities spend their time waiting on the Engine (readiness polls sleep between GETs), so
+ * a worker can hold many at once; 200 keeps memory bounded while 20+ services converge in parallel.
+ */
+export const DEFAULT_MAX_CONCURRENT_ACTIVITIES = 200;
+/** Running activities get this long to finish when the worker is asked to stop, before they are cancelled. */
+export const DEFAULT_SHUTDOWN_GRACE = '30s';
+
+export const workflowsPath = path.join(__dirname, '..', 'workflows', 'index.js');
+
+export interface LbaasWorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  engine: EngineClient;
+  activities?: ActivitiesOptions;
+  /** Engine request budget shared by all workers of the task queue (LBAAS_ENGINE_RPS). */
+  engineRps?: number;
+  /** A prebuilt bundle (tests build one per file); the workflows are bundled from source otherwise. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  maxConcurrentActivityTaskExecutions?: number;
+  shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
+  identity?: string;
+}
+
+export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: o.connection,
+    namespace: o.namespace,
+    taskQueue: o.taskQueue,
+    ...(o.workflowBundle ? { workflowBundle: o.workflowBundle } : { workflowsPath }),
+    activities: createActivities(o.engine, o.activities),
+    maxConcurrentActivityTaskExecutions: o.maxConcurrentActivityTaskExecutions ?? DEFAULT_MAX_CONCURRENT_ACTIVITIES,
+    ...(o.engineRps ? { maxTaskQueueActivitiesPerSecond: o.engineRps } : {}),
+    shutdownGraceTime: o.shutdownGraceTime ?? DEFAULT_SHUTDOWN_GRACE,
+    ...(o.identity ? { identity: o.identity } : {}),
+  });
+}
+
+function positiveNumber(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw invalid(`${name}: must be a positive number, got "${raw}"`);
+  return n;
+}
+
+/** `lbaas worker`: runs until SIGINT/SIGTERM, then drains for the grace time. */
+export async function runWorkerFromEnv(io: CliIo): Promise<void> {
+  const env = io.env;
+  const token = env.ANEXIA_TOKEN;
+  if (!token) throw invalid('ANEXIA_TOKEN: required (the Engine API token; it is read by workers only)');
+  const baseUrl = env.ANEXIA_ENGINE_URL || DEFAULT_BASE_URL;
+  const engineRps = positiveNumber(env, 'LBAAS_ENGINE_RPS');
+  const metricsAddress = env.LBAAS_METRICS_ADDRESS;
+  if (metricsAddress) installMetrics(metricsAddress);
+  const metrics = metricsAddress ? createMetrics() : null;
+  const settings = temporalSettings(env);
+
+  let engine: EngineClient;
+  try {
+    engine = new EngineClient({ baseUrl, token, ...(metrics ? { onResponse: metrics.onEngineResponse } : {}) });
+  } catch (err) {
+    throw invalid(`ANEXIA_ENGINE_URL: ${(err as Error).message}`);
+  }
+  let connection: NativeConnection;
+  try {
+    connection = await NativeConnection.connect(settings.connection);
+  } catch (err) {
+    throw unreachable(`Temporal at ${settings.connection.address}: ${(err as Error).message}`);
+  }
+  try {
+    const worker = await createLbaasWorker({
+      connection,
+      namespace: settings.namespace,
+      taskQueue: settings.taskQueue,
+      engine,
+      ...(metrics ? { activities: { events: metrics.activityEvents } } : {}),
+      ...(engineRps ? { engineRps } : {}),
+    });
+    io.stderr(
+      `lbaas worker: task queue ${settings.taskQueue} on ${settings.connection.address} (namespace ${settings.namespace}), Engine ${baseUrl}` +
+        `${engineRps ? `, ${engineRps} activities/s` : ''}${metricsAddress ? `, metrics on http://${metricsAddress}/metrics` : ''}\n`,
+    );
+    await worker.run();
+  } finally {
+    await connection.close();
+    await engine.close();
+  }
+}

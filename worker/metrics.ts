@@ -1,0 +1,48 @@
+/**
+ * The worker's Prometheus metrics (product.md section 6). They are created on Temporal's runtime meter, so one
+ * endpoint (LBAAS_METRICS_ADDRESS, served by the Temporal runtime's Prometheus exporter) carries ours and
+ * Temporal's worker metrics together. Names follow the upstream controller's.
+ */
+import { Runtime } from '@temporalio/worker';
+import type { ActivityEvents } from '../activities';
+import type { EngineResponseEvent } from '../activities/engine';
+
+/** Installs the runtime with a Prometheus exporter on `bindAddress`. Must run before any connection or worker. */
+export function installMetrics(bindAddress: string): void {
+  Runtime.install({
+    telemetryOptions: {
+      metrics: {
+        // Our names carry their own prefix and suffixes; keep Temporal's names as they are documented.
+        prometheus: { bindAddress, countersTotalSuffix: false, unitSuffix: false, useSecondsForDurations: true },
+      },
+    },
+  });
+}
+
+export interface LbaasMetrics {
+  activityEvents: ActivityEvents;
+  onEngineResponse: (e: EngineResponseEvent) => void;
+  reconcileDone: (seconds: number) => void;
+}
+
+export function createMetrics(): LbaasMetrics {
+  const meter = Runtime.instance().metricMeter;
+  const created = meter.createCounter('lbaas_reconcile_created_total', '', 'Engine objects created');
+  const deleted = meter.createCounter('lbaas_reconcile_deleted_total', '', 'Engine objects deleted');
+  const recovered = meter.createCounter('lbaas_reconcile_recovered_total', '', 'failed Engine objects redeployed');
+  const createErrors = meter.createCounter('lbaas_reconcile_create_errors_total', '', 'failed create attempts');
+  const deleteErrors = meter.createCounter('lbaas_reconcile_delete_errors_total', '', 'failed delete attempts');
+  const requests = meter.createCounter('lbaas_http_client_requests_total', '', 'Engine HTTP requests');
+  const total = meter.createHistogram('lbaas_reconcile_total_duration_seconds', 'float', 's', 'duration of one load balancer reconciliation');
+  return {
+    activityEvents: {
+      created: (kind) => created.add(1, { kind }),
+      destroyed: (kind) => deleted.add(1, { kind }),
+      recovered: (kind) => recovered.add(1, { kind }),
+      createFailed: (kind) => createErrors.add(1, { kind }),
+      destroyFailed: (kind) => deleteErrors.add(1, { kind }),
+    },
+    onEngineResponse: (e) => requests.add(1, { resource: e.resource, method: e.method, status: String(e.status) }),
+    reconcileDone: (seconds) => total.record(seconds),
+  };
+}

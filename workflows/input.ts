@@ -1,0 +1,48 @@
+/**
+ * Workflow input validation. Workflows can be started by any Temporal client, so they check their input again and
+ * fail at once, non-retryably, naming the field; a bad input must never turn into a workflow task retried forever.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { formatIssues, validateSpec } from './planner';
+import type { ServiceSpec } from './planner/types';
+import { FAILURE_TYPES } from './options';
+
+export function invalidInput(message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type: FAILURE_TYPES.invalidInput, message, nonRetryable: true });
+}
+
+function objectInput(input: unknown, workflow: string): Record<string, unknown> {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw invalidInput(`${workflow}: input must be an object with a "spec" field`);
+  }
+  return input as Record<string, unknown>;
+}
+
+/** The validated spec of an input `{ spec, ... }`; issues are reported with the field path `spec.<path>`. */
+export function specOf(input: unknown, workflow: string): { spec: ServiceSpec; fields: Record<string, unknown> } {
+  const fields = objectInput(input, workflow);
+  if (!('spec' in fields)) throw invalidInput(`${workflow}: spec: required`);
+  const result = validateSpec(fields.spec);
+  if (!result.ok) {
+    const prefixed = result.issues.map((i) => ({ ...i, path: i.path ? `spec.${i.path}` : 'spec' }));
+    throw invalidInput(`${workflow}: invalid spec:\n${formatIssues(prefixed)}`);
+  }
+  return { spec: result.spec, fields };
+}
+
+export function optionalInteger(fields: Record<string, unknown>, name: string, workflow: string, min: number, max: number): number | undefined {
+  const v = fields[name];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+    throw invalidInput(`${workflow}: ${name}: must be an integer from ${min} to ${max}`);
+  }
+  return v;
+}
+
+export function loadBalancerId(fields: Record<string, unknown>, workflow: string): string {
+  const v = fields.loadBalancer;
+  if (typeof v !== 'string' || v === '' || v.includes('/') || v.length > 128) {
+    throw invalidInput(`${workflow}: loadBalancer: must be a non-empty identifier without "/"`);
+  }
+  return v;
+}

@@ -1,0 +1,138 @@
+/**
+ * reconcileService: reconcile one service on all of its load balancers, one child reconcileLoadBalancer each,
+ * concurrently; clean up load balancers that left the spec; merge the status (product.md sections 3-4).
+ */
+import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { ChildWorkflowFailure, executeChild, isCancellation, ParentClosePolicy, proxyActivities, sleep } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { optionalInteger, specOf } from './input';
+import { ENGINE_CALL, searchAttributes, short, workflowIds } from './options';
+import { mergeStatus } from './planner';
+import type { AddressStatus, ObjectStatus } from './planner/types';
+import { reconcileLoadBalancer, type ReconcileLoadBalancerResult } from './reconcile-lb';
+
+export interface ReconcileServiceInput {
+  spec: unknown;
+  revision?: number;
+}
+
+export interface LoadBalancerSummary {
+  converged: boolean;
+  status: AddressStatus;
+  created: number;
+  destroyed: number;
+  recovered: number;
+  passes: number;
+  cleanup: boolean;
+  error?: string;
+}
+
+export interface ReconcileServiceResult {
+  serviceUid: string;
+  revision: number | null;
+  converged: boolean;
+  /** Address/port pairs present on every load balancer of the spec. */
+  status: AddressStatus;
+  loadBalancers: Record<string, LoadBalancerSummary>;
+  objects: ObjectStatus[];
+  error?: string;
+}
+
+/** Waiting for a reconciliation of the same service and load balancer that someone else started: 1 s doubling to 30 s. */
+const BUSY_WAIT_FIRST_MS = 1000;
+const BUSY_WAIT_MAX_MS = 30_000;
+
+interface Run {
+  loadBalancer: string;
+  cleanup: boolean;
+}
+
+export async function reconcileService(input: ReconcileServiceInput): Promise<ReconcileServiceResult> {
+  const wf = 'reconcileService';
+  const { spec, fields } = specOf(input, wf);
+  const revision = optionalInteger(fields, 'revision', wf, 0, Number.MAX_SAFE_INTEGER) ?? null;
+  const uid = spec.serviceUid;
+  const engine = proxyActivities<Activities>(ENGINE_CALL);
+
+  const runChild = async ({ loadBalancer, cleanup }: Run): Promise<ReconcileLoadBalancerResult> => {
+    const workflowId = workflowIds.loadBalancer(uid, loadBalancer);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await executeChild(reconcileLoadBalancer, {
+          workflowId,
+          args: [{ spec: fields.spec, loadBalancer, cleanup, ...(revision !== null ? { revision } : {}) }],
+          staticSummary: `${cleanup ? 'remove' : 'reconcile'} ${uid} on ${loadBalancer}${revision !== null ? ` (revision ${revision})` : ''}`,
+          typedSearchAttributes: [
+            { key: searchAttributes.serviceUid, value: uid },
+            { key: searchAttributes.loadBalancers, value: [loadBalancer] },
+          ],
+          parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+        });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+        // Exactly one reconciliation may run per service and load balancer. One started elsewhere (another client, or
+        // a superseded parent whose child is still finishing) is waited for, then ours runs on what it left.
+        const delay = Math.min(BUSY_WAIT_MAX_MS, BUSY_WAIT_FIRST_MS * 2 ** attempt);
+        await sleep(delay, { summary: `wait for the running ${workflowId}` } as never);
+      }
+    }
+  };
+
+  const results: Record<string, LoadBalancerSummary> = {};
+  const objects: ObjectStatus[] = [];
+  const errors: { loadBalancer: string; err: unknown }[] = [];
+  const runAll = async (runs: Run[]) => {
+    const settled = await Promise.allSettled(runs.map(runChild));
+    settled.forEach((s, i) => {
+      const run = runs[i] as Run;
+      if (s.status === 'fulfilled') {
+        const r = s.value;
+        results[run.loadBalancer] = { converged: r.converged, status: r.status, created: r.created, destroyed: r.destroyed, recovered: r.recovered, passes: r.passes, cleanup: run.cleanup };
+        objects.push(...r.objects);
+      } else {
+        if (isCancellation(s.reason)) throw s.reason;
+        errors.push({ loadBalancer: run.loadBalancer, err: s.reason });
+        results[run.loadBalancer] = { converged: false, status: {}, created: 0, destroyed: 0, recovered: 0, passes: 0, cleanup: run.cleanup, error: causeMessage(s.reason) };
+      }
+    });
+  };
+
+  await runAll(spec.loadBalancers.map((loadBalancer) => ({ loadBalancer, cleanup: false })));
+
+  // Objects tagged for the service that none of the spec's load balancers holds live on load balancers that left the
+  // spec: find where (one list in the common case where there are none), then remove them there. New configuration
+  // first, old removed after, so traffic moves before anything is taken away.
+  const known = new Set(objects.map((o) => o.identifier));
+  const tagged = await engine.listTagged.executeWithOptions({ summary: `look for ${uid} objects elsewhere` } as never, [{ serviceUid: uid }]);
+  if (tagged.some((id) => !known.has(id))) {
+    const held = await engine.observeService.executeWithOptions({ summary: `locate ${uid} objects` } as never, [{ serviceUid: uid }]);
+    const dropped = Object.keys(held)
+      .filter((lb) => !spec.loadBalancers.includes(lb) && (held[lb]?.length ?? 0) > 0)
+      .sort();
+    await runAll(dropped.map((loadBalancer) => ({ loadBalancer, cleanup: true })));
+  }
+
+  const status = mergeStatus(spec.loadBalancers.map((lb) => results[lb]?.status ?? {}));
+  const result: ReconcileServiceResult = { serviceUid: uid, revision, converged: errors.length === 0, status, loadBalancers: results, objects };
+  const first = errors[0];
+  if (first) {
+    const message = `${uid} on ${first.loadBalancer}: ${causeMessage(first.err)}`;
+    throw ApplicationFailure.create({
+      type: 'ReconcileFailed',
+      message,
+      nonRetryable: true,
+      details: [{ ...result, error: message }],
+      cause: first.err instanceof ChildWorkflowFailure && first.err.cause ? first.err.cause : (first.err as Error),
+    });
+  }
+  return result;
+}
+
+/** The innermost message of a failure chain: what actually went wrong, not "child workflow failed". */
+export function causeMessage(err: unknown): string {
+  let e = err as { message?: string; cause?: unknown } | undefined;
+  while (e && typeof e === 'object' && e.cause && typeof e.cause === 'object') e = e.cause as typeof e;
+  return e?.message ?? String(err);
+}
+
+export { short };
