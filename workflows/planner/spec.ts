@@ -211,7 +211,6 @@ function checkPorts(value: unknown, issues: IssueList): Record<string, PortSpec>
     }
     issues.unknownKeys(entry, PORT_KEYS, path);
     const external = checkPortNumber(entry.external, keyPath(path, 'external'), issues);
-    const internal = checkPortNumber(entry.internal, keyPath(path, 'internal'), issues);
     if (external !== null) {
       const first = byExternal.get(external);
       if (first !== undefined) {
@@ -221,6 +220,7 @@ function checkPorts(value: unknown, issues: IssueList): Record<string, PortSpec>
         byExternal.set(external, name);
       }
     }
+    const internal = checkPortNumber(entry.internal, keyPath(path, 'internal'), issues);
     if (external === null || internal === null) valid = false;
     else Object.defineProperty(ports, name, { value: { external, internal }, enumerable: true, writable: true, configurable: true });
   }
