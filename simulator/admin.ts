@@ -50,7 +50,7 @@ export function handleAdmin(sim: Simulator, method: string, path: string, query:
   switch (head) {
     case 'health':
       if (tail.length) break;
-      return { status: 200, body: { ok: true, objects: sim.store.byId.size } };
+      return { status: 200, body: { ok: true, objects: sim.store.byId.size, rssBytes: process.memoryUsage().rss } };
     case 'reset':
       if (tail.length) break;
       if (method !== 'POST') return methodNotAllowed('POST');
