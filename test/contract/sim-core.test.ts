@@ -135,7 +135,7 @@ describe('Core v1 resources', () => {
     let list = (await api('GET', byTag(TAG))).json as { data: Json[]; total_items: number };
     assert.deepEqual(list.data.map((i) => i.identifier), [b]);
 
-    sim.setFaults({ deleteMs: { min: 60, max: 60 } });
+    sim.setFaults({ deleteMs: { min: 300, max: 300 } });
     assert.equal((await api('DELETE', `/api/LBaaS/v1/backend.json/${b}`)).status, 200);
     assert.equal((await api('GET', `/api/LBaaS/v1/backend.json/${b}`)).status, 200, 'still readable while deleting');
     assert.equal((await api('GET', byTag(TAG))).status, 422, 'but already gone from the tag list');

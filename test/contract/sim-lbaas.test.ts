@@ -177,7 +177,7 @@ describe('LBaaS v1 lifecycle', () => {
   });
 
   test('asynchronous delete: with deleteMs the object stays readable, leaves lists at once, then answers 404', async () => {
-    sim.setFaults({ deleteMs: { min: 80, max: 80 } });
+    sim.setFaults({ deleteMs: { min: 300, max: 300 } });
     const lb = await seedLb();
     const be = await create('backend', { name: 'b', load_balancer: lb });
     const id = be.identifier as string;
