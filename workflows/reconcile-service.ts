@@ -14,6 +14,8 @@ import { reconcileLoadBalancer, type ReconcileLoadBalancerResult } from './recon
 export interface ReconcileServiceInput {
   spec: unknown;
   revision?: number;
+  /** Remove everything the service owns on every load balancer (the controller's delete). */
+  teardown?: boolean;
 }
 
 export interface LoadBalancerSummary {
@@ -51,6 +53,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   const wf = 'reconcileService';
   const { spec, fields } = specOf(input, wf);
   const revision = optionalInteger(fields, 'revision', wf, 0, Number.MAX_SAFE_INTEGER) ?? null;
+  const teardown = fields.teardown === true;
   const uid = spec.serviceUid;
   const engine = proxyActivities<Activities>(ENGINE_CALL);
 
@@ -97,7 +100,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
     });
   };
 
-  await runAll(spec.loadBalancers.map((loadBalancer) => ({ loadBalancer, cleanup: false })));
+  if (!teardown) await runAll(spec.loadBalancers.map((loadBalancer) => ({ loadBalancer, cleanup: false })));
 
   // Objects tagged for the service that none of the spec's load balancers holds live on load balancers that left the
   // spec: find where (one list in the common case where there are none), then remove them there. New configuration
@@ -107,12 +110,12 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   if (tagged.some((id) => !known.has(id))) {
     const held = await engine.observeService.executeWithOptions({ summary: `locate ${uid} objects` } as never, [{ serviceUid: uid }]);
     const dropped = Object.keys(held)
-      .filter((lb) => !spec.loadBalancers.includes(lb) && (held[lb]?.length ?? 0) > 0)
+      .filter((lb) => (teardown || !spec.loadBalancers.includes(lb)) && (held[lb]?.length ?? 0) > 0)
       .sort();
     await runAll(dropped.map((loadBalancer) => ({ loadBalancer, cleanup: true })));
   }
 
-  const status = mergeStatus(spec.loadBalancers.map((lb) => results[lb]?.status ?? {}));
+  const status = teardown ? {} : mergeStatus(spec.loadBalancers.map((lb) => results[lb]?.status ?? {}));
   const result: ReconcileServiceResult = { serviceUid: uid, revision, converged: errors.length === 0, status, loadBalancers: results, objects };
   const first = errors[0];
   if (first) {

@@ -1,0 +1,128 @@
+/**
+ * A small typed client library over Temporal for lbaas: apply a spec to a service's controller (update-with-start,
+ * so the first apply creates the controller), wait for a revision, read status, list, delete, resync, plan. It
+ * never talks to the Engine. The CLI is one user; any program with a Temporal client can be another.
+ */
+import { randomUUID } from 'node:crypto';
+import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@temporalio/client';
+import {
+  applyUpdate,
+  controllerStatusQuery,
+  deleteUpdate,
+  planService,
+  resyncSignal,
+  serviceController,
+  waitConvergedUpdate,
+} from '../workflows';
+import type { ControllerStatus, PassResult } from '../workflows/controller';
+import type { LoadBalancerProgress } from '../workflows/reconcile-lb';
+import { searchAttributes, workflowIds } from '../workflows/options';
+import type { PlanServiceResult } from '../workflows/plan-service';
+import type { ServiceSpec } from '../workflows/planner/types';
+
+export interface ServiceSummary {
+  serviceUid: string;
+  phase: string;
+  loadBalancers: string[];
+  workflowId: string;
+  startTime: Date;
+}
+
+export class LbaasClient {
+  constructor(
+    readonly client: Client,
+    readonly taskQueue: string,
+  ) {}
+
+  controller(serviceUid: string): WorkflowHandle<typeof serviceController> {
+    return this.client.workflow.getHandle<typeof serviceController>(workflowIds.controller(serviceUid));
+  }
+
+  /**
+   * Applies a spec (validated by the caller) to its service's controller, starting the controller if it has none.
+   * `raw` is the spec document as written; `spec` its validated form (for the uid and search attributes).
+   */
+  async apply(raw: unknown, spec: ServiceSpec): Promise<{ revision: number; workflowId: string }> {
+    const workflowId = workflowIds.controller(spec.serviceUid);
+    const op = new WithStartWorkflowOperation(serviceController, {
+      workflowId,
+      taskQueue: this.taskQueue,
+      args: [{ serviceUid: spec.serviceUid }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      staticSummary: `controller of service ${spec.serviceUid}`,
+      typedSearchAttributes: [
+        { key: searchAttributes.serviceUid, value: spec.serviceUid },
+        { key: searchAttributes.loadBalancers, value: [...spec.loadBalancers].sort() },
+        { key: searchAttributes.phase, value: 'Converging' },
+      ],
+    });
+    const { revision } = await this.client.workflow.executeUpdateWithStart(applyUpdate, { args: [raw], startWorkflowOperation: op });
+    return { revision, workflowId };
+  }
+
+  /** Waits for the first finished pass of `revision` (or a newer one). */
+  async waitConverged(serviceUid: string, revision: number): Promise<PassResult> {
+    return this.controller(serviceUid).executeUpdate(waitConvergedUpdate, { args: [revision] });
+  }
+
+  async status(serviceUid: string): Promise<ControllerStatus> {
+    return this.controller(serviceUid).query(controllerStatusQuery);
+  }
+
+  /** Live progress of a service's running load balancer reconciliations (for progress lines while waiting). */
+  async progress(serviceUid: string, loadBalancers: string[]): Promise<LoadBalancerProgress[]> {
+    const out: LoadBalancerProgress[] = [];
+    await Promise.all(
+      loadBalancers.map(async (lb) => {
+        try {
+          const handle = this.client.workflow.getHandle(workflowIds.loadBalancer(serviceUid, lb));
+          const d = await handle.describe();
+          if (d.status.name === 'RUNNING') out.push(await handle.query<LoadBalancerProgress>('status'));
+        } catch {
+          // Not started yet or already gone: nothing to show for it.
+        }
+      }),
+    );
+    return out.sort((a, b) => a.loadBalancer.localeCompare(b.loadBalancer));
+  }
+
+  async list(): Promise<ServiceSummary[]> {
+    const out: ServiceSummary[] = [];
+    for await (const wf of this.client.workflow.list({ query: `WorkflowType = 'serviceController' AND ExecutionStatus = 'Running'` })) {
+      const sa = wf.typedSearchAttributes;
+      out.push({
+        serviceUid: sa.get(searchAttributes.serviceUid) ?? wf.workflowId.replace(/^lbaas\//, ''),
+        phase: sa.get(searchAttributes.phase) ?? 'Unknown',
+        loadBalancers: sa.get(searchAttributes.loadBalancers) ?? [],
+        workflowId: wf.workflowId,
+        startTime: wf.startTime,
+      });
+    }
+    return out.sort((a, b) => a.serviceUid.localeCompare(b.serviceUid));
+  }
+
+  /** Tears everything down and ends the controller; resolves with the teardown pass's result. */
+  async delete(serviceUid: string): Promise<PassResult> {
+    return this.controller(serviceUid).executeUpdate(deleteUpdate);
+  }
+
+  /** Starts the delete without waiting for the teardown. */
+  async startDelete(serviceUid: string): Promise<void> {
+    await this.controller(serviceUid).startUpdate(deleteUpdate, { waitForStage: 'ACCEPTED' });
+  }
+
+  async resync(serviceUid: string): Promise<void> {
+    await this.controller(serviceUid).signal(resyncSignal);
+  }
+
+  /** Read-only dry run. */
+  async plan(raw: unknown, spec: ServiceSpec): Promise<PlanServiceResult> {
+    return this.client.workflow.execute(planService, {
+      workflowId: `lbaas/${spec.serviceUid}/plan/${randomUUID()}`,
+      taskQueue: this.taskQueue,
+      args: [{ spec: raw }],
+      staticSummary: `plan ${spec.serviceUid}`,
+      typedSearchAttributes: [{ key: searchAttributes.serviceUid, value: spec.serviceUid }],
+    });
+  }
+}

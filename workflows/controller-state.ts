@@ -1,0 +1,205 @@
+/**
+ * The entity state of one service's controller: desired spec and revision, the pass in flight, the last result,
+ * retry timing, delete. Pure and deterministic (time comes from the workflow clock); serializable for
+ * continue-as-new.
+ */
+import { validateSpec } from './planner';
+import type { Phase } from './options';
+import type { ReconcileServiceResult } from './reconcile-service';
+
+export interface PassResult extends Omit<ReconcileServiceResult, 'revision'> {
+  revision: number;
+  /** Pass number within the controller's life (continues across continue-as-new). */
+  pass: number;
+  finishedAt: number;
+}
+
+export interface RunningPass {
+  number: number;
+  revision: number;
+  spec: unknown;
+  teardown: boolean;
+  startedAt: number;
+}
+
+export interface ControllerSnapshot {
+  spec: unknown;
+  revision: number;
+  passCount: number;
+  lastResult: PassResult | null;
+  failures: number;
+  dirty: boolean;
+  deleting: boolean;
+  retryAt: number | null;
+}
+
+export interface ControllerStatus {
+  serviceUid: string;
+  phase: Phase;
+  revision: number;
+  status: ReconcileServiceResult['status'];
+  loadBalancers: ReconcileServiceResult['loadBalancers'];
+  objects: ReconcileServiceResult['objects'];
+  lastPass: { pass: number; revision: number; converged: boolean; finishedAt: number; error?: string } | null;
+  running: { pass: number; revision: number; startedAt: number; teardown: boolean } | null;
+  nextRetryAt: number | null;
+  consecutiveFailures: number;
+}
+
+export class ControllerState {
+  spec: unknown = null;
+  revision = 0;
+  passCount = 0;
+  lastResult: PassResult | null = null;
+  failures = 0;
+  dirty = false;
+  deleting = false;
+  retryAt: number | null = null;
+  running: RunningPass | null = null;
+  deleted: PassResult | null = null;
+  #lbs: string[] = [];
+
+  constructor(
+    readonly serviceUid: string,
+    restored: ControllerSnapshot | undefined,
+    private readonly now: () => number,
+  ) {
+    if (restored) {
+      Object.assign(this, restored);
+      this.#lbs = this.#specLbs(restored.spec);
+    }
+  }
+
+  #specLbs(spec: unknown): string[] {
+    const r = spec === null || spec === undefined ? null : validateSpec(spec);
+    return r?.ok ? [...r.spec.loadBalancers].sort() : [];
+  }
+
+  /** Records a new desired spec (already validated by the update's validator). Latest wins. */
+  apply(spec: unknown): number {
+    this.spec = spec;
+    this.#lbs = this.#specLbs(spec);
+    this.revision++;
+    this.dirty = true;
+    this.failures = 0;
+    this.retryAt = null;
+    return this.revision;
+  }
+
+  requestResync(): void {
+    if (this.spec === null || this.deleting) return;
+    this.dirty = true;
+    this.retryAt = null;
+  }
+
+  requestDelete(): void {
+    if (this.deleting) return;
+    this.deleting = true;
+    this.retryAt = null;
+    this.failures = 0;
+  }
+
+  hasWork(): boolean {
+    if (this.deleting) return this.deleted === null && this.retryAt === null;
+    return this.dirty && this.spec !== null;
+  }
+
+  retryDelayMs(): number | null {
+    return this.retryAt === null ? null : Math.max(0, this.retryAt - this.now());
+  }
+
+  retryDue(): void {
+    this.retryAt = null;
+    if (!this.deleting) this.dirty = true;
+  }
+
+  beginPass(): RunningPass {
+    this.passCount++;
+    this.dirty = false;
+    this.running = { number: this.passCount, revision: this.revision, spec: this.spec, teardown: this.deleting, startedAt: this.now() };
+    return this.running;
+  }
+
+  /** A newer revision or a delete makes the pass in flight obsolete. */
+  isSuperseded(pass: RunningPass): boolean {
+    return this.running === pass && (this.revision > pass.revision || (this.deleting && !pass.teardown));
+  }
+
+  /** Ends a pass; `null` when it was superseded (its outcome says nothing about the current revision). */
+  endPass(pass: RunningPass, result: PassResult | null): void {
+    if (this.running === pass) this.running = null;
+    if (!result) return;
+    this.lastResult = result;
+    if (result.converged) {
+      this.failures = 0;
+      this.retryAt = null;
+    } else if (pass.revision === this.revision) {
+      this.failures++;
+      this.retryAt = this.now() + Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** (this.failures - 1));
+    }
+  }
+
+  finishDelete(result: PassResult): void {
+    this.deleted = result;
+  }
+
+  /** The result that answers waitConverged(revision): the last finished pass of that revision or a newer one. */
+  resultFor(revision: number): PassResult | null {
+    return this.lastResult && this.lastResult.revision >= revision ? this.lastResult : null;
+  }
+
+  get phase(): Phase {
+    const last = this.lastResult;
+    if (this.deleting) return 'Deleting';
+    if (this.running || this.dirty || !last || last.revision < this.revision) return 'Converging';
+    return last.converged ? 'Converged' : 'Failed';
+  }
+
+  loadBalancers(): string[] {
+    return this.#lbs;
+  }
+
+  status(): ControllerStatus {
+    const r = this.lastResult;
+    return {
+      serviceUid: this.serviceUid,
+      phase: this.phase,
+      revision: this.revision,
+      status: r?.status ?? {},
+      loadBalancers: r?.loadBalancers ?? {},
+      objects: r?.objects ?? [],
+      lastPass: r ? { pass: r.pass, revision: r.revision, converged: r.converged, finishedAt: r.finishedAt, ...(r.error ? { error: r.error } : {}) } : null,
+      running: this.running ? { pass: this.running.number, revision: this.running.revision, startedAt: this.running.startedAt, teardown: this.running.teardown } : null,
+      nextRetryAt: this.retryAt,
+      consecutiveFailures: this.failures,
+    };
+  }
+
+  /** Markdown for the Web UI's current details. */
+  details(): string {
+    const s = this.status();
+    const lines = [`**${s.phase}** — revision ${s.revision}`];
+    if (s.running) lines.push(`pass ${s.running.pass} running (revision ${s.running.revision}${s.running.teardown ? ', delete' : ''})`);
+    if (s.lastPass) lines.push(`last pass ${s.lastPass.pass}: ${s.lastPass.converged ? 'converged' : `failed: ${s.lastPass.error ?? ''}`}`);
+    if (s.nextRetryAt) lines.push(`retry at ${new Date(s.nextRetryAt).toISOString()}`);
+    for (const [addr, ports] of Object.entries(s.status)) lines.push(`- ${addr}: ${ports.join(', ')}`);
+    return lines.join('\n');
+  }
+
+  snapshot(): ControllerSnapshot {
+    return {
+      spec: this.spec,
+      revision: this.revision,
+      passCount: this.passCount,
+      lastResult: this.lastResult,
+      failures: this.failures,
+      dirty: this.dirty,
+      deleting: this.deleting,
+      retryAt: this.retryAt,
+    };
+  }
+}
+
+/** Failed passes are retried after 5 s, doubling up to 10 min: quick for a blip, gentle on a broken Engine. */
+export const RETRY_FIRST_MS = 5_000;
+export const RETRY_MAX_MS = 10 * 60_000;

@@ -1,0 +1,205 @@
+/**
+ * serviceController: the long-lived workflow of one service (id `lbaas/<uid>`, product.md section 4). It holds the
+ * desired spec and its revision, runs one pass at a time as a child reconcileService, lets the latest spec win,
+ * retries failed passes with growing delays, resyncs on demand, deletes, and continues as new before its history
+ * grows large. The entity state lives in ControllerState (controller-state.ts); this file is the loop and handlers.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import {
+  allHandlersFinished,
+  CancellationScope,
+  ChildWorkflowFailure,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  defineUpdate,
+  executeChild,
+  isCancellation,
+  ParentClosePolicy,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { ControllerState, type ControllerSnapshot, type ControllerStatus, type PassResult } from './controller-state';
+
+export { RETRY_FIRST_MS, RETRY_MAX_MS } from './controller-state';
+import { invalidInput } from './input';
+import { searchAttributes, workflowIds, type Phase } from './options';
+import { formatIssues, validateSpec } from './planner';
+import { causeMessage, reconcileService, type ReconcileServiceResult } from './reconcile-service';
+
+export type { ControllerStatus, PassResult } from './controller-state';
+
+export interface ServiceControllerInput {
+  serviceUid: string;
+  /** Carried over by continue-as-new. */
+  state?: ControllerSnapshot;
+}
+
+export const applyUpdate = defineUpdate<{ revision: number }, [spec: unknown]>('apply');
+export const waitConvergedUpdate = defineUpdate<PassResult, [revision: number]>('waitConverged');
+export const deleteUpdate = defineUpdate<PassResult, []>('delete');
+export const resyncSignal = defineSignal<[]>('resync');
+export const controllerStatusQuery = defineQuery<ControllerStatus>('status');
+
+/**
+ * Continue as new well before the server's suggestion (about 4k events): each pass adds a few dozen events, and a
+ * fresh run keeps replays after a worker restart fast.
+ */
+export const CONTINUE_AS_NEW_EVENTS = 2_000;
+
+export async function serviceController(input: ServiceControllerInput): Promise<PassResult> {
+  if (typeof input?.serviceUid !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(input.serviceUid)) {
+    throw invalidInput('serviceController: serviceUid: must be 1-128 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit');
+  }
+  const uid = input.serviceUid;
+  const st = new ControllerState(uid, input.state, () => Date.now());
+
+  // Defined before the handlers: update-with-start delivers the first apply in the very first activation.
+  let published: { phase: Phase; lbs: string } | null = null;
+  const publish = () => {
+    const phase = st.phase;
+    const lbs = st.loadBalancers();
+    const key = lbs.join(',');
+    if (!published || published.phase !== phase || published.lbs !== key) {
+      upsertSearchAttributes([
+        { key: searchAttributes.phase, value: phase },
+        { key: searchAttributes.loadBalancers, value: lbs },
+      ]);
+      published = { phase, lbs: key };
+    }
+    setCurrentDetails(st.details());
+  };
+  setHandler(
+    applyUpdate,
+    (spec: unknown) => {
+      const revision = st.apply(spec);
+      publish();
+      return { revision };
+    },
+    {
+      validator: (spec: unknown) => {
+        if (st.deleting) throw new Error(`service ${uid} is being deleted; apply again once the delete has finished`);
+        const result = validateSpec(spec);
+        if (!result.ok) throw new Error(`invalid spec:\n${formatIssues(result.issues)}`);
+        if (result.spec.serviceUid !== uid) throw new Error(`serviceUid: ${result.spec.serviceUid} does not match this controller's service ${uid}`);
+      },
+      description: 'Set the desired spec; returns its revision. The latest spec wins.',
+    },
+  );
+  setHandler(
+    waitConvergedUpdate,
+    async (revision: number) => {
+      await condition(() => st.resultFor(revision) !== null);
+      return st.resultFor(revision) as PassResult;
+    },
+    {
+      validator: (revision: number) => {
+        if (!Number.isInteger(revision) || revision < 1 || revision > st.revision) throw new Error(`revision: must be an applied revision from 1 to ${st.revision}`);
+      },
+      description: 'Wait for the first finished pass of this revision or a newer one, and return its result.',
+    },
+  );
+  setHandler(
+    deleteUpdate,
+    async () => {
+      st.requestDelete();
+      publish();
+      await condition(() => st.deleted !== null);
+      return st.deleted as PassResult;
+    },
+    { description: 'Remove everything the service owns on every load balancer, then end this controller.' },
+  );
+  setHandler(resyncSignal, () => st.requestResync());
+  setHandler(controllerStatusQuery, () => st.status(), { description: 'Phase, revision, status, per load balancer and per object.' });
+
+  upsertSearchAttributes([{ key: searchAttributes.serviceUid, value: uid }]);
+  publish();
+
+  for (;;) {
+    // Wait for work: a new revision, a resync, a delete, or the retry delay of a failed pass running out.
+    const retryIn = st.retryDelayMs();
+    if (retryIn === null) await condition(() => st.hasWork());
+    else if (retryIn <= 0 || !(await condition(() => st.hasWork(), retryIn))) st.retryDue();
+
+    if (st.deleting) {
+      const result = await runPass(st, { teardown: true });
+      if (result.converged) {
+        st.finishDelete(result);
+        publish();
+        await condition(allHandlersFinished);
+        return result;
+      }
+      publish();
+      continue;
+    }
+    if (st.hasWork()) {
+      await runPass(st, { teardown: false });
+      publish();
+    }
+    if (!st.hasWork() && (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > CONTINUE_AS_NEW_EVENTS)) {
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof serviceController>({ serviceUid: uid, state: st.snapshot() });
+    }
+  }
+
+  /**
+   * One pass as a child reconcileService. A newer revision (or a delete) arriving meanwhile cancels it: the child
+   * cancels its load balancer children, which stop at their next activity boundary. Its result, if it still
+   * finished, is recorded for its own revision only.
+   */
+  async function runPass(state: ControllerState, o: { teardown: boolean }): Promise<PassResult> {
+    const pass = state.beginPass();
+    publish();
+    const scope = new CancellationScope();
+    // Cancel the pass when it becomes obsolete; the watch ends with the pass either way.
+    void condition(() => state.running !== pass || state.isSuperseded(pass)).then(() => {
+      if (state.isSuperseded(pass)) scope.cancel();
+    });
+    let result: PassResult;
+    try {
+      const r: ReconcileServiceResult = await scope.run(() =>
+        executeChild(reconcileService, {
+          workflowId: `lbaas/${uid}/pass/${pass.number}`,
+          args: [{ spec: pass.spec, revision: pass.revision, ...(o.teardown ? { teardown: true } : {}) }],
+          staticSummary: `${o.teardown ? 'delete' : 'reconcile'} ${uid} revision ${pass.revision} (pass ${pass.number})`,
+          typedSearchAttributes: [
+            { key: searchAttributes.serviceUid, value: uid },
+            { key: searchAttributes.loadBalancers, value: state.loadBalancers() },
+          ],
+          parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+        }),
+      );
+      result = { ...r, revision: pass.revision, pass: pass.number, finishedAt: Date.now() };
+    } catch (err) {
+      if (isCancellation(err) && state.isSuperseded(pass)) {
+        state.endPass(pass, null);
+        return { serviceUid: uid, revision: pass.revision, converged: false, status: {}, loadBalancers: {}, objects: [], pass: pass.number, finishedAt: Date.now(), error: 'superseded' };
+      }
+      if (isCancellation(err)) throw err;
+      result = failedResult(uid, pass, err);
+    }
+    state.endPass(pass, result);
+    return result;
+  }
+}
+
+function failedResult(uid: string, pass: { number: number; revision: number }, err: unknown): PassResult {
+  const cause = err instanceof ChildWorkflowFailure ? err.cause : err;
+  const partial = cause instanceof ApplicationFailure ? (cause.details?.[0] as Partial<ReconcileServiceResult> | undefined) : undefined;
+  return {
+    serviceUid: uid,
+    revision: pass.revision,
+    converged: false,
+    status: partial?.status ?? {},
+    loadBalancers: partial?.loadBalancers ?? {},
+    objects: partial?.objects ?? [],
+    pass: pass.number,
+    finishedAt: Date.now(),
+    error: causeMessage(err),
+  };
+}
+
+export { workflowIds };
