@@ -20,6 +20,7 @@ import {
   type ObjectRef,
   type ReadyOutcome,
 } from './objects';
+import { scanTaggedServices, type TaggedService } from './scan';
 import { KindCache, observeService, retrieveState, type ServiceOnLoadBalancer } from './state';
 
 /** What the activities report to the worker's metrics. */
@@ -51,6 +52,10 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
     /** Identifiers of every object tagged for the service (one list request; cheap check for stray objects). */
     async listTagged(input: { serviceUid: string }): Promise<string[]> {
       return translated(async () => (await engine.listResourcesByTag(serviceTag(input.serviceUid))).map((r) => r.identifier));
+    },
+    /** Service uids with objects tagged for them, across every load balancer (fullResync's orphan report). */
+    async scanTaggedServices(): Promise<Record<string, TaggedService>> {
+      return translated(() => scanTaggedServices(engine));
     },
     async createObject(input: CreateObjectInput): Promise<CreateObjectResult> {
       return translated(async () => {

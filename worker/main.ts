@@ -3,12 +3,14 @@
  * Temporal worker on the lbaas task queue with a graceful shutdown.
  */
 import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivitiesOptions } from '../activities';
+import { createControlActivities } from '../activities/control';
 import { DEFAULT_BASE_URL, EngineClient } from '../activities/engine';
 import type { CliIo } from '../client/cli';
 import { invalid, unreachable } from '../client/errors';
-import { temporalSettings } from '../client/settings';
+import { clientConnectionOptions, temporalSettings } from '../client/settings';
 import { createMetrics, installMetrics } from './metrics';
 
 /**
@@ -26,6 +28,8 @@ export interface LbaasWorkerOptions {
   namespace: string;
   taskQueue: string;
   engine: EngineClient;
+  /** For fullResync's visibility reads (listing controllers). */
+  temporalClient: Client;
   activities?: ActivitiesOptions;
   /** Engine request budget shared by all workers of the task queue (LBAAS_ENGINE_RPS). */
   engineRps?: number;
@@ -42,7 +46,7 @@ export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> 
     namespace: o.namespace,
     taskQueue: o.taskQueue,
     ...(o.workflowBundle ? { workflowBundle: o.workflowBundle } : { workflowsPath }),
-    activities: createActivities(o.engine, o.activities),
+    activities: { ...createActivities(o.engine, o.activities), ...createControlActivities(o.temporalClient) },
     maxConcurrentActivityTaskExecutions: o.maxConcurrentActivityTaskExecutions ?? DEFAULT_MAX_CONCURRENT_ACTIVITIES,
     ...(o.engineRps ? { maxTaskQueueActivitiesPerSecond: o.engineRps } : {}),
     shutdownGraceTime: o.shutdownGraceTime ?? DEFAULT_SHUTDOWN_GRACE,
@@ -82,12 +86,14 @@ export async function runWorkerFromEnv(io: CliIo): Promise<void> {
   } catch (err) {
     throw unreachable(`Temporal at ${settings.connection.address}: ${(err as Error).message}`);
   }
+  const clientConnection = await Connection.connect(clientConnectionOptions(settings));
   try {
     const worker = await createLbaasWorker({
       connection,
       namespace: settings.namespace,
       taskQueue: settings.taskQueue,
       engine,
+      temporalClient: new Client({ connection: clientConnection, namespace: settings.namespace }),
       ...(metrics ? { activities: { events: metrics.activityEvents } } : {}),
       ...(engineRps ? { engineRps } : {}),
     });
@@ -97,6 +103,7 @@ export async function runWorkerFromEnv(io: CliIo): Promise<void> {
     );
     await worker.run();
   } finally {
+    await clientConnection.close();
     await connection.close();
     await engine.close();
   }

@@ -46,3 +46,10 @@ export function loadBalancerId(fields: Record<string, unknown>, workflow: string
   }
   return v;
 }
+
+export function optionalBoolean(fields: Record<string, unknown>, name: string, workflow: string): boolean | undefined {
+  const v = fields[name];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'boolean') throw invalidInput(`${workflow}: ${name}: must be true or false`);
+  return v;
+}

@@ -80,6 +80,7 @@ export async function startStack(opts: { sim?: SimulatorOptions; worker?: boolea
         namespace: srv.namespace,
         taskQueue,
         engine,
+        temporalClient: client,
         workflowBundle: await workflowBundle(),
         activities: w.activities ?? opts.activities ?? {},
         shutdownGraceTime: '1s',

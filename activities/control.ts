@@ -1,0 +1,26 @@
+/**
+ * Activities that read Temporal itself (visibility), for fullResync. Built around a Temporal client that the worker
+ * owns; they never see the Engine token.
+ */
+import type { Client } from '@temporalio/client';
+import { searchAttributes } from '../workflows/options';
+
+export interface ControllerRef {
+  serviceUid: string;
+  workflowId: string;
+}
+
+export function createControlActivities(client: Client) {
+  return {
+    /** Every running serviceController (visibility is eventually consistent: a controller started seconds ago may be missing). */
+    async listControllers(): Promise<ControllerRef[]> {
+      const out: ControllerRef[] = [];
+      for await (const wf of client.workflow.list({ query: `WorkflowType = 'serviceController' AND ExecutionStatus = 'Running'` })) {
+        out.push({ serviceUid: wf.typedSearchAttributes.get(searchAttributes.serviceUid) ?? wf.workflowId.replace(/^lbaas\//, ''), workflowId: wf.workflowId });
+      }
+      return out.sort((a, b) => a.serviceUid.localeCompare(b.serviceUid));
+    },
+  };
+}
+
+export type ControlActivities = ReturnType<typeof createControlActivities>;

@@ -1,0 +1,47 @@
+/**
+ * Engine-wide scan for the orphan report of fullResync: which service uids have objects tagged for them, and on
+ * which load balancers.
+ */
+import { SERVICE_TAG_PREFIX } from '../workflows/planner/spec';
+import { EngineNotFoundError, type EngineClient } from './engine';
+import { mapLimit, RETRIEVE_CONCURRENCY } from './state';
+
+export interface TaggedService {
+  loadBalancers: string[];
+  /** Backends and Frontends carrying the service's tag. */
+  objects: number;
+}
+
+/**
+ * Lists every load balancer's Backends and Frontends and reads their tags. Binds and Servers are not read: they
+ * cannot outlive the Frontend or Backend they hang off (the Engine refuses to delete a referenced object), so a
+ * service with objects on a load balancer always has a Backend or Frontend there. One request per load balancer and
+ * kind, plus one per Backend or Frontend.
+ */
+export async function scanTaggedServices(engine: EngineClient): Promise<Record<string, TaggedService>> {
+  const lbs = await engine.list('loadbalancer');
+  const found = new Map<string, { lbs: Set<string>; objects: number }>();
+  for (const lb of lbs) {
+    const [backends, frontends] = await Promise.all([
+      engine.list('backend', { filters: { load_balancer: lb.identifier } }),
+      engine.list('frontend', { filters: { load_balancer: lb.identifier } }),
+    ]);
+    const tags = await mapLimit([...backends, ...frontends], RETRIEVE_CONCURRENCY, async (ref) => {
+      try {
+        return (await engine.getResource(ref.identifier)).tags;
+      } catch (err) {
+        if (err instanceof EngineNotFoundError) return [];
+        throw err;
+      }
+    });
+    for (const t of tags.flat()) {
+      if (!t.startsWith(SERVICE_TAG_PREFIX)) continue;
+      const uid = t.slice(SERVICE_TAG_PREFIX.length);
+      const entry = found.get(uid) ?? { lbs: new Set<string>(), objects: 0 };
+      entry.lbs.add(lb.identifier);
+      entry.objects++;
+      found.set(uid, entry);
+    }
+  }
+  return Object.fromEntries([...found].sort(([a], [b]) => a.localeCompare(b)).map(([uid, e]) => [uid, { loadBalancers: [...e.lbs].sort(), objects: e.objects }]));
+}

@@ -1,0 +1,77 @@
+/**
+ * fullResync: started by the Schedule `lbaas-full-resync`. Asks every controller to resync, and reports objects
+ * tagged `anxccm-svc-uid=...` whose service has no controller. Those are only destroyed when the schedule's action
+ * explicitly asks (`destroyOrphans`): an orphan may be a service whose controller lives in another namespace or
+ * cluster, and destroying a load balancer's configuration is not something to do by inference.
+ */
+import { executeChild, getExternalWorkflowHandle, proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { ControlActivities } from '../activities/control';
+import { resyncSignal } from './controller';
+import { optionalBoolean } from './input';
+import { ENGINE_CALL, searchAttributes } from './options';
+import { reconcileService } from './reconcile-service';
+
+export interface FullResyncInput {
+  destroyOrphans?: boolean;
+}
+
+export interface Orphan {
+  serviceUid: string;
+  loadBalancers: string[];
+  objects: number;
+  destroyed: boolean;
+  error?: string;
+}
+
+export interface FullResyncResult {
+  signalled: string[];
+  /** Controllers that could not be signalled (they ended between listing and signalling). */
+  missed: string[];
+  orphans: Orphan[];
+}
+
+export async function fullResync(input: FullResyncInput = {}): Promise<FullResyncResult> {
+  const destroyOrphans = optionalBoolean((input ?? {}) as Record<string, unknown>, 'destroyOrphans', 'fullResync') ?? false;
+  const engine = proxyActivities<Activities>(ENGINE_CALL);
+  const control = proxyActivities<ControlActivities>(ENGINE_CALL);
+
+  const controllers = await control.listControllers.executeWithOptions({ summary: 'list service controllers' } as never, []);
+  const signalled: string[] = [];
+  const missed: string[] = [];
+  await Promise.all(
+    controllers.map(async (c) => {
+      try {
+        await getExternalWorkflowHandle(c.workflowId).signal(resyncSignal);
+        signalled.push(c.serviceUid);
+      } catch {
+        missed.push(c.serviceUid);
+      }
+    }),
+  );
+
+  const tagged = await engine.scanTaggedServices.executeWithOptions({ summary: 'scan the Engine for tagged services' } as never, []);
+  const known = new Set(controllers.map((c) => c.serviceUid));
+  const orphans: Orphan[] = Object.entries(tagged)
+    .filter(([uid]) => !known.has(uid))
+    .map(([serviceUid, t]) => ({ serviceUid, loadBalancers: t.loadBalancers, objects: t.objects, destroyed: false }));
+
+  if (destroyOrphans) {
+    await Promise.all(
+      orphans.map(async (o) => {
+        try {
+          await executeChild(reconcileService, {
+            workflowId: `lbaas/${o.serviceUid}/orphan-teardown`,
+            args: [{ spec: { serviceUid: o.serviceUid, nameSuffix: '', loadBalancers: o.loadBalancers, externalAddresses: [], ports: {}, servers: [] }, teardown: true }],
+            staticSummary: `destroy orphaned objects of ${o.serviceUid}`,
+            typedSearchAttributes: [{ key: searchAttributes.serviceUid, value: o.serviceUid }],
+          });
+          o.destroyed = true;
+        } catch (err) {
+          o.error = (err as Error).message;
+        }
+      }),
+    );
+  }
+  return { signalled: signalled.sort(), missed: missed.sort(), orphans };
+}
