@@ -8,7 +8,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, afterEach, before, test } from 'node:test';
-import type { AdminObject } from '../../simulator';
 import type { ReconcileServiceResult } from '../../workflows/reconcile-service';
 import {
   admin,
