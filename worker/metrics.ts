@@ -1,7 +1,8 @@
 /**
  * The worker's Prometheus metrics (product.md section 6). They are created on Temporal's runtime meter, so one
  * endpoint (LBAAS_METRICS_ADDRESS, served by the Temporal runtime's Prometheus exporter) carries ours and
- * Temporal's worker metrics together. Names follow the upstream controller's.
+ * Temporal's worker metrics together. Names follow the upstream controller's. The duration histograms and the
+ * pending gauge are recorded by the workflow itself (workflows/reconcile-lb.ts), which knows when a pass ends.
  */
 import { Runtime } from '@temporalio/worker';
 import type { ActivityEvents } from '../activities';
@@ -22,7 +23,6 @@ export function installMetrics(bindAddress: string): void {
 export interface LbaasMetrics {
   activityEvents: ActivityEvents;
   onEngineResponse: (e: EngineResponseEvent) => void;
-  reconcileDone: (seconds: number) => void;
 }
 
 export function createMetrics(): LbaasMetrics {
@@ -33,7 +33,6 @@ export function createMetrics(): LbaasMetrics {
   const createErrors = meter.createCounter('lbaas_reconcile_create_errors_total', '', 'failed create attempts');
   const deleteErrors = meter.createCounter('lbaas_reconcile_delete_errors_total', '', 'failed delete attempts');
   const requests = meter.createCounter('lbaas_http_client_requests_total', '', 'Engine HTTP requests');
-  const total = meter.createHistogram('lbaas_reconcile_total_duration_seconds', 'float', 's', 'duration of one load balancer reconciliation');
   return {
     activityEvents: {
       created: (kind) => created.add(1, { kind }),
@@ -43,6 +42,5 @@ export function createMetrics(): LbaasMetrics {
       destroyFailed: (kind) => deleteErrors.add(1, { kind }),
     },
     onEngineResponse: (e) => requests.add(1, { resource: e.resource, method: e.method, status: String(e.status) }),
-    reconcileDone: (seconds) => total.record(seconds),
   };
 }

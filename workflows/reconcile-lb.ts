@@ -5,7 +5,7 @@
  * empty or the pass budget is spent.
  */
 import { ApplicationFailure, type ActivityOptions } from '@temporalio/common';
-import { defineQuery, proxyActivities, setHandler } from '@temporalio/workflow';
+import { defineQuery, metricMeter, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { invalidInput, loadBalancerId, optionalInteger, specOf } from './input';
 import { ENGINE_CALL, FAILURE_TYPES, readinessOptions, short } from './options';
@@ -47,6 +47,16 @@ export const loadBalancerStatusQuery = defineQuery<LoadBalancerProgress>('status
  */
 export const DEFAULT_MAX_PASSES = 8;
 
+/**
+ * Workflow-side metrics (product.md section 6), on the worker's Prometheus endpoint. Temporal does not emit them
+ * while replaying, so a worker restart does not count a reconciliation twice.
+ */
+const metrics = {
+  total: () => metricMeter.createHistogram('lbaas_reconcile_total_duration_seconds', 'float', 's', 'one load balancer reconciliation, start to converged'),
+  create: () => metricMeter.createHistogram('lbaas_reconcile_create_resources_duration_seconds', 'float', 's', 'the create/recover/wait phase of one pass'),
+  pending: () => metricMeter.createGauge('lbaas_reconcile_resources_pending', 'int', '', 'objects a pass still has to create, recover or wait for'),
+};
+
 const LINK_FIELD: Record<Exclude<Kind, 'backend'>, string> = { frontend: 'default_backend', bind: 'frontend', server: 'backend' };
 /** Destroy stages: dependents before what they reference. */
 const DESTROY_STAGES: Kind[][] = [['bind', 'server'], ['frontend'], ['backend']];
@@ -74,6 +84,8 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
   const progress: LoadBalancerProgress = { loadBalancer, pass: 0, phase: 'observing', objects: [] };
   setHandler(loadBalancerStatusQuery, () => ({ ...progress, objects: book.list() }));
   const counts = { created: 0, destroyed: 0, recovered: 0 };
+  const startedAt = Date.now();
+  const pendingGauge = metrics.pending().withTags({ load_balancer: loadBalancer });
 
   const destroy = async (d: Destroy) => {
     const outcome = await call(engine.destroyObject, `destroy ${KIND_TITLE[d.kind]} ${d.name} ${on} (${d.reason})`, { ...d, serviceUid: uid });
@@ -138,8 +150,10 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
     const snapshot = await call(engine.retrieveState, `observe ${uid} ${on}`, { serviceUid: uid, loadBalancer });
     const plan = planLoadBalancer(desired, snapshot, spec.failedResources);
     book.observe(plan, snapshot);
+    pendingGauge.set(plan.objects.filter((p) => p.action.type !== 'keep').length);
     if (isPlanEmpty(plan)) {
       progress.phase = 'converged';
+      metrics.total().record((Date.now() - startedAt) / 1000);
       return { serviceUid: uid, revision, loadBalancer, converged: true, status: statusFromSnapshot(snapshot), ...counts, passes: pass, objects: book.list() };
     }
     if (pass > maxPasses) {
@@ -156,6 +170,8 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
     progress.phase = 'destroying';
     for (const kinds of DESTROY_STAGES) await Promise.all(plan.destroy.filter((d) => kinds.includes(d.kind)).map(destroy));
     progress.phase = 'creating';
+    const createStart = Date.now();
     await applyGraph(plan);
+    metrics.create().record((Date.now() - createStart) / 1000);
   }
 }
