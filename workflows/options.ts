@@ -1,7 +1,7 @@
 /**
  * Names, ids, search attributes and activity option sets shared by the workflows, declared once.
  */
-import { defineSearchAttributeKey, SearchAttributeType, type ActivityOptions } from '@temporalio/common';
+import { ActivityCancellationType, defineSearchAttributeKey, SearchAttributeType, type ActivityOptions } from '@temporalio/common';
 import type { ReadinessPolicy } from './planner/types';
 
 export const workflowIds = {
@@ -29,10 +29,15 @@ export const FAILURE_TYPES = {
  * dependent is still being removed) are retried without a limit on attempts: the Engine coming back is the normal
  * way out, and the controller reports the pass as still running meanwhile. `EngineRejected` (a 4xx that retrying
  * cannot fix) is raised non-retryable by the activities and fails the reconciliation with the Engine's message.
- * 60 s per attempt is twice the Engine client's request timeout, so an attempt can do its few requests.
+ * Two minutes per attempt leaves room for the few requests of one attempt at the client's 30 s request timeout.
+ *
+ * When a pass is cancelled (a newer revision superseded it), the workflow waits for a running Engine call to end
+ * instead of abandoning it: a create still in flight would otherwise land after the next pass observed, and that
+ * pass would create a second object.
  */
 export const ENGINE_CALL: ActivityOptions = {
   startToCloseTimeout: '2m',
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s' },
 };
 
