@@ -1,0 +1,64 @@
+/**
+ * `lbaas apply -f FILE [--wait] [--timeout DUR] [-o text|json]`: validate the spec (nothing is started when it is
+ * invalid), apply it to the service's controller with update-with-start, and with --wait wait for that revision's
+ * pass. Exit 1 when the pass did not converge, 3 when the wait timed out (the controller keeps working).
+ */
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import type { CliIo } from '../cli';
+import { withTemporal } from '../connect';
+import { CliError, EXIT, invalid } from '../errors';
+import { json, type OutputFormat } from '../output';
+import { loadSpec } from '../spec-file';
+import { applyResult, applyResultText, parseDurationFlag, progressLines } from '../views';
+import { waitWithProgress } from '../wait';
+import { formatDuration } from '../../workflows/planner';
+
+export interface ApplyOptions {
+  file: string;
+  wait?: boolean;
+  timeout: string;
+  output: OutputFormat;
+}
+
+export async function apply(opts: ApplyOptions, io: CliIo): Promise<void> {
+  const timeoutMs = parseDurationFlag(opts.timeout, '--timeout');
+  const { raw, spec } = await loadSpec(opts.file);
+  const uid = spec.serviceUid;
+  await withTemporal(io.env, async ({ lbaas, client }) => {
+    let revision: number;
+    let workflowId: string;
+    try {
+      ({ revision, workflowId } = await lbaas.apply(raw, spec));
+    } catch (err) {
+      // The controller's validator refused the spec (for instance while the service is being deleted).
+      if (err instanceof WorkflowUpdateFailedError) throw invalid(`service ${uid}: apply refused: ${(err.cause as Error | undefined)?.message ?? err.message}`);
+      throw err;
+    }
+    if (!opts.wait) {
+      if (opts.output === 'json') io.stdout(json({ serviceUid: uid, revision, workflowId }));
+      else io.stdout(`applied revision ${revision} to service ${uid} (controller ${workflowId})\n`);
+      return;
+    }
+    if (opts.output === 'text') io.stderr(`applied revision ${revision} to service ${uid}; waiting up to ${formatDuration(timeoutMs)} for its pass\n`);
+    const outcome = await waitWithProgress({
+      client,
+      run: () => lbaas.waitConverged(uid, revision),
+      timeoutMs,
+      progress: async () => progressLines(await lbaas.progress(uid, spec.loadBalancers)),
+      ...(opts.output === 'text' ? { print: (line: string) => io.stderr(`${line}\n`) } : {}),
+    });
+    if (!outcome.done) {
+      const pending = outcome.lastProgress.length > 0 ? `\nstill pending: ${outcome.lastProgress.join('; ')}` : '';
+      throw new CliError(
+        `timed out after ${formatDuration(timeoutMs)} waiting for revision ${revision} of service ${uid} (the controller keeps working: lbaas status ${uid})${pending}`,
+        EXIT.timeout,
+      );
+    }
+    const pass = outcome.value;
+    const result = applyResult(pass, revision);
+    if (opts.output === 'json') io.stdout(json(result));
+    else io.stdout(applyResultText(result, pass.loadBalancers));
+    if (result.appliedRevision !== undefined) io.stderr(`revision ${revision} was superseded by revision ${result.revision} (applied meanwhile); the result is for revision ${result.revision}\n`);
+    if (!result.converged) throw new CliError(`revision ${result.revision} of service ${uid} did not converge: ${result.error ?? 'unknown error'}`, EXIT.failed);
+  });
+}

@@ -1,0 +1,46 @@
+/**
+ * `lbaas delete UID [--wait] [--timeout DUR]`: ask the controller to tear down everything the service owns, then
+ * end. Without --wait it returns once the controller has accepted the delete. With --wait it returns when the
+ * teardown has finished; failed teardown passes are retried by the controller, so a teardown that cannot finish
+ * ends in a timeout (exit 3) naming what is still pending.
+ */
+import type { CliIo } from '../cli';
+import { requireController, withTemporal } from '../connect';
+import { CliError, EXIT } from '../errors';
+import { checkUid, parseDurationFlag, progressLines } from '../views';
+import { waitWithProgress } from '../wait';
+import { formatDuration } from '../../workflows/planner';
+
+export async function deleteService(uid: string, opts: { wait?: boolean; timeout: string }, io: CliIo): Promise<void> {
+  checkUid(uid);
+  const timeoutMs = parseDurationFlag(opts.timeout, '--timeout');
+  await withTemporal(io.env, async (t) => {
+    await requireController(t, uid);
+    if (!opts.wait) {
+      await t.lbaas.startDelete(uid);
+      io.stdout(`deleting service ${uid}: its controller tears everything down, then ends (follow with: lbaas status ${uid})\n`);
+      return;
+    }
+    // Where the service has objects: the load balancers of its last pass, and any its objects were seen on.
+    const before = await t.lbaas.status(uid);
+    const lbs = [...new Set([...Object.keys(before.loadBalancers), ...before.objects.map((o) => o.loadBalancer)])].sort();
+    io.stderr(`deleting service ${uid}; waiting up to ${formatDuration(timeoutMs)} for the teardown\n`);
+    const outcome = await waitWithProgress({
+      client: t.client,
+      run: () => t.lbaas.delete(uid),
+      timeoutMs,
+      progress: async () => progressLines(await t.lbaas.progress(uid, lbs)),
+      print: (line) => io.stderr(`${line}\n`),
+    });
+    if (!outcome.done) {
+      const s = await t.lbaas.status(uid).catch(() => null);
+      const lastError = s?.lastPass?.error ? `\nlast teardown pass failed: ${s.lastPass.error}` : '';
+      const pending = outcome.lastProgress.length > 0 ? `\nstill pending: ${outcome.lastProgress.join('; ')}` : '';
+      throw new CliError(`timed out after ${formatDuration(timeoutMs)} waiting for service ${uid} to be deleted (the controller keeps at it)${lastError || pending}`, EXIT.timeout);
+    }
+    const r = outcome.value;
+    const destroyed = Object.values(r.loadBalancers).reduce((n, x) => n + x.destroyed, 0);
+    const where = Object.keys(r.loadBalancers).sort();
+    io.stdout(`deleted service ${uid}: ${destroyed} ${destroyed === 1 ? 'object' : 'objects'} destroyed${where.length > 0 ? ` on ${where.join(', ')}` : ''}; its controller has ended\n`);
+  });
+}

@@ -1,0 +1,153 @@
+/**
+ * Connecting the CLI to Temporal, with the exit codes of product.md section 5: settings that cannot be read are
+ * invalid input (2); a server that does not answer within CONNECT_TIMEOUT_MS is unreachable (4), reported as
+ * `cannot reach Temporal at <address> (namespace <ns>): <reason>`, with the reason found by a plain TCP probe when
+ * gRPC only says that the deadline passed.
+ */
+import net from 'node:net';
+import { Client, Connection, isGrpcServiceError, ServiceError, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { NamespaceNotFoundError, WorkflowNotFoundError } from '@temporalio/common';
+import { CliError, EXIT, invalid, unreachable } from './errors';
+import { LbaasClient } from './service-client';
+import { clientConnectionOptions, temporalSettings, type TemporalSettings } from './settings';
+
+/** A CLI command gives up on an unreachable server after this long: long enough for a remote cluster over TLS. */
+export const CONNECT_TIMEOUT_MS = 5_000;
+/** How long the TCP probe that explains a failed connection may take. */
+const PROBE_TIMEOUT_MS = 2_000;
+
+export interface Temporal {
+  settings: TemporalSettings;
+  connection: Connection;
+  client: Client;
+  lbaas: LbaasClient;
+}
+
+/** Reads the Temporal settings; unreadable settings (a missing profile, a broken temporal.toml) exit 2. */
+export function readSettings(env: NodeJS.ProcessEnv): TemporalSettings {
+  try {
+    return temporalSettings(env);
+  } catch (err) {
+    throw invalid(`Temporal settings: ${(err as Error).message}`);
+  }
+}
+
+export async function connect(env: NodeJS.ProcessEnv): Promise<Temporal> {
+  const settings = readSettings(env);
+  const { address } = settings.connection;
+  let connection: Connection;
+  try {
+    connection = await Connection.connect({ ...clientConnectionOptions(settings), connectTimeout: CONNECT_TIMEOUT_MS });
+  } catch (err) {
+    throw unreachable(`${where(settings)}: ${await connectFailureReason(address, err)}`);
+  }
+  const client = new Client({ connection, namespace: settings.namespace });
+  return { settings, connection, client, lbaas: new LbaasClient(client, settings.taskQueue) };
+}
+
+/**
+ * Connects, runs `fn`, closes the connection whatever happens (so that the process can exit even while a long poll
+ * is still in flight), and turns Temporal's connectivity errors into exit 4.
+ */
+export async function withTemporal<T>(env: NodeJS.ProcessEnv, fn: (t: Temporal) => Promise<T>): Promise<T> {
+  const t = await connect(env);
+  try {
+    return await fn(t);
+  } catch (err) {
+    throw temporalError(err, t.settings) ?? err;
+  } finally {
+    await t.connection.close().catch(() => undefined);
+  }
+}
+
+/** The CliError for an error that means Temporal cannot be used at all (unreachable, no such namespace), else null. */
+export function temporalError(err: unknown, settings: TemporalSettings): CliError | null {
+  if (err instanceof CliError) return err;
+  if (err instanceof NamespaceNotFoundError) return unreachable(`${where(settings)}: the namespace does not exist`);
+  const grpc = err instanceof ServiceError ? err.cause : err;
+  if (isGrpcServiceError(grpc)) {
+    // 14 UNAVAILABLE, 4 DEADLINE_EXCEEDED (the SDK already retried), 16 UNAUTHENTICATED, 7 PERMISSION_DENIED.
+    if (grpc.code === 14 || grpc.code === 4) return unreachable(`${where(settings)}: ${grpc.details || grpc.message}`);
+    if (grpc.code === 16 || grpc.code === 7) return unreachable(`${where(settings)}: not allowed: ${grpc.details || grpc.message}`);
+    if (grpc.code === 5 && /namespace/i.test(grpc.details)) return unreachable(`${where(settings)}: ${grpc.details}`);
+  }
+  // "Workflow execution failed" says nothing; the innermost cause says what went wrong.
+  if (err instanceof WorkflowFailedError || err instanceof WorkflowUpdateFailedError) return new CliError(innermost(err), EXIT.failed);
+  return null;
+}
+
+export function innermost(err: unknown): string {
+  let e = err as { message?: string; cause?: unknown } | undefined;
+  while (e && typeof e === 'object' && e.cause && typeof e.cause === 'object') e = e.cause as typeof e;
+  return e?.message ?? String(err);
+}
+
+/**
+ * A warning on stderr when no worker polls the task queue: the command would otherwise wait in silence. Best effort:
+ * a server that does not answer the question is not an error here.
+ */
+export async function warnIfNoWorker(t: Temporal, stderr: (text: string) => void): Promise<void> {
+  try {
+    const r = await t.client.workflowService.describeTaskQueue({ namespace: t.settings.namespace, taskQueue: { name: t.settings.taskQueue }, taskQueueType: 1 });
+    if ((r.pollers ?? []).length === 0) {
+      stderr(`warning: no worker has polled task queue ${t.settings.taskQueue} recently; nothing happens until one runs (lbaas worker)\n`);
+    }
+  } catch {
+    // Not knowing is fine.
+  }
+}
+
+function where(settings: TemporalSettings): string {
+  return `cannot reach Temporal at ${settings.connection.address} (namespace ${settings.namespace})`;
+}
+
+/** gRPC reports every failure as "Failed to connect before the deadline"; a TCP probe usually knows why. */
+async function connectFailureReason(address: string, err: unknown): Promise<string> {
+  const grpcMessage = (err as Error)?.message ?? String(err);
+  const target = splitAddress(address);
+  if (!target) return `${grpcMessage} (the address is not host:port)`;
+  const probe = await tcpProbe(target.host, target.port);
+  if (probe === null) return `${address} accepts TCP connections, but no Temporal answer came within ${CONNECT_TIMEOUT_MS / 1000}s (do the TLS settings match?): ${grpcMessage}`;
+  return probe;
+}
+
+export function splitAddress(address: string): { host: string; port: number } | null {
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(address.replace(/^[a-z]+:\/\//i, ''));
+  if (!m) return null;
+  const port = Number(m[3]);
+  return port >= 1 && port <= 65535 ? { host: (m[1] ?? m[2]) as string, port } : null;
+}
+
+/** Why a TCP connection to host:port fails, or null when it succeeds (then TLS, auth or the protocol is at fault). */
+function tcpProbe(host: string, port: number): Promise<string | null> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    const done = (reason: string | null) => {
+      socket.destroy();
+      resolve(reason);
+    };
+    socket.setTimeout(PROBE_TIMEOUT_MS, () => done(`no answer from ${host}:${port} within ${PROBE_TIMEOUT_MS / 1000}s`));
+    socket.once('connect', () => done(null));
+    socket.once('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'ECONNREFUSED') done(`connection refused by ${host}:${port}`);
+      else if (e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN') done(`host ${host} not found (${e.code})`);
+      else done(`${e.code ?? 'error'}: ${e.message}`);
+    });
+  });
+}
+
+/**
+ * Makes sure the service has a running controller. An unknown service is invalid input (exit 2): the uid names
+ * nothing this Temporal namespace knows; one whose controller has ended (deleted, terminated) likewise.
+ */
+export async function requireController(t: Temporal, uid: string): Promise<void> {
+  const workflowId = `lbaas/${uid}`;
+  let status: string;
+  try {
+    status = (await t.lbaas.controller(uid).describe()).status.name;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) throw invalid(`no controller for service ${uid} (no workflow ${workflowId} in namespace ${t.settings.namespace})`);
+    throw err;
+  }
+  if (status !== 'RUNNING') throw invalid(`service ${uid} has no running controller (workflow ${workflowId} is ${status.toLowerCase().replace(/_/g, ' ')})`);
+}

@@ -1,0 +1,71 @@
+/**
+ * Waiting for a long Temporal call (a pass, a delete) with a deadline, polling progress about once a second meanwhile.
+ * Progress lines go to stderr only (stdout stays one JSON document) and only when they change, with a reminder every
+ * 10 s that we are still waiting.
+ */
+import type { Client } from '@temporalio/client';
+import { elapsed } from './views';
+
+export const PROGRESS_EVERY_MS = 1_000;
+/** Unchanged progress is repeated this often, so a person sees the CLI is alive. */
+const REPEAT_UNCHANGED_MS = 10_000;
+
+export interface WaitOptions<T> {
+  client: Client;
+  run: () => Promise<T>;
+  timeoutMs: number;
+  /** Lines describing what is still pending; called about once a second. */
+  progress?: () => Promise<string[]>;
+  /** Where progress is printed; no printing when absent (the lines are still collected for the timeout message). */
+  print?: (line: string) => void;
+}
+
+export type WaitOutcome<T> = { done: true; value: T } | { done: false; lastProgress: string[] };
+
+export async function waitWithProgress<T>(o: WaitOptions<T>): Promise<WaitOutcome<T>> {
+  const started = Date.now();
+  const abort = new AbortController();
+  const work = o.client.withAbortSignal(abort.signal, o.run).then((value) => ({ done: true as const, value }));
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<{ done: false }>((resolve) => {
+    timer = setTimeout(() => resolve({ done: false }), o.timeoutMs);
+  });
+  let stopped = false;
+  let last: string[] = [];
+  let wake: (() => void) | null = null;
+  const poll = async () => {
+    let printed = '';
+    let printedAt = 0;
+    while (!stopped) {
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, PROGRESS_EVERY_MS).unref();
+      });
+      if (stopped || !o.progress) return;
+      try {
+        last = await o.progress();
+      } catch {
+        continue; // Progress is best effort: the wait itself reports real failures.
+      }
+      const text = last.length > 0 ? last.join('\n') : 'waiting for the pass to start';
+      if (!stopped && o.print && (text !== printed || Date.now() - printedAt >= REPEAT_UNCHANGED_MS)) {
+        const prefix = `[${elapsed(started)}] `;
+        for (const line of text.split('\n')) o.print(`${prefix}${line}`);
+        printed = text;
+        printedAt = Date.now();
+      }
+    }
+  };
+  const polling = poll();
+  try {
+    const r = await Promise.race([work, timeout]);
+    return r.done ? r : { done: false, lastProgress: last };
+  } finally {
+    stopped = true;
+    (wake as (() => void) | null)?.();
+    clearTimeout(timer);
+    abort.abort();
+    work.catch(() => undefined);
+    await polling.catch(() => undefined);
+  }
+}
