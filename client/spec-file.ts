@@ -73,8 +73,8 @@ async function readStream(stream: NodeJS.ReadableStream, source: string): Promis
 }
 
 function tooLarge(source: string, size: number | null): CliError {
-  const has = size === null ? 'more than that' : `${(size / 1024 / 1024).toFixed(1)} MiB`;
-  return invalid(`${source}: a spec may be at most 1 MiB (has ${has})`);
+  const has = size === null ? 'more than that' : `${size} bytes`;
+  return invalid(`${source}: a spec may be at most 1 MiB, ${MAX_SPEC_BYTES} bytes (has ${has})`);
 }
 
 /** Bytes to the document as a plain value: UTF-8 only, JSON when it looks like JSON, else YAML 1.2, strictly. */
@@ -105,8 +105,9 @@ function parseJson(text: string, source: string): unknown {
     const clean = message
       .replace(/\s*\(line \d+ column \d+\)/, '')
       .replace(/\s*in JSON at position \d+/, '')
-      .replace(/^(Unexpected token '?.'?), ".*" is not valid JSON$/s, '$1');
-    const at = pos ? ` at ${lineCol(text, Number(pos[1]))}` : '';
+      .replace(/^(Unexpected token '?.'?), .* is not valid JSON$/s, '$1');
+    const offset = pos ? Number(pos[1]) : jsonErrorOffset(text);
+    const at = offset === null ? '' : ` at ${lineCol(text, offset)}`;
     throw invalid(`${source}: invalid JSON${at}: ${clean}`);
   }
   const lines = new LineCounter();
@@ -114,6 +115,33 @@ function parseJson(text: string, source: string): unknown {
   const dup = doc.errors.find((e) => e.code === 'DUPLICATE_KEY');
   if (dup) throw invalid(`${source}: invalid JSON at ${where(lines, dup)}: ${dup.message}`);
   return value;
+}
+
+/**
+ * Where JSON.parse stopped, for the messages that do not say ("Unexpected token 'x', ... is not valid JSON"): the
+ * shortest prefix that fails other than by ending too early ends just after the offending character.
+ */
+function jsonErrorOffset(text: string): number | null {
+  const failsInside = (k: number) => {
+    try {
+      JSON.parse(text.slice(0, k));
+      return false;
+    } catch (err) {
+      const m = (err as Error).message;
+      if (/Unexpected end of JSON input/.test(m)) return false;
+      const p = /at position (\d+)/.exec(m);
+      return p === null || Number(p[1]) < k;
+    }
+  };
+  if (!failsInside(text.length)) return null;
+  let lo = 1;
+  let hi = text.length;
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (failsInside(mid)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo - 1;
 }
 
 function parseYaml(text: string, source: string): unknown {

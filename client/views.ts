@@ -149,7 +149,7 @@ export function statusText(s: ControllerStatus): string {
   return [
     keyValues(pairs),
     table(['load balancer', 'result', 'created', 'destroyed', 'recovered', 'error'], lbRows),
-    table(['load balancer', 'kind', 'name', 'identifier', 'state', 'error'], objRows),
+    objRows.length > 0 ? table(['load balancer', 'kind', 'name', 'identifier', 'state', 'error'], objRows) : 'no objects\n',
   ].join('\n');
 }
 

@@ -22,6 +22,8 @@ export interface WaitOptions<T> {
 
 export type WaitOutcome<T> = { done: true; value: T } | { done: false; lastProgress: string[] };
 
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
 export async function waitWithProgress<T>(o: WaitOptions<T>): Promise<WaitOutcome<T>> {
   const started = Date.now();
   const abort = new AbortController();
@@ -36,6 +38,7 @@ export async function waitWithProgress<T>(o: WaitOptions<T>): Promise<WaitOutcom
   const poll = async () => {
     let printed = '';
     let printedAt = 0;
+    let seen = false;
     while (!stopped) {
       await new Promise<void>((resolve) => {
         wake = resolve;
@@ -47,7 +50,8 @@ export async function waitWithProgress<T>(o: WaitOptions<T>): Promise<WaitOutcom
       } catch {
         continue; // Progress is best effort: the wait itself reports real failures.
       }
-      const text = last.length > 0 ? last.join('\n') : 'waiting for the pass to start';
+      if (last.length > 0) seen = true;
+      const text = last.length > 0 ? last.join('\n') : seen ? 'finishing the pass' : 'waiting for the pass to start';
       if (!stopped && o.print && (text !== printed || Date.now() - printedAt >= REPEAT_UNCHANGED_MS)) {
         const prefix = `[${elapsed(started)}] `;
         for (const line of text.split('\n')) o.print(`${prefix}${line}`);
@@ -59,7 +63,10 @@ export async function waitWithProgress<T>(o: WaitOptions<T>): Promise<WaitOutcom
   const polling = poll();
   try {
     const r = await Promise.race([work, timeout]);
-    return r.done ? r : { done: false, lastProgress: last };
+    if (r.done) return r;
+    // Timed out before the first poll: one look, so the caller can say what is still pending.
+    if (last.length === 0 && o.progress) last = await Promise.race([o.progress().catch(() => []), sleep(2_000).then(() => [])]);
+    return { done: false, lastProgress: last };
   } finally {
     stopped = true;
     (wake as (() => void) | null)?.();

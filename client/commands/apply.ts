@@ -5,7 +5,7 @@
  */
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { CliIo } from '../cli';
-import { withTemporal } from '../connect';
+import { warnIfNoWorker, withTemporal } from '../connect';
 import { CliError, EXIT, invalid } from '../errors';
 import { json, type OutputFormat } from '../output';
 import { loadSpec } from '../spec-file';
@@ -24,7 +24,8 @@ export async function apply(opts: ApplyOptions, io: CliIo): Promise<void> {
   const timeoutMs = parseDurationFlag(opts.timeout, '--timeout');
   const { raw, spec } = await loadSpec(opts.file);
   const uid = spec.serviceUid;
-  await withTemporal(io.env, async ({ lbaas, client }) => {
+  await withTemporal(io.env, async (t) => {
+    const { lbaas, client } = t;
     let revision: number;
     let workflowId: string;
     try {
@@ -39,6 +40,7 @@ export async function apply(opts: ApplyOptions, io: CliIo): Promise<void> {
       else io.stdout(`applied revision ${revision} to service ${uid} (controller ${workflowId})\n`);
       return;
     }
+    await warnIfNoWorker(t, io.stderr);
     if (opts.output === 'text') io.stderr(`applied revision ${revision} to service ${uid}; waiting up to ${formatDuration(timeoutMs)} for its pass\n`);
     const outcome = await waitWithProgress({
       client,

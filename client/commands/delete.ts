@@ -5,7 +5,7 @@
  * ends in a timeout (exit 3) naming what is still pending.
  */
 import type { CliIo } from '../cli';
-import { requireController, withTemporal } from '../connect';
+import { requireController, warnIfNoWorker, withTemporal } from '../connect';
 import { CliError, EXIT } from '../errors';
 import { checkUid, parseDurationFlag, progressLines } from '../views';
 import { waitWithProgress } from '../wait';
@@ -21,6 +21,7 @@ export async function deleteService(uid: string, opts: { wait?: boolean; timeout
       io.stdout(`deleting service ${uid}: its controller tears everything down, then ends (follow with: lbaas status ${uid})\n`);
       return;
     }
+    await warnIfNoWorker(t, io.stderr);
     // Where the service has objects: the load balancers of its last pass, and any its objects were seen on.
     const before = await t.lbaas.status(uid);
     const lbs = [...new Set([...Object.keys(before.loadBalancers), ...before.objects.map((o) => o.loadBalancer)])].sort();
