@@ -1,0 +1,116 @@
+/**
+ * `lbaas dev` (`npm start`): the whole local stack on embedded defaults. A Temporal dev server with the Web UI
+ * (state in .lbaas/temporal.db), the Engine simulator seeded with the two demo load balancers (state in
+ * .lbaas/engine.json), a worker, the full-resync Schedule, and the example service applied. Ctrl-C stops all.
+ */
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { EngineClient } from '../../activities/engine';
+import { seedDemo, startSimulator } from '../../simulator';
+import { createLbaasWorker } from '../../worker/main';
+import type { CliIo } from '../cli';
+import { startDevServer } from '../devserver';
+import { invalid } from '../errors';
+import { ensureFullResyncSchedule } from '../schedule';
+import { LbaasClient } from '../service-client';
+import { DEFAULT_TASK_QUEUE } from '../settings';
+import { loadSpecFile } from '../spec-file';
+import { ensureTemporalCli } from '../temporal-path';
+
+export interface DevOptions {
+  uiPort: string;
+  port: string;
+  simPort: string;
+  db?: string;
+  example: string;
+}
+
+/** The simulator's token in development: the worker reads it, nothing else needs it. */
+const DEV_TOKEN = 'dev-token';
+
+function port(name: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw invalid(`--${name}: must be a port from 1 to 65535, got "${value}"`);
+  return n;
+}
+
+export async function dev(opts: DevOptions, io: CliIo): Promise<void> {
+  const uiPort = port('ui-port', opts.uiPort);
+  const grpcPort = port('port', opts.port);
+  const simPort = port('sim-port', opts.simPort);
+  const say = (line: string) => io.stderr(`${line}\n`);
+  // The worker's start-up chatter (bundling) would bury the URLs people need; warnings and errors still show.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  // Validate the example before anything starts.
+  const example = await loadSpecFile(opts.example);
+
+  const stateDir = path.resolve('.lbaas');
+  await mkdir(stateDir, { recursive: true });
+  const temporalPath = await ensureTemporalCli({ env: io.env, progress: say });
+  say('starting the Temporal dev server …');
+  const server = await startDevServer({
+    temporalPath,
+    port: grpcPort,
+    ui: true,
+    uiPort,
+    dbFile: opts.db ?? path.join(stateDir, 'temporal.db'),
+    logFile: path.join(stateDir, 'temporal.log'),
+    progress: say,
+  });
+  const stops: (() => Promise<void>)[] = [() => server.stop()];
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) await stop().catch((e: Error) => say(`stop: ${e.message}`));
+  };
+  try {
+    const sim = await startSimulator({ port: simPort, token: DEV_TOKEN, stateFile: path.join(stateDir, 'engine.json') });
+    stops.push(() => sim.close());
+    seedDemo(sim.sim);
+
+    const connection = await Connection.connect({ address: server.address });
+    const nativeConnection = await NativeConnection.connect({ address: server.address });
+    stops.push(() => connection.close());
+    stops.push(() => nativeConnection.close());
+    const client = new Client({ connection, namespace: server.namespace });
+    const engine = new EngineClient({ baseUrl: sim.url, token: DEV_TOKEN });
+    stops.push(() => engine.close());
+    const worker = await createLbaasWorker({ connection: nativeConnection, namespace: server.namespace, taskQueue: DEFAULT_TASK_QUEUE, engine, temporalClient: client });
+    const running = worker.run();
+    stops.push(async () => {
+      // The SDK's runtime already begins the shutdown on SIGINT/SIGTERM; asking again is harmless but throws.
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+    });
+    await ensureFullResyncSchedule(client, { taskQueue: DEFAULT_TASK_QUEUE, every: '10m' });
+
+    io.stdout(
+      [
+        `Temporal Web UI     ${server.uiUrl}`,
+        `Temporal gRPC       ${server.address} (namespace ${server.namespace}, task queue ${DEFAULT_TASK_QUEUE})`,
+        `Engine simulator    ${sim.url} (token ${DEV_TOKEN}; admin API ${sim.url}/_sim/objects)`,
+        `full resync         Schedule lbaas-full-resync, every 10m`,
+        '',
+      ].join('\n'),
+    );
+
+    const lbaas = new LbaasClient(client, DEFAULT_TASK_QUEUE);
+    const { revision, workflowId } = await lbaas.apply(example.raw, example.spec);
+    io.stdout(`applied ${opts.example}: service ${example.spec.serviceUid} revision ${revision}, waiting for it to converge …\n`);
+    const result = await lbaas.waitConverged(example.spec.serviceUid, revision);
+    const link = `${server.uiUrl}/namespaces/${server.namespace}/workflows/${encodeURIComponent(workflowId)}`;
+    io.stdout(`${result.converged ? 'converged' : `not converged: ${result.error ?? ''}`} on ${Object.keys(result.loadBalancers).length} load balancers\n`);
+    for (const [address, ports] of Object.entries(result.status)) io.stdout(`  ${address.padEnd(16)} ${ports.join(', ')}\n`);
+    io.stdout(`controller          ${link}\n`);
+    io.stdout(`try: node bin/lbaas.js status ${example.spec.serviceUid}   (Ctrl-C stops everything)\n`);
+
+    await new Promise<void>((resolve) => {
+      const done = () => resolve();
+      process.once('SIGINT', done);
+      process.once('SIGTERM', done);
+    });
+    say('stopping …');
+  } finally {
+    await stopAll();
+  }
+}
