@@ -1,0 +1,141 @@
+/**
+ * The worker's Prometheus endpoint (product.md section 6), on a worker PROCESS started the way an operator starts
+ * it: `node bin/lbaas.js worker` with only environment variables.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import { Client, Connection } from '@temporalio/client';
+import { freePort } from '../../client/devserver';
+import { startSimulator, type RunningSimulator } from '../../simulator';
+import { seedLoadBalancer } from '../helpers/fixtures';
+import { scrape, spawnWorker, sumOf, type Sample, type WorkerProcess } from '../helpers/ops-process';
+import { serviceSpec, TrackedLbaas, uniqueUid } from '../helpers/ops-services';
+import { stopTemporalServer, temporalServer, TEST_TOKEN } from '../helpers/stack';
+import { until } from '../helpers/workflows';
+
+let sim: RunningSimulator;
+let connection: Connection;
+let worker: WorkerProcess;
+let lbaas: TrackedLbaas;
+let metricsAddress: string;
+
+before(async () => {
+  const srv = await temporalServer();
+  sim = await startSimulator({ port: 0, token: TEST_TOKEN, deployMs: { min: 20, max: 60 }, seed: 11 });
+  metricsAddress = `127.0.0.1:${await freePort()}`;
+  const taskQueue = `ops-metrics-${randomUUID()}`;
+  worker = spawnWorker({ temporalAddress: srv.address, namespace: srv.namespace, taskQueue, engineUrl: sim.url, token: TEST_TOKEN, metricsAddress });
+  connection = await Connection.connect({ address: srv.address });
+  lbaas = new TrackedLbaas(new Client({ connection, namespace: srv.namespace }), taskQueue);
+  await worker.ready;
+});
+after(async () => {
+  await lbaas?.cleanup();
+  await worker?.kill();
+  await connection?.close();
+  await sim?.close();
+  await stopTemporalServer();
+});
+
+/** `<METHOD> <resource>` -> requests counted by the worker between two scrapes. */
+function requestCounts(now: readonly Sample[], then: readonly Sample[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  const add = (samples: readonly Sample[], sign: number) => {
+    for (const s of samples.filter((x) => x.name === 'lbaas_http_client_requests_total')) {
+      const k = `${s.labels.method} ${s.labels.resource}`;
+      out[k] = (out[k] ?? 0) + sign * s.value;
+    }
+  };
+  add(now, 1);
+  add(then, -1);
+  return Object.fromEntries(Object.entries(out).filter(([, n]) => n !== 0).sort());
+}
+
+/** The simulator's per-route counts in the same shape: `/api/LBaaS/v1/<kind>.json` is `<kind>`, Core tag routes `tag`. */
+function engineRequestCounts(s: RunningSimulator): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [route, n] of Object.entries(s.stats().requests)) {
+    const [method, path = ''] = route.split(' ');
+    const resource = /\/tags(\/|$)/.test(path) ? 'tag' : path.startsWith('/api/core/v1/resource.json') ? 'resource' : (/^\/api\/LBaaS\/v1\/(\w+)\.json/.exec(path)?.[1] ?? path);
+    out[`${method} ${resource}`] = (out[`${method} ${resource}`] ?? 0) + n;
+  }
+  return Object.fromEntries(Object.entries(out).sort());
+}
+
+/** Distinct metric names of a scrape. */
+const names = (samples: readonly Sample[]) => [...new Set(samples.map((s) => s.name))].sort();
+
+test('worker metrics: lbaas_reconcile_created_total moves by exactly the 12 objects created, Engine requests are counted per resource/method/status exactly as the Engine saw them, reconcile histograms and gauge are recorded, Temporal worker metrics share the endpoint, deletes are counted', async () => {
+  const before = await scrape(metricsAddress);
+  const createdBefore = sumOf(before.samples, 'lbaas_reconcile_created_total');
+  sim.resetStats();
+
+  const uid = uniqueUid('ops-metrics');
+  const lb = seedLoadBalancer(sim, `lb-${uid}`);
+  await lbaas.applyRaw(serviceSpec(uid, [lb]));
+  const r = await lbaas.waitConverged(uid, 1);
+  assert.equal(r.converged, true);
+  assert.equal(r.loadBalancers[lb]?.created, 12);
+
+  const enginePosts = Object.entries(sim.stats().requests)
+    .filter(([route]) => route.startsWith('POST '))
+    .reduce((a, [, n]) => a + n, 0);
+  // Metric values reach the exporter asynchronously: scrape (bounded) until the request counts have caught up.
+  const engineCounts = engineRequestCounts(sim);
+  let after = await scrape(metricsAddress);
+  await until(
+    'the request counters to catch up with the Engine',
+    async () => {
+      after = await scrape(metricsAddress);
+      return JSON.stringify(requestCounts(after.samples, before.samples)) === JSON.stringify(engineCounts);
+    },
+    10_000,
+    200,
+  ).catch(() => {});
+  const present = names(after.samples);
+  console.log(`# metric names on ${metricsAddress}: ${present.join(' ')}`);
+
+  assert.equal(sumOf(after.samples, 'lbaas_reconcile_created_total') - createdBefore, 12);
+  assert.deepEqual(
+    after.samples.filter((s) => s.name === 'lbaas_reconcile_created_total').map((s) => `${s.labels.kind}=${s.value}`).sort(),
+    ['backend=2', 'bind=4', 'frontend=2', 'server=4'],
+  );
+
+  const requests = after.samples.filter((s) => s.name === 'lbaas_http_client_requests_total');
+  assert.ok(requests.length > 0, `lbaas_http_client_requests_total present (names: ${present.join(' ')})`);
+  for (const s of requests) assert.deepEqual(Object.keys(s.labels).sort(), ['method', 'resource', 'status'], `labels of ${JSON.stringify(s.labels)}`);
+  assert.equal(sumOf(after.samples, 'lbaas_http_client_requests_total', { method: 'POST' }), enginePosts);
+  assert.equal(enginePosts, 24, '12 creates and 12 tag requests');
+  // Every request the Engine saw was counted once, under the resource the client names it by.
+  assert.deepEqual(requestCounts(after.samples, before.samples), engineCounts);
+
+  // Workflow-side metrics (recorded by reconcileLoadBalancer, once per run, not on replay).
+  assert.equal(sumOf(after.samples, 'lbaas_reconcile_total_duration_seconds_count'), 1);
+  assert.equal(sumOf(after.samples, 'lbaas_reconcile_create_resources_duration_seconds_count'), 1);
+  assert.deepEqual(
+    after.samples.filter((s) => s.name === 'lbaas_reconcile_resources_pending').map((s) => [s.labels.load_balancer, s.value]),
+    [[lb, 0]],
+  );
+
+  // Temporal's own worker metrics come out of the same endpoint under their documented names.
+  assert.ok(present.includes('temporal_worker_task_slots_available'), `temporal_worker_task_slots_available among ${present.join(' ')}`);
+  assert.ok(sumOf(after.samples, 'temporal_activity_execution_latency_count') >= 24, 'temporal_activity_execution_latency counts the activities');
+  assert.ok(sumOf(after.samples, 'temporal_workflow_completed') >= 2, 'temporal_workflow_completed counts the pass and the load balancer run');
+
+  // Dropping a port destroys its Backend, Frontend, 2 Binds and 2 Servers: lbaas_reconcile_deleted_total moves by 6.
+  const deletedBefore = sumOf(after.samples, 'lbaas_reconcile_deleted_total');
+  await lbaas.applyRaw(serviceSpec(uid, [lb], { ports: { http: { external: 80, internal: 30080 } } }));
+  const r2 = await lbaas.waitConverged(uid, 2);
+  assert.equal(r2.loadBalancers[lb]?.destroyed, 6);
+  const deleted = await until(
+    'lbaas_reconcile_deleted_total to move',
+    async () => {
+      const n = sumOf((await scrape(metricsAddress)).samples, 'lbaas_reconcile_deleted_total') - deletedBefore;
+      return n >= 6 ? n : false;
+    },
+    10_000,
+    200,
+  );
+  assert.equal(deleted, 6);
+});
