@@ -1,0 +1,166 @@
+/**
+ * The core workload: one service (2 ports x 2 addresses x 3 servers) on 2 load balancers, deploy delays 1000-3000
+ * ms, converged from empty and then re-applied unchanged, in every mode: the product (Temporal, readiness polled
+ * inside a heartbeating activity), the same with Temporal-retry-based polling (two schedules), and the waves
+ * baseline. Each repetition uses one seed for all modes, so every mode draws its deploy delays from the same stream.
+ */
+import type { Client } from '@temporalio/client';
+import type { AwaitReadyOptions } from '../activities/objects';
+import { reconcileService } from '../workflows';
+import { serviceTag, validateSpec } from '../workflows/planner';
+import { loadBalancerBound } from './bound';
+import { serviceRunHistory } from './history';
+import type { MsRange, SimAdmin } from './sim-process';
+import { median } from './util';
+import { reconcileInWaves, type CountingEngine } from './waves';
+import type { WorkerProcess } from './worker-process';
+import { CORE_SHAPE, coreSpec } from './workload';
+
+export type ModeName = 'heartbeat' | 'retry' | 'retry-fast' | 'waves';
+export type WorkerKind = 'heartbeat' | 'retry';
+
+export interface Mode {
+  name: ModeName;
+  title: string;
+  /** Which worker runs it (Temporal modes). */
+  worker?: WorkerKind;
+  /** The spec's readiness block (Temporal's retry policy for readiness waits); the spec default when absent. */
+  specReadiness?: Record<string, unknown>;
+}
+
+/** awaitReady options of each worker kind: the product default, and one GET per attempt (Temporal retries poll). */
+export const WORKER_READINESS: Record<WorkerKind, AwaitReadyOptions | undefined> = {
+  heartbeat: undefined,
+  retry: { windowMs: 0 },
+};
+
+export const MODES: readonly Mode[] = [
+  { name: 'heartbeat', title: 'Temporal, polling in a heartbeating activity (product default: 250 ms x 1.25, max 1 s)', worker: 'heartbeat' },
+  { name: 'retry', title: 'Temporal, retry-based polling on the spec default policy (1 s x 1.5)', worker: 'retry' },
+  {
+    name: 'retry-fast',
+    title: 'Temporal, retry-based polling on the heartbeat schedule (spec readiness 250ms x 1.25, max 1s)',
+    worker: 'retry',
+    specReadiness: { initialInterval: '250ms', backoffCoefficient: 1.25, maximumInterval: '1s', maximumAttempts: 200 },
+  },
+  { name: 'waves', title: 'Waves baseline (upstream controller: all Backends, then Frontends and Servers, then Binds; polls 1 s x 1.5)' },
+];
+
+export const CORE_DEPLOY_MS: MsRange = { min: 1000, max: 3000 };
+
+export interface Phase {
+  wallMs: number;
+  requests: number;
+  mutations: number;
+  byRoute: Record<string, number>;
+  /** Temporal modes: by activity type; waves: by purpose. */
+  byPurpose: Record<string, number>;
+  /** Median Engine request latency seen by the reconciler in this phase. */
+  latencyMedianMs: number;
+  /** History events (Temporal modes): the reconcileService run, and each reconcileLoadBalancer run by load balancer. */
+  events: { service: number; perLoadBalancer: Record<string, number> } | null;
+}
+
+export interface LoadBalancerFigures {
+  loadBalancer: string;
+  /** From the start of the reconciliation until this load balancer's reconciliation finished. */
+  convergedMs: number;
+  boundMs: number;
+  deployChainMs: number;
+  levels: number;
+  /** From the start until the Engine finished deploying the last object here. */
+  engineDoneMs: number;
+}
+
+export interface CoreRun {
+  mode: ModeName;
+  rep: number;
+  seed: number;
+  serviceUid: string;
+  apply: Phase;
+  noop: Phase;
+  loadBalancers: LoadBalancerFigures[];
+  /** Max over the load balancers. */
+  serviceBoundMs: number;
+}
+
+export interface CoreContext {
+  client: Client;
+  admin: SimAdmin;
+  workers: Record<WorkerKind, { process: WorkerProcess; taskQueue: string }>;
+  waves: CountingEngine;
+  log: (line: string) => void;
+}
+
+async function measure(ctx: CoreContext, mode: Mode, run: () => Promise<{ events: Phase['events'] }>): Promise<Phase> {
+  await ctx.admin.resetStats();
+  const worker = mode.worker ? ctx.workers[mode.worker].process : null;
+  if (worker) await worker.stats(true);
+  ctx.waves.reset();
+  const t0 = Date.now();
+  const { events } = await run();
+  const wallMs = Date.now() - t0;
+  const stats = await ctx.admin.stats();
+  let byPurpose: Record<string, number>;
+  let latencyMedianMs: number;
+  if (worker) {
+    const w = await worker.stats(true);
+    byPurpose = w.byActivity;
+    latencyMedianMs = w.latencyMedianMs;
+  } else {
+    byPurpose = { ...ctx.waves.counters };
+    latencyMedianMs = median(ctx.waves.latencies);
+  }
+  return { wallMs, requests: stats.total, mutations: stats.mutations, byRoute: stats.requests, byPurpose, latencyMedianMs, events };
+}
+
+export async function runCore(ctx: CoreContext, mode: Mode, rep: number, seed: number): Promise<CoreRun> {
+  const lbs = [
+    await ctx.admin.seedLoadBalancer(`bench-${mode.name}-${rep}-a`, '198.51.100.10'),
+    await ctx.admin.seedLoadBalancer(`bench-${mode.name}-${rep}-b`, '198.51.100.11'),
+  ];
+  const serviceUid = `bench-${mode.name}-r${rep}-s${seed}`;
+  const raw = coreSpec(serviceUid, lbs, mode.specReadiness);
+  const valid = validateSpec(raw);
+  if (!valid.ok) throw new Error(`benchmark spec is invalid: ${JSON.stringify(valid.issues)}`);
+  await ctx.admin.setDeploy(seed, CORE_DEPLOY_MS);
+
+  let started = 0;
+  const perLbDone: Record<string, number> = {};
+  const once = async (label: string, recordDone: boolean): Promise<{ events: Phase['events'] }> => {
+    started = Date.now();
+    if (mode.worker) {
+      const w = ctx.workers[mode.worker];
+      const handle = await ctx.client.workflow.start(reconcileService, { taskQueue: w.taskQueue, workflowId: `bench/${serviceUid}/${label}`, args: [{ spec: raw }] });
+      const result = await handle.result();
+      if (!result.converged) throw new Error(`${serviceUid} did not converge: ${result.error ?? ''}`);
+      const h = await serviceRunHistory(ctx.client, handle);
+      if (recordDone) for (const c of h.children) perLbDone[c.loadBalancer] = c.closedAt - started;
+      return { events: { service: h.events, perLoadBalancer: Object.fromEntries(h.children.map((c) => [c.loadBalancer, c.events])) } };
+    }
+    const result = await reconcileInWaves(ctx.waves.engine, valid.spec);
+    if (recordDone) for (const l of result.loadBalancers) perLbDone[l.loadBalancer] = l.finishedAt - started;
+    return { events: null };
+  };
+
+  const apply = await measure(ctx, mode, () => once('apply', true));
+  const applyStarted = started;
+  const objects = await ctx.admin.objects(serviceTag(serviceUid));
+  const expected = CORE_SHAPE.objectsPerLoadBalancer * lbs.length;
+  if (objects.length !== expected) throw new Error(`${serviceUid}: ${objects.length} objects tagged, expected ${expected}`);
+  const loadBalancers = lbs.map((lb) => {
+    const b = loadBalancerBound(objects, lb, apply.latencyMedianMs);
+    return {
+      loadBalancer: lb,
+      convergedMs: perLbDone[lb] ?? NaN,
+      boundMs: b.boundMs,
+      deployChainMs: b.deployChainMs,
+      levels: b.levels,
+      engineDoneMs: b.lastDeployedAt - applyStarted,
+    };
+  });
+  const noop = await measure(ctx, mode, () => once('reapply', false));
+  const after = await ctx.admin.objects(serviceTag(serviceUid));
+  if (after.length !== expected) throw new Error(`${serviceUid}: the re-apply left ${after.length} objects, expected ${expected}`);
+  return { mode: mode.name, rep, seed, serviceUid, apply, noop, loadBalancers, serviceBoundMs: Math.max(...loadBalancers.map((l) => l.boundMs)) };
+}

@@ -1,0 +1,195 @@
+/**
+ * `npm run bench [-- --quick] [--seed N] [--reps N] [--services N] [--out FILE] [--no-write]`
+ *
+ * Measures the orchestrator against the lower bound of the Engine's own deploy delays and against the upstream
+ * controller's waves, compares readiness polling strategies, measures workflow history sizes, throughput of one
+ * worker and the cost of a no-op full resync. Prints a table, writes docs/benchmarks.md and docs/benchmarks.svg, and
+ * ends with one line: `summary: convergence_vs_bound=<x> convergence_vs_waves=<x> requests_vs_waves=<x> noop_writes=<n>`.
+ *
+ * Everything runs on loopback: a Temporal dev server, the Engine simulator in a child process, and the workers in
+ * child processes of their own (their peak RSS is read from /proc). `--quick` (2 repetitions, 40 services) finishes
+ * within 5 minutes on a 2-CPU machine; the full run (5 repetitions, 200 services) takes longer.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { startDevServer, type DevServer } from '../client/devserver';
+import { ensureTemporalCli } from '../client/temporal-path';
+import { workflowsPath } from '../worker/main';
+import { reconcileService } from '../workflows';
+import { CORE_DEPLOY_MS, MODES, runCore, WORKER_READINESS, type CoreContext, type CoreRun, type WorkerKind } from './core';
+import { markdown, summarize, svgChart, textReport, type BenchResult, type Machine } from './report';
+import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
+import { runThroughput } from './throughput';
+import { CountingEngine } from './waves';
+import { WorkerProcess } from './worker-process';
+import { coreSpec } from './workload';
+
+interface Args {
+  quick: boolean;
+  seed: number;
+  reps: number;
+  services: number;
+  out: string | null;
+}
+
+function parseArgs(argv: string[]): Args {
+  const quick = argv.includes('--quick');
+  const value = (name: string): string | undefined => {
+    const i = argv.indexOf(name);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const num = (name: string, def: number, min: number): number => {
+    const raw = value(name);
+    if (raw === undefined) return def;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min) throw new Error(`${name}: expected an integer >= ${min}, got ${raw}`);
+    return n;
+  };
+  const known = new Set(['--quick', '--seed', '--reps', '--services', '--out', '--no-write']);
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (!known.has(a)) throw new Error(`unknown argument ${a} (flags: ${[...known].join(' ')})`);
+    if (a !== '--quick' && a !== '--no-write') i++;
+  }
+  const out = argv.includes('--no-write') ? null : path.resolve(value('--out') ?? path.join(__dirname, '..', '..', 'docs', 'benchmarks.md'));
+  return { quick, seed: num('--seed', 42, 0), reps: num('--reps', quick ? 2 : 5, 1), services: num('--services', quick ? 40 : 200, 1), out };
+}
+
+const log = (line: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+
+function machine(temporalPath: string): Machine {
+  let temporalCli = 'unknown';
+  try {
+    temporalCli = execFileSync(temporalPath, ['--version'], { encoding: 'utf8' }).trim().replace(/^temporal version /, '');
+  } catch {
+    // Reported as unknown.
+  }
+  return {
+    cpus: os.availableParallelism?.() ?? os.cpus().length,
+    cpuModel: os.cpus()[0]?.model?.trim() ?? 'unknown',
+    memoryBytes: os.totalmem(),
+    node: process.version,
+    os: `${os.type()} ${os.release()}`,
+    temporalCli,
+    loadAvgStart: os.loadavg(),
+    loadAvgEnd: [],
+  };
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const startedAt = new Date();
+  const t0 = Date.now();
+  const temporalPath = await ensureTemporalCli({ progress: log });
+  const mach = machine(temporalPath);
+  log(`${args.quick ? 'quick' : 'full'} run: seed ${args.seed}, ${args.reps} repetition(s), ${args.services} services for throughput`);
+
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'lbaas-bench-'));
+  let server: DevServer | null = null;
+  let sim: SimProcess | null = null;
+  let connection: Connection | null = null;
+  const workers: WorkerProcess[] = [];
+  let wavesEngine: CountingEngine | null = null;
+  try {
+    log('starting the Temporal dev server, the simulator and bundling the workflows');
+    const quiet = { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} };
+    const [srv, simProc, bundle] = await Promise.all([
+      startDevServer({ temporalPath }),
+      startSimProcess({ seed: args.seed, deployMs: CORE_DEPLOY_MS }),
+      bundleWorkflowCode({ workflowsPath, logger: quiet as never }),
+    ]);
+    server = srv;
+    sim = simProc;
+    const bundlePath = path.join(tmp, 'workflows.js');
+    writeFileSync(bundlePath, bundle.code);
+    connection = await Connection.connect({ address: srv.address });
+    const client = new Client({ connection, namespace: srv.namespace });
+    const workerConfig = (taskQueue: string, kind: WorkerKind) => ({
+      address: srv.address,
+      namespace: srv.namespace,
+      taskQueue,
+      engineUrl: simProc.url,
+      token: BENCH_TOKEN,
+      bundlePath,
+      ...(WORKER_READINESS[kind] ? { readiness: WORKER_READINESS[kind] } : {}),
+    });
+
+    const run = randomUUID().slice(0, 8);
+    const queues: Record<WorkerKind, string> = { heartbeat: `bench-heartbeat-${run}`, retry: `bench-retry-${run}` };
+    log('starting the workers');
+    const [hbWorker, retryWorker] = await Promise.all([WorkerProcess.start(workerConfig(queues.heartbeat, 'heartbeat')), WorkerProcess.start(workerConfig(queues.retry, 'retry'))]);
+    workers.push(hbWorker, retryWorker);
+    wavesEngine = new CountingEngine(simProc.url, BENCH_TOKEN);
+    const ctx: CoreContext = {
+      client,
+      admin: simProc.admin,
+      workers: { heartbeat: { process: hbWorker, taskQueue: queues.heartbeat }, retry: { process: retryWorker, taskQueue: queues.retry } },
+      waves: wavesEngine,
+      log,
+    };
+
+    // Warm-up (not measured): the first workflow tasks of a worker create its sandbox and compile the bundle.
+    log('warming up the workers');
+    await simProc.admin.setDeploy(args.seed, { min: 10, max: 20 });
+    const warmLb = await simProc.admin.seedLoadBalancer('bench-warmup', '198.51.100.99');
+    await Promise.all(
+      (Object.keys(queues) as WorkerKind[]).map(async (kind) => {
+        const uid = `bench-warmup-${kind}-${run}`;
+        await client.workflow.execute(reconcileService, { taskQueue: queues[kind], workflowId: `bench/${uid}`, args: [{ spec: coreSpec(uid, [warmLb]) }] });
+      }),
+    );
+
+    const core: CoreRun[] = [];
+    for (let rep = 0; rep < args.reps; rep++) {
+      // Rotate the order of modes so that drifting background load does not always hit the same one.
+      const order = MODES.map((_, i) => MODES[(i + rep) % MODES.length] as (typeof MODES)[number]);
+      for (const mode of order) {
+        const c = await runCore(ctx, mode, rep, args.seed + rep);
+        core.push(c);
+        log(
+          `core rep ${rep} ${mode.name}: ${(c.apply.wallMs / 1000).toFixed(2)} s (bound ${(c.serviceBoundMs / 1000).toFixed(2)} s, ratio ${(c.apply.wallMs / c.serviceBoundMs).toFixed(2)}), ${c.apply.requests} requests; no-op ${(c.noop.wallMs / 1000).toFixed(2)} s, ${c.noop.requests} requests, ${c.noop.mutations} writes`,
+        );
+      }
+    }
+    await Promise.all(workers.splice(0).map((w) => w.stop()));
+
+    log('starting a fresh worker for the throughput run');
+    const fleetQueue = `bench-fleet-${run}`;
+    const fleetWorker = await WorkerProcess.start(workerConfig(fleetQueue, 'heartbeat'));
+    workers.push(fleetWorker);
+    const throughput = await runThroughput({ client, admin: simProc.admin, worker: fleetWorker, taskQueue: fleetQueue, services: args.services, seed: args.seed, log });
+    log(`throughput: ${throughput.servicesPerMinute.toFixed(0)} services/min, no-op resync ${throughput.noop.requests} requests, ${throughput.noop.mutations} writes`);
+    await Promise.all(workers.splice(0).map((w) => w.stop()));
+
+    mach.loadAvgEnd = os.loadavg();
+    const result: BenchResult = { quick: args.quick, seed: args.seed, reps: args.reps, startedAt, durationMs: Date.now() - t0, machine: mach, modes: MODES, core, throughput };
+    const summary = summarize(result);
+    process.stdout.write(textReport(result, summary));
+    if (args.out) {
+      mkdirSync(path.dirname(args.out), { recursive: true });
+      const svgName = `${path.basename(args.out, '.md')}.svg`;
+      const command = `npm run bench${args.quick ? ' -- --quick' : ''}${args.seed !== 42 ? ` --seed ${args.seed}` : ''}`;
+      writeFileSync(args.out, markdown(result, summary, svgName, command));
+      writeFileSync(path.join(path.dirname(args.out), svgName), svgChart(result));
+      process.stdout.write(`wrote ${path.relative(process.cwd(), args.out)} and ${svgName}\n`);
+    }
+    process.stdout.write(`${summary.line}\n`);
+  } finally {
+    await Promise.all(workers.map((w) => w.stop().catch(() => {})));
+    await connection?.close();
+    await wavesEngine?.engine.close();
+    await sim?.stop();
+    await server?.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+});

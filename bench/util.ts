@@ -1,0 +1,68 @@
+/** Small helpers shared by the benchmark: statistics, formatting, process memory. */
+import { readFileSync } from 'node:fs';
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Linear-interpolated quantile; NaN for no values. */
+export function quantile(values: readonly number[], q: number): number {
+  if (values.length === 0) return NaN;
+  const s = [...values].sort((a, b) => a - b);
+  const pos = (s.length - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  const a = s[lo] as number;
+  const b = s[hi] as number;
+  return a + (b - a) * (pos - lo);
+}
+
+export const median = (values: readonly number[]) => quantile(values, 0.5);
+export const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
+export const mean = (values: readonly number[]) => (values.length === 0 ? NaN : sum(values) / values.length);
+
+/** Seconds with `digits` decimals. */
+export const secs = (ms: number, digits = 2) => (Number.isFinite(ms) ? (ms / 1000).toFixed(digits) : 'n/a');
+export const ratio = (x: number, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) : 'n/a');
+export const mib = (bytes: number) => (Number.isFinite(bytes) ? `${(bytes / 2 ** 20).toFixed(0)} MiB` : 'n/a');
+export const int = (x: number) => (Number.isFinite(x) ? String(Math.round(x)) : 'n/a');
+
+/** "min-max (median m)" of a list, in the given unit formatter. */
+export function spread(values: readonly number[], fmt: (x: number) => string): string {
+  if (values.length === 0) return 'n/a';
+  if (values.length === 1) return fmt(values[0] as number);
+  return `${fmt(median(values))} (${fmt(Math.min(...values))}-${fmt(Math.max(...values))})`;
+}
+
+export interface ProcMemory {
+  /** Current resident set. */
+  rssBytes: number;
+  /** Peak resident set since the process started (VmHWM). */
+  hwmBytes: number;
+}
+
+/** Resident and peak resident memory of a process, from /proc (Linux); null where /proc is not available. */
+export function procMemory(pid: number): ProcMemory | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (key: string) => {
+      const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text);
+      return m ? Number(m[1]) * 1024 : NaN;
+    };
+    return { rssBytes: kb('VmRSS'), hwmBytes: kb('VmHWM') };
+  } catch {
+    return null;
+  }
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight; results keep the input order. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const run = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i] as T, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, run));
+  return results;
+}
