@@ -1,0 +1,155 @@
+/**
+ * The `lbaas` command line (product.md section 5). Every command is registered here; each command's work lives in
+ * its own module. Exit codes: 0 success, 1 reconciliation failed, 2 invalid input or usage, 3 timed out waiting,
+ * 4 Temporal or the Engine unreachable.
+ *
+ * Commands are loaded lazily with require() so that `lbaas --help` does not load Temporal's native worker.
+ */
+/* eslint-disable @typescript-eslint/no-require-imports */
+import { Command, CommanderError, Option } from 'commander';
+import { CliError, EXIT } from './errors';
+import { ensureTemporalCli } from './temporal-path';
+import type * as SimulatorCommandModule from '../simulator/command';
+import type * as WorkerMainModule from '../worker/main';
+import type * as ApplyModule from './commands/apply';
+import type * as DeleteModule from './commands/delete';
+import type * as DevModule from './commands/dev';
+import type * as PlanModule from './commands/plan';
+import type * as ResyncModule from './commands/resync';
+import type * as ScheduleModule from './commands/schedule';
+import type * as StatusModule from './commands/status';
+
+export interface CliIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+}
+
+const defaultIo: CliIo = {
+  stdout: (t) => process.stdout.write(t),
+  stderr: (t) => process.stderr.write(t),
+  env: process.env,
+};
+
+const outputOption = () => new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text');
+
+export function buildProgram(io: CliIo = defaultIo): Command {
+  const program = new Command('lbaas')
+    .description('Keeps Anexia LBaaS load balancers configured for a service, durably, on Temporal.')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .exitOverride();
+
+  program
+    .command('apply')
+    .description("validate a spec, apply it to the service's controller, and with --wait wait for that revision's pass")
+    .requiredOption('-f, --file <file>', 'service spec, YAML or JSON ("-" for stdin)')
+    .option('--wait', 'wait until the pass for this revision has finished')
+    .option('--timeout <duration>', 'give up waiting after this long (e.g. 90s, 10m)', '10m')
+    .addOption(outputOption())
+    .action((opts) => (require('./commands/apply') as typeof ApplyModule).apply(opts, io));
+
+  program
+    .command('plan')
+    .description('dry run: what a pass would create, destroy and recover on each load balancer')
+    .requiredOption('-f, --file <file>', 'service spec, YAML or JSON ("-" for stdin)')
+    .addOption(outputOption())
+    .action((opts) => (require('./commands/plan') as typeof PlanModule).plan(opts, io));
+
+  program
+    .command('status')
+    .description("the controller's view of a service: phase, revision, status, per load balancer and per object")
+    .argument('<uid>', 'service uid')
+    .addOption(outputOption())
+    .action((uid, opts) => (require('./commands/status') as typeof StatusModule).status(uid, opts, io));
+
+  program
+    .command('list')
+    .description('services with their phase and load balancers')
+    .addOption(outputOption())
+    .action((opts) => (require('./commands/status') as typeof StatusModule).list(opts, io));
+
+  program
+    .command('delete')
+    .description('tear down everything the service owns on every load balancer, then end its controller')
+    .argument('<uid>', 'service uid')
+    .option('--wait', 'wait until the teardown has finished')
+    .option('--timeout <duration>', 'give up waiting after this long', '10m')
+    .action((uid, opts) => (require('./commands/delete') as typeof DeleteModule).deleteService(uid, opts, io));
+
+  program
+    .command('resync')
+    .description('reconcile now: one service, or every service with --all')
+    .argument('[uid]', 'service uid')
+    .option('--all', 'every service (runs the full resync)')
+    .action((uid, opts) => (require('./commands/resync') as typeof ResyncModule).resync(uid, opts, io));
+
+  const schedule = program.command('schedule').description('the full-resync Schedule lbaas-full-resync');
+  schedule
+    .command('set')
+    .description('create or update the schedule')
+    .requiredOption('--every <duration>', 'interval, e.g. 10m')
+    .option('--destroy-orphans', 'let full resyncs destroy objects tagged for services that have no controller')
+    .action((opts) => (require('./commands/schedule') as typeof ScheduleModule).scheduleSet(opts, io));
+  for (const [name, description] of [
+    ['describe', 'show the schedule, its next runs and recent actions'],
+    ['pause', 'pause the schedule'],
+    ['unpause', 'unpause the schedule'],
+    ['trigger', 'start a full resync now (skipped when one is running)'],
+    ['delete', 'delete the schedule'],
+  ] as const) {
+    schedule
+      .command(name)
+      .description(description)
+      .addOption(outputOption())
+      .action((opts) => (require('./commands/schedule') as typeof ScheduleModule).scheduleAction(name, opts, io));
+  }
+
+  program
+    .command('worker')
+    .description('run a worker: Temporal settings from TEMPORAL_* / temporal.toml, the Engine from ANEXIA_ENGINE_URL and ANEXIA_TOKEN')
+    .action(() => (require('../worker/main') as typeof WorkerMainModule).runWorkerFromEnv(io));
+
+  program
+    .command('dev')
+    .description('the whole local stack: Temporal dev server with Web UI, Engine simulator, worker, schedule, example service')
+    .option('--ui-port <port>', 'Web UI port', '8233')
+    .option('--port <port>', 'Temporal gRPC port', '7233')
+    .option('--sim-port <port>', 'Engine simulator port', '8090')
+    .option('--db <file>', 'SQLite file for Temporal state (default: .lbaas/temporal.db)')
+    .option('--example <file>', 'service spec to apply', 'examples/service.yaml')
+    .action((opts) => (require('./commands/dev') as typeof DevModule).dev(opts, io));
+
+  program
+    .command('temporal-path')
+    .description(`make sure the Temporal CLI is installed; print its path`)
+    .action(async () => {
+      const p = await ensureTemporalCli({ env: io.env, progress: (l) => io.stderr(`${l}\n`) });
+      io.stdout(`${p}\n`);
+    });
+
+  // The simulator registers its own command and flags.
+  (require('../simulator/command') as typeof SimulatorCommandModule).addSimCommand(program);
+
+  return program;
+}
+
+/** Runs the CLI and resolves to the process exit code. */
+export async function main(argv: string[], io: CliIo = defaultIo): Promise<number> {
+  const program = buildProgram(io);
+  try {
+    await program.parseAsync(argv);
+    return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0) return EXIT.ok;
+      return EXIT.invalid;
+    }
+    if (err instanceof CliError) {
+      io.stderr(`lbaas: ${err.message}\n`);
+      return err.exitCode;
+    }
+    io.stderr(`lbaas: ${(err as Error).message ?? String(err)}\n`);
+    return EXIT.failed;
+  }
+}
