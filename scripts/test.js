@@ -4,6 +4,7 @@
 // that every test file shares (each file uses its own task queue), runs Node's test runner over dist/test, and stops
 // the server. Arguments select test files or directories (default: all of dist/test).
 const { spawn } = require('node:child_process');
+const fs = require('node:fs');
 const path = require('node:path');
 const { ensureTemporalCli } = require('../dist/client/temporal-path.js');
 const { startDevServer } = require('../dist/client/devserver.js');
@@ -14,8 +15,11 @@ async function main() {
   progress(`Temporal CLI: ${temporalPath}`);
   const server = await startDevServer({ temporalPath });
   progress(`Temporal dev server: ${server.address}`);
+  // Node 20 would run every .js below a directory named test (helpers and the chaos runner included): pass the
+  // *.test.js files explicitly.
   const targets = process.argv.slice(2);
-  const files = targets.length > 0 ? targets : [path.join('dist', 'test')];
+  const files = (targets.length > 0 ? targets : [path.join('dist', 'test')]).flatMap(testFiles);
+  if (files.length === 0) throw new Error(`no *.test.js files in ${targets.join(' ') || 'dist/test'}`);
   const code = await new Promise((resolve) => {
     const child = spawn(process.execPath, ['--test', '--test-reporter=spec', ...files], {
       stdio: 'inherit',
@@ -25,6 +29,15 @@ async function main() {
   });
   await server.stop();
   process.exitCode = code;
+}
+
+function testFiles(target) {
+  if (!fs.statSync(target).isDirectory()) return [target];
+  return fs
+    .readdirSync(target, { recursive: true })
+    .filter((f) => f.endsWith('.test.js'))
+    .sort()
+    .map((f) => path.join(target, f));
 }
 
 main().catch((err) => {
