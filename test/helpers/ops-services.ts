@@ -90,6 +90,7 @@ export async function untilVisible(client: Client, query: string, expected: stri
 }
 
 export interface ActivityRun {
+  activityId: string;
   activityType: string;
   identity: string;
   attempt: number;
@@ -99,12 +100,12 @@ export interface ActivityRun {
 
 /** Every activity attempt that history records (ActivityTaskStarted), with the worker identity that ran it. */
 export function activityRuns(events: readonly HistoryEvent[]): ActivityRun[] {
-  const types = new Map<string, string>();
+  const types = new Map<string, { activityId: string; activityType: string }>();
   const closed = new Map<string, string>();
   for (const e of events) {
     const id = String(e.eventId);
     const a = e.activityTaskScheduledEventAttributes;
-    if (a) types.set(id, a.activityType?.name ?? '?');
+    if (a) types.set(id, { activityId: a.activityId ?? '', activityType: a.activityType?.name ?? '?' });
     const close =
       (e.activityTaskCompletedEventAttributes && ['completed', e.activityTaskCompletedEventAttributes.scheduledEventId]) ||
       (e.activityTaskFailedEventAttributes && ['failed', e.activityTaskFailedEventAttributes.scheduledEventId]) ||
@@ -116,7 +117,8 @@ export function activityRuns(events: readonly HistoryEvent[]): ActivityRun[] {
     const s = e.activityTaskStartedEventAttributes;
     if (!s) return [];
     const scheduled = String(s.scheduledEventId);
-    return [{ activityType: types.get(scheduled) ?? '?', identity: s.identity ?? '', attempt: s.attempt ?? 0, outcome: closed.get(scheduled) ?? 'running' }];
+    const t = types.get(scheduled) ?? { activityId: '?', activityType: '?' };
+    return [{ ...t, identity: s.identity ?? '', attempt: s.attempt ?? 0, outcome: closed.get(scheduled) ?? 'running' }];
   });
 }
 

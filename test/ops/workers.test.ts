@@ -1,0 +1,176 @@
+/**
+ * Worker PROCESSES on one task queue, as an operator runs them: they share the work, a SIGKILLed worker loses
+ * nothing, and SIGTERM drains running activities before the process exits 0.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import { Client, Connection } from '@temporalio/client';
+import { startSimulator, type RunningSimulator } from '../../simulator';
+import { workflowIds } from '../../workflows/options';
+import { describeObjects, expectedLines, objectsOn, tagOf, type OracleSpec } from '../helpers/engine-state';
+import { seedLoadBalancer } from '../helpers/fixtures';
+import { exitWithin, spawnWorker, type WorkerProcess } from '../helpers/ops-process';
+import { activityRuns, historyOf, pendingActivities, serviceSpec, TrackedLbaas, uniqueUid, type ActivityRun, type PendingActivity } from '../helpers/ops-services';
+import { stopTemporalServer, temporalServer, TEST_TOKEN } from '../helpers/stack';
+import { until } from '../helpers/workflows';
+
+/** The worker's default shutdown grace time (worker/main.ts DEFAULT_SHUTDOWN_GRACE). */
+const GRACE_MS = 30_000;
+
+let sim: RunningSimulator;
+let connection: Connection;
+let client: Client;
+let lbaas: TrackedLbaas;
+let w1: WorkerProcess;
+let w2: WorkerProcess;
+
+before(async () => {
+  const srv = await temporalServer();
+  sim = await startSimulator({ port: 0, token: TEST_TOKEN, deployMs: { min: 100, max: 300 }, seed: 13 });
+  const taskQueue = `ops-workers-${randomUUID()}`;
+  const start = () => spawnWorker({ temporalAddress: srv.address, namespace: srv.namespace, taskQueue, engineUrl: sim.url, token: TEST_TOKEN });
+  w1 = start();
+  w2 = start();
+  connection = await Connection.connect({ address: srv.address });
+  client = new Client({ connection, namespace: srv.namespace });
+  lbaas = new TrackedLbaas(client, taskQueue);
+  await Promise.all([w1.ready, w2.ready]);
+});
+after(async () => {
+  await lbaas?.cleanup();
+  await Promise.all([w1?.kill(), w2?.kill()]);
+  await connection?.close();
+  await sim?.close();
+  await stopTemporalServer();
+});
+
+interface Service {
+  uid: string;
+  lb: string;
+  raw: Record<string, unknown>;
+}
+
+function newServices(prefix: string, n: number): Service[] {
+  return Array.from({ length: n }, () => {
+    const uid = uniqueUid(prefix);
+    const lb = seedLoadBalancer(sim, `lb-${uid}`);
+    return { uid, lb, raw: serviceSpec(uid, [lb]) };
+  });
+}
+
+/** Rejects after `ms`: waits in this file are bounded even where the client call itself is not. */
+async function within<T>(what: string, ms: number, p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not done within ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Every service converged on revision 1 and the Engine holds exactly its objects, each once, each tagged. */
+async function assertConvergedExactly(services: Service[]): Promise<void> {
+  const results = await within(
+    'all services converging',
+    60_000,
+    Promise.all(services.map((s) => lbaas.waitConverged(s.uid, 1))),
+  );
+  results.forEach((r, i) => assert.deepEqual({ uid: r.serviceUid, converged: r.converged, revision: r.revision }, { uid: services[i]?.uid, converged: true, revision: 1 }));
+  for (const s of services) {
+    const onLb = objectsOn(sim, s.lb);
+    assert.deepEqual(describeObjects(onLb, sim), expectedLines(s.raw as unknown as OracleSpec), `objects on ${s.lb} (${s.uid}), each exactly once`);
+    assert.deepEqual(onLb.filter((o) => !o.tags.includes(tagOf(s.uid))).map((o) => `${o.kind} ${o.name}`), [], `untagged objects on ${s.lb}`);
+  }
+}
+
+/** Activity attempts recorded in the histories of the services' load balancer reconciliations (latest runs). */
+async function lbActivityRuns(services: Service[]): Promise<ActivityRun[]> {
+  const all = await Promise.all(services.map(async (s) => activityRuns(await historyOf(client.workflow.getHandle(workflowIds.loadBalancer(s.uid, s.lb))))));
+  return all.flat();
+}
+
+async function lbPending(services: Service[]): Promise<PendingActivity[]> {
+  return (await Promise.all(services.map((s) => pendingActivities(client.workflow.getHandle(workflowIds.loadBalancer(s.uid, s.lb)))))).flat();
+}
+
+test('two worker processes on one task queue share the work: both run activities (ActivityTaskStarted identities), every service converges exactly', async () => {
+  const services = newServices('ops-share', 6);
+  await Promise.all(services.map((s) => lbaas.applyRaw(s.raw)));
+  await assertConvergedExactly(services);
+
+  const runs = await lbActivityRuns(services);
+  const byWorker = new Map<string, number>();
+  for (const r of runs) byWorker.set(r.identity, (byWorker.get(r.identity) ?? 0) + 1);
+  console.log(`# activities per worker: ${JSON.stringify(Object.fromEntries(byWorker))}`);
+  assert.deepEqual([...byWorker.keys()].sort(), [w1.identity, w2.identity].sort(), 'activities ran on exactly the two worker processes');
+  assert.ok((byWorker.get(w1.identity) ?? 0) > 0 && (byWorker.get(w2.identity) ?? 0) > 0);
+  assert.ok(runs.every((r) => r.outcome === 'completed'), 'every activity completed');
+});
+
+test('SIGKILL of one worker mid-run loses nothing: its readiness waits are retried on the other worker, every service converges exactly, no duplicates, no untagged objects', async () => {
+  // Long deploys: most of a pass is spent in heartbeating readiness waits, which a crashed worker gives back after
+  // their 15 s heartbeat timeout. (An Engine call caught in flight would only be retried after its 2 min
+  // start-to-close timeout, so the kill waits for a moment where the victim runs readiness waits only.)
+  sim.setFaults({ deployMs: { min: 1500, max: 2500 } });
+  try {
+    const services = newServices('ops-kill', 6);
+    await Promise.all(services.map((s) => lbaas.applyRaw(s.raw)));
+    const victim = w2.identity;
+    const atKill = await until(
+      'the second worker to be running readiness waits only',
+      async () => {
+        const pending = await lbPending(services);
+        const onVictim = pending.filter((p) => p.state === 'STARTED' && p.lastWorkerIdentity === victim);
+        return onVictim.length > 0 && onVictim.every((p) => p.activityType === 'awaitReady') ? onVictim : false;
+      },
+      20_000,
+      20,
+    );
+    await w2.kill();
+    assert.deepEqual(await exitWithin(w2, 5_000), { code: null, signal: 'SIGKILL' });
+    const taggedAtKill = sim.objects().filter((o) => services.some((s) => o.tags.includes(tagOf(s.uid)))).length;
+    assert.ok(taggedAtKill < 72, `the kill came mid-run (${taggedAtKill} of 72 objects existed)`);
+    console.log(`# killed ${victim} with ${atKill.length} readiness waits running, ${taggedAtKill}/72 objects created`);
+
+    await assertConvergedExactly(services);
+    const retried = (await lbActivityRuns(services)).filter((r) => r.activityType === 'awaitReady' && r.attempt >= 2);
+    assert.ok(retried.length >= atKill.length, `the killed worker's ${atKill.length} readiness waits were retried (retried: ${retried.length})`);
+    assert.ok(retried.every((r) => r.identity === w1.identity && r.outcome === 'completed'), 'the surviving worker completed the retries');
+  } finally {
+    sim.setFaults({});
+  }
+});
+
+test('graceful shutdown: SIGTERM while an activity runs lets it finish within the grace time, and the worker exits 0', async () => {
+  assert.equal(w1.hasExited(), false);
+  sim.setFaults({ deployMs: 3000 });
+  try {
+    const [s] = newServices('ops-term', 1) as [Service];
+    await lbaas.applyRaw(s.raw);
+    const handle = client.workflow.getHandle(workflowIds.loadBalancer(s.uid, s.lb));
+    const running = await until(
+      'a readiness wait running on the worker',
+      async () => (await pendingActivities(handle)).find((p) => p.activityType === 'awaitReady' && p.state === 'STARTED' && p.lastWorkerIdentity === w1.identity),
+      20_000,
+      20,
+    );
+    const sent = Date.now();
+    w1.proc.kill('SIGTERM');
+    const exit = await exitWithin(w1, GRACE_MS + 10_000);
+    const tookMs = Date.now() - sent;
+    console.log(`# worker exited ${JSON.stringify(exit)} ${tookMs} ms after SIGTERM`);
+    assert.deepEqual(exit, { code: 0, signal: null }, `exit status; output:\n${w1.output().slice(-2000)}`);
+    assert.ok(tookMs < GRACE_MS, `exited within the grace time (${tookMs} ms)`);
+
+    const run = activityRuns(await historyOf(handle)).find((r) => r.activityId === running.activityId);
+    assert.deepEqual(run && { type: run.activityType, identity: run.identity, attempt: run.attempt, outcome: run.outcome }, {
+      type: 'awaitReady',
+      identity: w1.identity,
+      attempt: running.attempt,
+      outcome: 'completed',
+    });
+  } finally {
+    sim.setFaults({});
+  }
+});
