@@ -35,11 +35,22 @@ export function readSettings(env: NodeJS.ProcessEnv): TemporalSettings {
 export async function connect(env: NodeJS.ProcessEnv): Promise<Temporal> {
   const settings = readSettings(env);
   const { address } = settings.connection;
+  // A refused connection or an unknown host is known in milliseconds, while gRPC would keep trying until its
+  // deadline: probe first so that a mistyped address fails at once.
+  const target = splitAddress(address);
+  const probe = target ? await tcpProbe(target.host, target.port) : null;
+  if (probe?.definitive) throw unreachable(`${where(settings)}: ${probe.reason}`);
   let connection: Connection;
   try {
     connection = await Connection.connect({ ...clientConnectionOptions(settings), connectTimeout: CONNECT_TIMEOUT_MS });
   } catch (err) {
-    throw unreachable(`${where(settings)}: ${await connectFailureReason(address, err)}`);
+    const grpcMessage = (err as Error)?.message ?? String(err);
+    const why = !target
+      ? `${grpcMessage} (the address is not host:port)`
+      : probe
+        ? `${probe.reason}; ${grpcMessage}`
+        : `${address} accepts TCP connections, but no Temporal answer came within ${CONNECT_TIMEOUT_MS / 1000}s (do the TLS settings match?): ${grpcMessage}`;
+    throw unreachable(`${where(settings)}: ${why}`);
   }
   const client = new Client({ connection, namespace: settings.namespace });
   return { settings, connection, client, lbaas: new LbaasClient(client, settings.taskQueue) };
@@ -101,16 +112,6 @@ function where(settings: TemporalSettings): string {
   return `cannot reach Temporal at ${settings.connection.address} (namespace ${settings.namespace})`;
 }
 
-/** gRPC reports every failure as "Failed to connect before the deadline"; a TCP probe usually knows why. */
-async function connectFailureReason(address: string, err: unknown): Promise<string> {
-  const grpcMessage = (err as Error)?.message ?? String(err);
-  const target = splitAddress(address);
-  if (!target) return `${grpcMessage} (the address is not host:port)`;
-  const probe = await tcpProbe(target.host, target.port);
-  if (probe === null) return `${address} accepts TCP connections, but no Temporal answer came within ${CONNECT_TIMEOUT_MS / 1000}s (do the TLS settings match?): ${grpcMessage}`;
-  return probe;
-}
-
 export function splitAddress(address: string): { host: string; port: number } | null {
   const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(address.replace(/^[a-z]+:\/\//i, ''));
   if (!m) return null;
@@ -118,20 +119,23 @@ export function splitAddress(address: string): { host: string; port: number } | 
   return port >= 1 && port <= 65535 ? { host: (m[1] ?? m[2]) as string, port } : null;
 }
 
-/** Why a TCP connection to host:port fails, or null when it succeeds (then TLS, auth or the protocol is at fault). */
-function tcpProbe(host: string, port: number): Promise<string | null> {
+/**
+ * Why a TCP connection to host:port fails, or null when it succeeds (then TLS, auth or the protocol is at fault).
+ * `definitive`: refused or no such host, not worth waiting for; a probe that only timed out leaves the verdict to gRPC.
+ */
+function tcpProbe(host: string, port: number): Promise<{ reason: string; definitive: boolean } | null> {
   return new Promise((resolve) => {
     const socket = net.connect({ host, port });
-    const done = (reason: string | null) => {
+    const done = (r: { reason: string; definitive: boolean } | null) => {
       socket.destroy();
-      resolve(reason);
+      resolve(r);
     };
-    socket.setTimeout(PROBE_TIMEOUT_MS, () => done(`no answer from ${host}:${port} within ${PROBE_TIMEOUT_MS / 1000}s`));
+    socket.setTimeout(PROBE_TIMEOUT_MS, () => done({ reason: `no answer from ${host}:${port} within ${PROBE_TIMEOUT_MS / 1000}s`, definitive: false }));
     socket.once('connect', () => done(null));
     socket.once('error', (e: NodeJS.ErrnoException) => {
-      if (e.code === 'ECONNREFUSED') done(`connection refused by ${host}:${port}`);
-      else if (e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN') done(`host ${host} not found (${e.code})`);
-      else done(`${e.code ?? 'error'}: ${e.message}`);
+      if (e.code === 'ECONNREFUSED') done({ reason: `connection refused by ${host}:${port}`, definitive: true });
+      else if (e.code === 'ENOTFOUND') done({ reason: `host ${host} not found`, definitive: true });
+      else done({ reason: `${e.code ?? 'error'}: ${e.message}`, definitive: false });
     });
   });
 }

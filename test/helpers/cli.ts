@@ -1,0 +1,80 @@
+/** Running the real `lbaas` command line as a child process, the way an operator or a script does. */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+
+/** The repository root, from dist/test/helpers. */
+export const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
+export const LBAAS_BIN = path.join(REPO_ROOT, 'bin', 'lbaas.js');
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+export interface CliTarget {
+  address: string;
+  namespace?: string;
+  taskQueue?: string;
+}
+
+/**
+ * The environment of a CLI run: Temporal settings for the target only (inherited TEMPORAL_* and a user's
+ * temporal.toml could point elsewhere), and never an Engine token: clients do not need one.
+ */
+export function cliEnv(target: CliTarget, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (k.startsWith('TEMPORAL_') || k.startsWith('LBAAS_') || k.startsWith('ANEXIA_')) continue;
+    env[k] = v;
+  }
+  env.TEMPORAL_ADDRESS = target.address;
+  env.TEMPORAL_NAMESPACE = target.namespace ?? 'default';
+  env.TEMPORAL_CONFIG_FILE = path.join(REPO_ROOT, 'does-not-exist', 'temporal.toml');
+  if (target.taskQueue) env.LBAAS_TASK_QUEUE = target.taskQueue;
+  return { ...env, ...extra };
+}
+
+/** Runs `node bin/lbaas.js ...args`; resolves with exit code and output, or rejects when it outlives `timeoutMs`. */
+export function runCli(args: readonly string[], o: { env: NodeJS.ProcessEnv; input?: string | Uint8Array; timeoutMs?: number }): Promise<CliRun> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [LBAAS_BIN, ...args], { env: o.env, cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (d: Buffer) => out.push(d));
+    child.stderr.on('data', (d: Buffer) => err.push(d));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`lbaas ${args.join(' ')} did not finish within ${o.timeoutMs ?? 60_000} ms; stderr: ${Buffer.concat(err).toString()}`));
+    }, o.timeoutMs ?? 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString(), ms: Date.now() - started });
+    });
+    child.stdin.on('error', () => undefined); // The CLI may exit before reading all of stdin.
+    child.stdin.end(o.input ?? '');
+  });
+}
+
+/** Columns of an aligned text table: each header's start offset, checked to be the same in every row. */
+export function tableColumns(lines: readonly string[]): { headers: string[]; offsets: number[]; rows: string[][] } {
+  const [header = '', ...body] = lines;
+  const offsets: number[] = [];
+  const headers: string[] = [];
+  const re = /\S+(?: \S+)*/g;
+  for (let m = re.exec(header); m !== null; m = re.exec(header)) {
+    offsets.push(m.index);
+    headers.push(m[0]);
+  }
+  const rows = body.map((line) =>
+    offsets.map((start, i) => {
+      const end = offsets[i + 1];
+      if (start > 0 && line.length > start && (line[start - 1] !== ' ' || line[start] === ' ')) throw new Error(`column ${headers[i]} not aligned in: ${line}`);
+      return (end === undefined ? line.slice(start) : line.slice(start, end)).trim();
+    }),
+  );
+  return { headers, offsets, rows };
+}
