@@ -20,6 +20,10 @@ export interface LoadBalancerBound {
   objects: number;
   /** When the last object on this load balancer finished deploying (epoch ms). */
   lastDeployedAt: number;
+  /** When the first Backend was created (epoch ms). */
+  firstCreatedAt: number;
+  /** Per Frontend, Bind and Server: from its parent's deploy finishing to its own create (the reconciler's reaction). */
+  reactionsMs: number[];
 }
 
 const link = (o: AdminObject, field: string) => String(o.fields[field] ?? '');
@@ -34,6 +38,11 @@ export function loadBalancerBound(objects: readonly AdminObject[], loadBalancer:
   let best = { ms: 0, deploy: 0, levels: 0 };
   let count = 0;
   let lastDeployedAt = 0;
+  let firstCreatedAt = Infinity;
+  const reactionsMs: number[] = [];
+  const react = (child: AdminObject, parent: AdminObject) => {
+    if (parent.deployedAt !== null) reactionsMs.push(Date.parse(child.createdAt) - Date.parse(parent.deployedAt));
+  };
   const seen = (o: AdminObject) => {
     count++;
     if (o.deployedAt === null) throw new Error(`${o.kind} ${o.name} has not finished deploying: the run did not converge`);
@@ -41,23 +50,27 @@ export function loadBalancerBound(objects: readonly AdminObject[], loadBalancer:
   };
   for (const b of backends) {
     seen(b);
+    firstCreatedAt = Math.min(firstCreatedAt, Date.parse(b.createdAt));
     const chains: { ms: number; deploy: number; levels: number }[] = [{ ms: 0, deploy: 0, levels: 0 }];
     for (const f of frontends.filter((x) => link(x, 'default_backend') === b.identifier)) {
       seen(f);
+      react(f, b);
       let tail = { ms: 0, deploy: 0, levels: 0 };
       for (const bi of binds.filter((x) => link(x, 'frontend') === f.identifier)) {
         seen(bi);
+        react(bi, f);
         if (d(bi) + latencyMs > tail.ms) tail = { ms: d(bi) + latencyMs, deploy: d(bi), levels: 1 };
       }
       chains.push({ ms: d(f) + latencyMs + tail.ms, deploy: d(f) + tail.deploy, levels: 1 + tail.levels });
     }
     for (const s of servers.filter((x) => link(x, 'backend') === b.identifier)) {
       seen(s);
+      react(s, b);
       chains.push({ ms: d(s) + latencyMs, deploy: d(s), levels: 1 });
     }
     const longest = chains.reduce((a, c) => (c.ms > a.ms ? c : a));
     const chain = { ms: d(b) + latencyMs + longest.ms, deploy: d(b) + longest.deploy, levels: 1 + longest.levels };
     if (chain.ms > best.ms) best = chain;
   }
-  return { loadBalancer, deployChainMs: best.deploy, boundMs: best.ms, levels: best.levels, objects: count, lastDeployedAt };
+  return { loadBalancer, deployChainMs: best.deploy, boundMs: best.ms, levels: best.levels, objects: count, lastDeployedAt, firstCreatedAt, reactionsMs };
 }

@@ -16,8 +16,8 @@ import { reconcileInWaves, type CountingEngine } from './waves';
 import type { WorkerProcess } from './worker-process';
 import { CORE_SHAPE, coreSpec } from './workload';
 
-export type ModeName = 'heartbeat' | 'retry' | 'retry-fast' | 'waves';
-export type WorkerKind = 'heartbeat' | 'retry';
+export type ModeName = 'heartbeat' | 'heartbeat-500' | 'retry' | 'retry-fast' | 'waves' | 'waves-jitter';
+export type WorkerKind = 'heartbeat' | 'tuned' | 'retry';
 
 export interface Mode {
   name: ModeName;
@@ -26,24 +26,32 @@ export interface Mode {
   worker?: WorkerKind;
   /** The spec's readiness block (Temporal's retry policy for readiness waits); the spec default when absent. */
   specReadiness?: Record<string, unknown>;
+  /** Waves modes: upstream's jitter factor (0: none). */
+  wavesJitter?: number;
+  /** Informational modes are left out of `--quick` to keep it within 5 minutes. */
+  quick: boolean;
 }
 
 /** awaitReady options of each worker kind: the product default, and one GET per attempt (Temporal retries poll). */
 export const WORKER_READINESS: Record<WorkerKind, AwaitReadyOptions | undefined> = {
   heartbeat: undefined,
+  tuned: { pollMaxMs: 500 },
   retry: { windowMs: 0 },
 };
 
 export const MODES: readonly Mode[] = [
-  { name: 'heartbeat', title: 'Temporal, polling in a heartbeating activity (product default: 250 ms x 1.25, max 1 s)', worker: 'heartbeat' },
-  { name: 'retry', title: 'Temporal, retry-based polling on the spec default policy (1 s x 1.5)', worker: 'retry' },
+  { name: 'heartbeat', title: 'Temporal, polling in a heartbeating activity (product default: 250 ms x 1.25, max 1 s)', worker: 'heartbeat', quick: true },
+  { name: 'heartbeat-500', title: 'the same with polls capped at 500 ms (awaitReady option pollMaxMs: 500, an existing option)', worker: 'tuned', quick: false },
+  { name: 'retry', title: 'Temporal, retry-based polling on the spec default policy (1 s x 1.5)', worker: 'retry', quick: true },
   {
     name: 'retry-fast',
     title: 'Temporal, retry-based polling on the heartbeat schedule (spec readiness 250ms x 1.25, max 1s)',
     worker: 'retry',
+    quick: true,
     specReadiness: { initialInterval: '250ms', backoffCoefficient: 1.25, maximumInterval: '1s', maximumAttempts: 200 },
   },
-  { name: 'waves', title: 'Waves baseline (upstream controller: all Backends, then Frontends and Servers, then Binds; polls 1 s x 1.5)' },
+  { name: 'waves', title: 'Waves baseline (upstream controller: all Backends, then Frontends and Servers, then Binds; polls 1 s x 1.5, no jitter)', wavesJitter: 0, quick: true },
+  { name: 'waves-jitter', title: "the waves baseline with upstream's jitter (every wait stretched by a random 0-150 %), for information", wavesJitter: 1.5, quick: false },
 ];
 
 export const CORE_DEPLOY_MS: MsRange = { min: 1000, max: 3000 };
@@ -57,6 +65,8 @@ export interface Phase {
   byPurpose: Record<string, number>;
   /** Median Engine request latency seen by the reconciler in this phase. */
   latencyMedianMs: number;
+  /** Temporal modes: median gap between consecutive readiness GETs of one object, by ordinal (1st gap, 2nd, ...). */
+  pollGaps: { medianMs: number; count: number }[];
   /** History events (Temporal modes): the reconcileService run, and each reconcileLoadBalancer run by load balancer. */
   events: { service: number; perLoadBalancer: Record<string, number> } | null;
 }
@@ -70,6 +80,10 @@ export interface LoadBalancerFigures {
   levels: number;
   /** From the start until the Engine finished deploying the last object here. */
   engineDoneMs: number;
+  /** From the start until the first Backend was created here. */
+  firstCreateMs: number;
+  /** Per Frontend, Bind and Server: from its parent's deploy finishing to its own create. */
+  reactionsMs: number[];
 }
 
 export interface CoreRun {
@@ -103,15 +117,17 @@ async function measure(ctx: CoreContext, mode: Mode, run: () => Promise<{ events
   const stats = await ctx.admin.stats();
   let byPurpose: Record<string, number>;
   let latencyMedianMs: number;
+  let pollGaps: Phase['pollGaps'] = [];
   if (worker) {
     const w = await worker.stats(true);
     byPurpose = w.byActivity;
     latencyMedianMs = w.latencyMedianMs;
+    pollGaps = w.pollGaps;
   } else {
     byPurpose = { ...ctx.waves.counters };
     latencyMedianMs = median(ctx.waves.latencies);
   }
-  return { wallMs, requests: stats.total, mutations: stats.mutations, byRoute: stats.requests, byPurpose, latencyMedianMs, events };
+  return { wallMs, requests: stats.total, mutations: stats.mutations, byRoute: stats.requests, byPurpose, latencyMedianMs, pollGaps, events };
 }
 
 export async function runCore(ctx: CoreContext, mode: Mode, rep: number, seed: number): Promise<CoreRun> {
@@ -138,7 +154,7 @@ export async function runCore(ctx: CoreContext, mode: Mode, rep: number, seed: n
       if (recordDone) for (const c of h.children) perLbDone[c.loadBalancer] = c.closedAt - started;
       return { events: { service: h.events, perLoadBalancer: Object.fromEntries(h.children.map((c) => [c.loadBalancer, c.events])) } };
     }
-    const result = await reconcileInWaves(ctx.waves.engine, valid.spec);
+    const result = await reconcileInWaves(ctx.waves.engine, valid.spec, mode.wavesJitter ? { jitter: { factor: mode.wavesJitter, seed } } : {});
     if (recordDone) for (const l of result.loadBalancers) perLbDone[l.loadBalancer] = l.finishedAt - started;
     return { events: null };
   };
@@ -157,6 +173,8 @@ export async function runCore(ctx: CoreContext, mode: Mode, rep: number, seed: n
       deployChainMs: b.deployChainMs,
       levels: b.levels,
       engineDoneMs: b.lastDeployedAt - applyStarted,
+      firstCreateMs: b.firstCreatedAt - applyStarted,
+      reactionsMs: b.reactionsMs,
     };
   });
   const noop = await measure(ctx, mode, () => once('reapply', false));

@@ -120,15 +120,17 @@ async function main(): Promise<void> {
     });
 
     const run = randomUUID().slice(0, 8);
-    const queues: Record<WorkerKind, string> = { heartbeat: `bench-heartbeat-${run}`, retry: `bench-retry-${run}` };
+    const modes = MODES.filter((m) => !args.quick || m.quick);
+    const kinds = [...new Set(modes.flatMap((m) => (m.worker ? [m.worker] : [])))] as WorkerKind[];
+    const queues = Object.fromEntries(kinds.map((k) => [k, `bench-${k}-${run}`])) as Record<WorkerKind, string>;
     log('starting the workers');
-    const [hbWorker, retryWorker] = await Promise.all([WorkerProcess.start(workerConfig(queues.heartbeat, 'heartbeat')), WorkerProcess.start(workerConfig(queues.retry, 'retry'))]);
-    workers.push(hbWorker, retryWorker);
+    const started = await Promise.all(kinds.map((k) => WorkerProcess.start(workerConfig(queues[k], k))));
+    workers.push(...started);
     wavesEngine = new CountingEngine(simProc.url, BENCH_TOKEN);
     const ctx: CoreContext = {
       client,
       admin: simProc.admin,
-      workers: { heartbeat: { process: hbWorker, taskQueue: queues.heartbeat }, retry: { process: retryWorker, taskQueue: queues.retry } },
+      workers: Object.fromEntries(kinds.map((k, i) => [k, { process: started[i] as WorkerProcess, taskQueue: queues[k] }])) as CoreContext['workers'],
       waves: wavesEngine,
       log,
     };
@@ -138,7 +140,7 @@ async function main(): Promise<void> {
     await simProc.admin.setDeploy(args.seed, { min: 10, max: 20 });
     const warmLb = await simProc.admin.seedLoadBalancer('bench-warmup', '198.51.100.99');
     await Promise.all(
-      (Object.keys(queues) as WorkerKind[]).map(async (kind) => {
+      kinds.map(async (kind) => {
         const uid = `bench-warmup-${kind}-${run}`;
         await client.workflow.execute(reconcileService, { taskQueue: queues[kind], workflowId: `bench/${uid}`, args: [{ spec: coreSpec(uid, [warmLb]) }] });
       }),
@@ -147,7 +149,7 @@ async function main(): Promise<void> {
     const core: CoreRun[] = [];
     for (let rep = 0; rep < args.reps; rep++) {
       // Rotate the order of modes so that drifting background load does not always hit the same one.
-      const order = MODES.map((_, i) => MODES[(i + rep) % MODES.length] as (typeof MODES)[number]);
+      const order = modes.map((_, i) => modes[(i + rep) % modes.length] as (typeof modes)[number]);
       for (const mode of order) {
         const c = await runCore(ctx, mode, rep, args.seed + rep);
         core.push(c);
@@ -162,12 +164,21 @@ async function main(): Promise<void> {
     const fleetQueue = `bench-fleet-${run}`;
     const fleetWorker = await WorkerProcess.start(workerConfig(fleetQueue, 'heartbeat'));
     workers.push(fleetWorker);
-    const throughput = await runThroughput({ client, admin: simProc.admin, worker: fleetWorker, taskQueue: fleetQueue, services: args.services, seed: args.seed, log });
+    const throughput = await runThroughput({
+      client,
+      admin: simProc.admin,
+      worker: fleetWorker,
+      taskQueue: fleetQueue,
+      services: args.services,
+      seed: args.seed,
+      pids: { temporal: srv.process.pid ?? -1, simulator: simProc.child.pid ?? -1 },
+      log,
+    });
     log(`throughput: ${throughput.servicesPerMinute.toFixed(0)} services/min, no-op resync ${throughput.noop.requests} requests, ${throughput.noop.mutations} writes`);
     await Promise.all(workers.splice(0).map((w) => w.stop()));
 
     mach.loadAvgEnd = os.loadavg();
-    const result: BenchResult = { quick: args.quick, seed: args.seed, reps: args.reps, startedAt, durationMs: Date.now() - t0, machine: mach, modes: MODES, core, throughput };
+    const result: BenchResult = { quick: args.quick, seed: args.seed, reps: args.reps, startedAt, durationMs: Date.now() - t0, machine: mach, modes, core, throughput };
     const summary = summarize(result);
     process.stdout.write(textReport(result, summary));
     if (args.out) {

@@ -5,7 +5,7 @@
 import type { Client } from '@temporalio/client';
 import { reconcileService } from '../workflows';
 import type { MsRange, SimAdmin } from './sim-process';
-import { mapLimit, procMemory, quantile, sleep } from './util';
+import { machineCpuSeconds, mapLimit, procCpuSeconds, procMemory, quantile, sleep } from './util';
 import type { WorkerProcess } from './worker-process';
 import { CORE_SHAPE, fleetSpec } from './workload';
 
@@ -21,6 +21,9 @@ export interface FleetPhase {
   serviceP50Ms: number;
   serviceP95Ms: number;
   converged: number;
+  /** CPU seconds used during the phase, per process (temporal, simulator, worker, benchmark) and by the machine. */
+  cpuSeconds: Record<string, number>;
+  machineBusySeconds: number;
 }
 
 export interface ThroughputResult {
@@ -38,8 +41,16 @@ export interface ThroughputResult {
   workerIdleRssBytes: number;
 }
 
-async function applyAll(client: Client, admin: SimAdmin, taskQueue: string, specs: Record<string, unknown>[], label: string): Promise<FleetPhase> {
+function cpuNow(pids: Record<string, number>): { procs: Record<string, number>; machine: number } {
+  const procs = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, procCpuSeconds(pid)]));
+  const u = process.cpuUsage();
+  procs.benchmark = (u.user + u.system) / 1e6;
+  return { procs, machine: machineCpuSeconds().busy };
+}
+
+async function applyAll(client: Client, admin: SimAdmin, taskQueue: string, specs: Record<string, unknown>[], label: string, pids: Record<string, number>): Promise<FleetPhase> {
   await admin.resetStats();
+  const cpu0 = cpuNow(pids);
   const t0 = Date.now();
   const pending = await mapLimit(specs, START_CONCURRENCY, async (spec) => {
     const started = Date.now();
@@ -53,6 +64,7 @@ async function applyAll(client: Client, admin: SimAdmin, taskQueue: string, spec
   });
   const results = await Promise.all(pending.map((p) => p.done));
   const wallMs = Date.now() - t0;
+  const cpu1 = cpuNow(pids);
   const stats = await admin.stats();
   const failed = results.find((r) => !r.converged);
   if (failed) throw new Error(`throughput (${label}): ${results.filter((r) => !r.converged).length} services did not converge, e.g. ${failed.error ?? ''}`);
@@ -64,11 +76,23 @@ async function applyAll(client: Client, admin: SimAdmin, taskQueue: string, spec
     serviceP50Ms: quantile(ms, 0.5),
     serviceP95Ms: quantile(ms, 0.95),
     converged: results.filter((r) => r.converged).length,
+    cpuSeconds: Object.fromEntries(Object.entries(cpu1.procs).map(([k, v]) => [k, v - (cpu0.procs[k] ?? NaN)])),
+    machineBusySeconds: cpu1.machine - cpu0.machine,
   };
 }
 
 export async function runThroughput(
-  o: { client: Client; admin: SimAdmin; worker: WorkerProcess; taskQueue: string; services: number; seed: number; log: (line: string) => void },
+  o: {
+    client: Client;
+    admin: SimAdmin;
+    worker: WorkerProcess;
+    taskQueue: string;
+    services: number;
+    seed: number;
+    /** Other processes whose CPU time to account: the Temporal server, the simulator. */
+    pids: Record<string, number>;
+    log: (line: string) => void;
+  },
 ): Promise<ThroughputResult> {
   const lbs = [await o.admin.seedLoadBalancer('bench-fleet-a', '198.51.100.20'), await o.admin.seedLoadBalancer('bench-fleet-b', '198.51.100.21')];
   const specs = Array.from({ length: o.services }, (_, i) => fleetSpec(i, lbs));
@@ -85,10 +109,11 @@ export async function runThroughput(
   })();
 
   o.log(`throughput: applying ${o.services} services x ${lbs.length} load balancers`);
-  const apply = await applyAll(o.client, o.admin, o.taskQueue, specs, 'apply');
+  const pids = { ...o.pids, worker: o.worker.pid };
+  const apply = await applyAll(o.client, o.admin, o.taskQueue, specs, 'apply', pids);
   const afterApply = procMemory(o.worker.pid);
   o.log(`throughput: no-op resync of ${o.services} services`);
-  const noop = await applyAll(o.client, o.admin, o.taskQueue, specs, 'resync');
+  const noop = await applyAll(o.client, o.admin, o.taskQueue, specs, 'resync', pids);
   const afterResync = procMemory(o.worker.pid);
   sampling = false;
   await sampler;

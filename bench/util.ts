@@ -1,4 +1,5 @@
 /** Small helpers shared by the benchmark: statistics, formatting, process memory. */
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -65,4 +66,41 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (it
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, run));
   return results;
+}
+
+let clockTicks: number | null = null;
+function ticksPerSecond(): number {
+  if (clockTicks === null) {
+    try {
+      clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      clockTicks = 100;
+    }
+  }
+  return clockTicks;
+}
+
+/** CPU seconds (user + system) a process has used so far; NaN where /proc is not available. */
+export function procCpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 of proc(5) (utime, stime) are 11 and 12 after the command name.
+    return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond();
+  } catch {
+    return NaN;
+  }
+}
+
+/** Busy and total CPU seconds of the whole machine so far (all processes, all CPUs), from /proc/stat. */
+export function machineCpuSeconds(): { busy: number; total: number } {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+    const v = line.trim().split(/\s+/).slice(1).map(Number);
+    const total = sum(v.slice(0, 8));
+    const idle = (v[3] ?? 0) + (v[4] ?? 0);
+    return { busy: (total - idle) / ticksPerSecond(), total: total / ticksPerSecond() };
+  } catch {
+    return { busy: NaN, total: NaN };
+  }
 }

@@ -9,12 +9,13 @@
  * waves emerge as upstream's do: all Backends; then all Frontends and Servers; then all Binds; then a pass that finds
  * nothing to do. Each wave waits for its slowest object: every object is read once right away, then the not-ready
  * ones after 1 s, 1.5 s, 2.25 s, ... (upstream `wait.ExponentialBackoff{Duration: 1s, Factor: 1.5, Cap: 5m}`).
- * Upstream adds up to +150 % jitter to every wait; this baseline leaves jitter out, which only makes it faster.
- * Finally the state is read once more for the status (upstream `Status()`).
+ * Upstream also adds jitter (`Jitter: 1.5`: each wait is stretched by a random 0-150 %); the baseline leaves it out
+ * unless asked (`jitter`), which only makes it faster. Finally the state is read once more for the status (upstream `Status()`).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { EngineClient, stateName } from '../activities/engine';
 import { KindCache, observeService } from '../activities/state';
+import { Prng } from '../simulator/prng';
 import { desiredObjects, planLoadBalancer, serviceTag } from '../workflows/planner';
 import type { Kind, PlannedObject, ServiceSpec, Snapshot } from '../workflows/planner/types';
 import { sleep } from './util';
@@ -72,9 +73,16 @@ interface Ref {
   name: string;
 }
 
+export interface WavesOptions {
+  /** Upstream's jitter: every wait is stretched by a random factor in [0, jitter); seeded for reproducibility. */
+  jitter?: { factor: number; seed: number };
+}
+
 /** Reconciles `spec` on all its load balancers the upstream way; resolves when every one has converged. */
-export async function reconcileInWaves(engine: EngineClient, spec: ServiceSpec): Promise<WavesResult> {
+export async function reconcileInWaves(engine: EngineClient, spec: ServiceSpec, opts: WavesOptions = {}): Promise<WavesResult> {
   const tag = serviceTag(spec.serviceUid);
+  const rng = opts.jitter ? new Prng(opts.jitter.seed, 7) : null;
+  const jittered = (ms: number) => (rng && opts.jitter ? ms + rng.next() * opts.jitter.factor * ms : ms);
 
   const retrieve = async (loadBalancer: string): Promise<Snapshot> => {
     const groups = await as('observe', () => observeService(engine, new KindCache(), spec.serviceUid));
@@ -93,7 +101,7 @@ export async function reconcileInWaves(engine: EngineClient, spec: ServiceSpec):
       }
       pending = next;
       if (pending.length === 0) return;
-      await sleep(interval);
+      await sleep(jittered(interval));
       interval = Math.min(WAVES_POLL.capMs, interval * WAVES_POLL.backoff);
     }
     throw new Error(`waves baseline: ${pending.length} objects not ready after ${WAVES_POLL.steps} polls`);

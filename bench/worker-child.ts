@@ -33,6 +33,11 @@ export interface WorkerStats {
   latencyMedianMs: number;
   latencyP90Ms: number;
   rssBytes: number;
+  /**
+   * Readiness polling as it really happened: for the n-th gap between two consecutive GETs of one awaitReady
+   * activity (across its attempts), the median gap in ms and how many activities had such a gap.
+   */
+  pollGaps: { medianMs: number; count: number }[];
 }
 
 export type FromChild = { type: 'ready' } | { type: 'stats'; id: number; stats: WorkerStats } | { type: 'failed'; message: string };
@@ -41,11 +46,20 @@ function send(m: FromChild): void {
   process.send?.(m);
 }
 
+function pollGaps(polls: Map<string, number[]>): { medianMs: number; count: number }[] {
+  const byOrdinal: number[][] = [];
+  for (const times of polls.values()) {
+    for (let i = 1; i < times.length && i <= 8; i++) (byOrdinal[i - 1] ??= []).push((times[i] as number) - (times[i - 1] as number));
+  }
+  return byOrdinal.map((gaps) => ({ medianMs: median(gaps), count: gaps.length }));
+}
+
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const cfg = JSON.parse(process.env.LBAAS_BENCH_WORKER ?? '{}') as WorkerChildConfig;
   let latencies: number[] = [];
   let byActivity: Record<string, number> = {};
+  let polls = new Map<string, number[]>();
   const engine = new EngineClient({
     baseUrl: cfg.engineUrl,
     token: cfg.token,
@@ -53,7 +67,14 @@ async function main(): Promise<void> {
       latencies.push(e.durationMs);
       let type = 'outside activities';
       try {
-        type = Context.current().info.activityType;
+        const info = Context.current().info;
+        type = info.activityType;
+        if (type === 'awaitReady') {
+          const key = `${info.workflowExecution?.workflowId}/${info.workflowExecution?.runId}/${info.activityId}`;
+          const times = polls.get(key) ?? [];
+          times.push(Date.now());
+          polls.set(key, times);
+        }
       } catch {
         // Not inside an activity.
       }
@@ -83,10 +104,12 @@ async function main(): Promise<void> {
       latencyMedianMs: median(latencies),
       latencyP90Ms: quantile(latencies, 0.9),
       rssBytes: process.memoryUsage().rss,
+      pollGaps: pollGaps(polls),
     };
     if (m.reset) {
       latencies = [];
       byActivity = {};
+      polls = new Map();
     }
     send({ type: 'stats', id: m.id, stats });
   });
