@@ -1,0 +1,404 @@
+/**
+ * Reconciliation when the Engine misbehaves (product.md section 3, engine-api.md section 4 fault model): failed
+ * deployments under both failed-resource policies, objects that take their time, lost answers, error storms, a 4xx
+ * that no retry can fix, a reconciliation that cannot converge, and inputs no workflow may accept.
+ *
+ * Faults are injected by the simulator with fixed seeds; the file's tests run one after the other and each resets
+ * the fault model and the request counters it measures.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, afterEach, before, test } from 'node:test';
+import type { AdminObject } from '../../simulator';
+import { loadBalancerStatusQuery } from '../../workflows/reconcile-lb';
+import {
+  admin,
+  countByName,
+  describeObjects,
+  expectedLines,
+  idOf,
+  objectsOn,
+  seedConverged,
+  snapshotById,
+  tagOf,
+  writeRequests,
+  type OracleSpec,
+} from '../helpers/engine-state';
+import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
+import { startStack, stopTemporalServer, type Stack } from '../helpers/stack';
+import { chainOf, eventsOf, failureOf, Runs, scheduledActivities, until } from '../helpers/workflows';
+
+const FAST_READINESS = { pollFirstMs: 20, pollMaxMs: 100 };
+const SUFFIX = 'web.default.prod';
+const ORACLE: OracleSpec = exampleSpec([]) as unknown as OracleSpec;
+const n = (...parts: string[]) => [...parts, SUFFIX].join('.');
+const POLICIES = ['recover', 'recreate'] as const;
+
+let stack: Stack;
+let runs: Runs;
+/** Faults the simulator injected since the test began, by kind (counted from its request log). */
+let injected: Record<string, number> = {};
+
+before(async () => {
+  stack = await startStack({
+    activities: { readiness: FAST_READINESS },
+    sim: {
+      log: (line) => {
+        const m = / \[fault (\w+)/.exec(line);
+        if (m?.[1]) injected[m[1]] = (injected[m[1]] ?? 0) + 1;
+      },
+    },
+  });
+  runs = new Runs(stack.client, stack.taskQueue);
+});
+afterEach(async () => {
+  await runs.terminateRunning();
+  stack.sim.setFaults({});
+  injected = {};
+});
+after(async () => {
+  await stack?.stop();
+  await stopTemporalServer();
+});
+
+function fresh(overrides: Record<string, unknown> = {}) {
+  const uid = `faults-${randomUUID()}`;
+  const lb = seedLoadBalancer(stack.sim, 'lb');
+  return { uid, tag: tagOf(uid), lb, spec: exampleSpec([lb], { serviceUid: uid, ...overrides }) };
+}
+
+/** The final-state invariants every fault test ends with: exactly the desired objects, once each, tagged, ready. */
+function assertConverged(lb: string, tag: string, oracle: OracleSpec = ORACLE): AdminObject[] {
+  const on = objectsOn(stack.sim, lb);
+  assert.deepEqual(describeObjects(on, stack.sim), expectedLines(oracle));
+  assert.deepEqual(
+    Object.entries(countByName(on)).filter(([, c]) => c !== 1),
+    [],
+    'exactly one object per name',
+  );
+  for (const o of on) {
+    assert.deepEqual(o.tags, [tag], `${o.kind} ${o.name} carries the service tag`);
+    assert.ok(o.state === 'Deployed' || o.state === 'Updated', `${o.kind} ${o.name} is ready (${o.state})`);
+  }
+  assert.deepEqual(
+    stack.sim.objects().filter((o) => o.kind !== 'loadbalancer' && o.tags.length === 0),
+    [],
+    'no untagged object anywhere on the Engine',
+  );
+  return on;
+}
+
+// --- DeploymentError -------------------------------------------------------------------------------------------
+
+const FAILED_CASES = [
+  {
+    what: 'a Server',
+    kind: 'server',
+    name: n('node-2', 'https'),
+    // The Server has no children: recreate replaces it alone.
+    replaced: [`server ${n('node-2', 'https')}`],
+  },
+  {
+    what: 'a Backend',
+    kind: 'backend',
+    name: n('http'),
+    // Its Frontend and Servers link to the failed identifier: recreate replaces them too (and the Frontend's Binds).
+    replaced: [`backend ${n('http')}`, `bind ${n('v4', 'http')}`, `bind ${n('v6', 'http')}`, `frontend ${n('http')}`, `server ${n('node-1', 'http')}`, `server ${n('node-2', 'http')}`],
+  },
+] as const;
+
+for (const policy of POLICIES) {
+  for (const c of FAILED_CASES) {
+    const outcome =
+      policy === 'recover'
+        ? 'is PUT with state "0" and the same identifier ends Updated'
+        : `is destroyed and created again under a new identifier${c.replaced.length > 1 ? ' with everything linked to it' : ''}`;
+    test(`DeploymentError, failedResources ${policy}: ${c.what} in DeploymentError ${outcome}`, async () => {
+      const { tag, lb, spec } = fresh({ failedResources: policy });
+      const seeded = seedConverged(stack.sim, lb, ORACLE, { tags: [tag] });
+      const failed = seeded[`${c.kind} ${c.name}`] as string;
+      await admin.patch(stack.sim, failed, { state: 'DeploymentError' });
+      const before = snapshotById(objectsOn(stack.sim, lb));
+      stack.sim.resetStats();
+
+      const r = await (await runs.service({ spec })).result();
+
+      const on = assertConverged(lb, tag);
+      const summary = r.loadBalancers[lb];
+      if (policy === 'recover') {
+        assert.deepEqual(summary, { converged: true, status: r.status, created: 0, destroyed: 0, recovered: 1, passes: 2, cleanup: false });
+        assert.deepEqual(writeRequests(stack.sim.stats()), { [`PUT /api/LBaaS/v1/${c.kind}.json/{id}`]: 1 });
+        const recovered = on.find((o) => o.identifier === failed);
+        assert.equal(recovered?.state, 'Updated');
+        for (const o of on) if (o.identifier !== failed) assert.deepEqual(o, before[o.identifier], `${o.kind} ${o.name} untouched`);
+      } else {
+        const k = c.replaced.length;
+        assert.deepEqual(summary, { converged: true, status: r.status, created: k, destroyed: k, recovered: 0, passes: 2, cleanup: false });
+        assert.equal(on.some((o) => o.identifier === failed), false, 'the failed identifier is gone');
+        assert.equal(idOf(on, c.kind, c.name) === failed, false);
+        const gone = Object.values(before).filter((o) => !on.some((x) => x.identifier === o.identifier));
+        assert.deepEqual(gone.map((o) => `${o.kind} ${o.name}`).sort(), [...c.replaced]);
+        assert.equal(writeRequests(stack.sim.stats())['PUT /api/LBaaS/v1/server.json/{id}'], undefined, 'nothing is PUT under recreate');
+        for (const o of on) if (o.identifier in before) assert.deepEqual(o, before[o.identifier], `${o.kind} ${o.name} untouched`);
+      }
+      assert.deepEqual(r.status, { '2001:db8::10': [80, 443], '203.0.113.10': [80, 443] });
+    });
+  }
+
+  test(`DeploymentError from the Engine (seeded rate 0.3, both first deploys fail), failedResources ${policy}: converges to exactly the desired objects`, async () => {
+    const { tag, lb, spec } = fresh({ failedResources: policy });
+    // Seed 3 makes the first two deploys the Engine starts (the two Backends, whichever comes first) fail; what follows
+    // depends on scheduling, so the counts below are bounds where they have to be.
+    stack.sim.setFaults({ seed: 3, deployMs: { min: 20, max: 60 }, rates: { deploymentError: 0.3 } });
+
+    const r = await (await runs.service({ spec })).result();
+
+    const on = assertConverged(lb, tag);
+    const s = r.loadBalancers[lb];
+    assert.ok(s);
+    if (policy === 'recover') {
+      assert.equal(s.created, 12);
+      assert.equal(s.destroyed, 0);
+      assert.ok(s.recovered >= 2, `both failed Backends were recovered (recovered ${s.recovered})`);
+      assert.ok(on.filter((o) => o.kind === 'backend').every((o) => o.state === 'Updated'), 'the Backends were recovered in place');
+    } else {
+      assert.equal(s.recovered, 0);
+      assert.ok(s.destroyed >= 2, `both failed Backends were destroyed (destroyed ${s.destroyed})`);
+      assert.equal(s.created, 12 + s.destroyed, 'every destroyed object was created again, nothing more');
+      assert.equal(writeRequests(stack.sim.stats())['PUT /api/LBaaS/v1/backend.json/{id}'], undefined);
+    }
+  });
+}
+
+for (const state of ['NewlyCreated', 'Updating'] as const) {
+  test(`an object stuck ${state} is waited for while it settles late, never duplicated or rewritten`, async () => {
+    const { uid, tag, lb, spec } = fresh();
+    const seeded = seedConverged(stack.sim, lb, ORACLE, { tags: [tag] });
+    const slow = seeded[`backend ${n('http')}`] as string;
+    // force: no deploy timer; the object stays as it is until the test settles it.
+    await admin.patch(stack.sim, slow, { state, force: true });
+    const before = snapshotById(objectsOn(stack.sim, lb));
+    stack.sim.resetStats();
+
+    const handle = await runs.loadBalancer({ spec, loadBalancer: lb });
+    await until('the workflow polling the slow Backend', async () => {
+      const progress = await handle.query(loadBalancerStatusQuery);
+      return progress.phase === 'creating' && (stack.sim.stats().requests['GET /api/LBaaS/v1/backend.json/{id}'] ?? 0) >= 3;
+    });
+    assert.equal((await handle.describe()).status.name, 'RUNNING');
+    const progress = await handle.query(loadBalancerStatusQuery);
+    assert.deepEqual(
+      progress.objects.filter((o) => o.state !== 'Deployed').map((o) => [o.kind, o.name, o.identifier, o.state]),
+      [['backend', n('http'), slow, state]],
+    );
+    await admin.patch(stack.sim, slow, { state: state === 'NewlyCreated' ? 'Deployed' : 'Updated' });
+
+    const r = await handle.result();
+
+    assert.equal(r.serviceUid, uid);
+    assert.deepEqual([r.converged, r.created, r.destroyed, r.recovered, r.passes], [true, 0, 0, 0, 2]);
+    const on = assertConverged(lb, tag);
+    assert.deepEqual(Object.keys(snapshotById(on)).sort(), Object.keys(before).sort(), 'the same identifiers, no new one');
+    for (const o of on) if (o.identifier !== slow) assert.deepEqual(o, before[o.identifier], `${o.kind} ${o.name} untouched`);
+    assert.equal(stack.sim.stats().mutations, 0);
+    assert.deepEqual(writeRequests(stack.sim.stats()), {});
+  });
+}
+
+// --- lost answers and storms ----------------------------------------------------------------------------------
+
+test('lost create and tag answers (dropAfterCommit 0.5 on every POST) leave no duplicate and no untagged object', async () => {
+  const { tag, lb, spec } = fresh();
+  stack.sim.setFaults({ seed: 11, rates: { dropAfterCommit: 0.5 }, routes: '^POST /api/' });
+
+  const r = await (await runs.service({ spec })).result();
+
+  assert.ok((injected.dropAfterCommit ?? 0) >= 5, `answers were lost (${injected.dropAfterCommit ?? 0})`);
+  assertConverged(lb, tag);
+  assert.equal(r.converged, true);
+  assert.equal(r.loadBalancers[lb]?.destroyed, 0, 'nothing was created twice, so nothing had to be destroyed');
+});
+
+test(
+  'lost create answers are still counted as created: the result says 12 objects were created when 12 were',
+  { todo: 'bug: activities/objects.ts createObject returns adopted=true for the object its own lost attempt created; workflows/reconcile-lb.ts does not count it' },
+  async () => {
+    const { tag, lb, spec } = fresh();
+    stack.sim.setFaults({ seed: 11, rates: { dropAfterCommit: 0.5 }, routes: '^POST /api/LBaaS/' });
+
+    const r = await (await runs.service({ spec })).result();
+
+    assert.ok((injected.dropAfterCommit ?? 0) >= 1);
+    assertConverged(lb, tag);
+    assert.equal(r.loadBalancers[lb]?.created, 12);
+  },
+);
+
+/** A converged-looking start that also needs destroys: a tagged port `old` the spec no longer has. */
+function seedStale(lb: string, tag: string): void {
+  const seeded = seedConverged(stack.sim, lb, { ...ORACLE, ports: { old: { external: 8080, internal: 30808 } } }, { tags: [tag] });
+  assert.equal(Object.keys(seeded).length, 6);
+}
+
+test(
+  'lost create answers next to an untagged look-alike (same name, fields and parent, created just before): the look-alike is neither tagged nor destroyed',
+  { todo: 'bug: activities/objects.ts findLost adopts and tags every untagged match created less than ADOPTION_SKEW_MS (5 min) before the first attempt, foreign ones included' },
+  async () => {
+    const { tag, lb, spec } = fresh();
+    const lookalike = stack.sim.seedObject({
+      kind: 'backend',
+      fields: { name: n('http'), mode: 'tcp', health_check: '"adv_check": "tcp-check"', load_balancer: lb },
+      state: 'Deployed',
+    });
+    const before = stack.sim.objects().find((o) => o.identifier === lookalike);
+    // Every Backend create is applied and its answer lost: the retry has to find what it created by name and parent.
+    stack.sim.setFaults({ seed: 1, rates: { dropAfterCommit: 1 }, routes: '^POST /api/LBaaS/v1/backend\\.json$' });
+
+    const r = await (await runs.service({ spec })).result();
+
+    assert.equal(r.converged, true);
+    assert.deepEqual(stack.sim.objects().find((o) => o.identifier === lookalike), before, 'the look-alike is exactly as it was');
+    assert.deepEqual(describeObjects(objectsOn(stack.sim, lb).filter((o) => o.tags.includes(tag)), stack.sim), expectedLines(ORACLE));
+  },
+);
+
+for (const storm of [
+  { name: '5xx storm (serverError 0.3)', rates: { serverError: 0.3 }, fault: 'serverError' },
+  { name: '429 storm (rateLimited 0.3, Retry-After 1 s)', rates: { rateLimited: 0.3 }, fault: 'rateLimited' },
+]) {
+  test(`${storm.name} on every create, tag, update and delete: still converges to exactly the desired objects`, async () => {
+    const { tag, lb, spec } = fresh();
+    seedStale(lb, tag);
+    stack.sim.setFaults({ seed: 5, rates: storm.rates, routes: '^(POST|PUT|DELETE) /api/' });
+
+    const r = await (await runs.service({ spec })).result();
+
+    assert.ok((injected[storm.fault] ?? 0) >= 10, `the storm happened (${injected[storm.fault] ?? 0} injected)`);
+    assertConverged(lb, tag);
+    const s = r.loadBalancers[lb];
+    assert.deepEqual({ destroyed: s?.destroyed, recovered: s?.recovered }, { destroyed: 6, recovered: 0 });
+    // `created` undercounts objects whose tag call failed (see the todo test on counting lost creates): bound it only.
+    assert.ok((s?.created ?? 0) <= 12);
+  });
+}
+
+test(
+  '5xx storm (serverError 0.3) on every Engine route, reads included: still converges (a pass takes ~2 s without faults; 15 s allowed)',
+  {
+    todo:
+      'bug: activities/state.ts observeService needs all of its 1 + 2N requests to succeed in one attempt: at 30 % errors 0.7^25 = 1e-4 per attempt for 12 objects, with attempts up to 30 s apart',
+  },
+  async () => {
+    const { tag, lb, spec } = fresh();
+    seedStale(lb, tag);
+    stack.sim.setFaults({ seed: 5, rates: { serverError: 0.3 } });
+
+    const handle = await runs.service({ spec });
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      handle.result().then(() => 'done'),
+      new Promise<string>((resolve) => (timer = setTimeout(() => resolve('timed out'), 15_000))),
+    ]);
+    clearTimeout(timer);
+
+    assert.equal(outcome, 'done', `not converged after 15 s, ${injected.serverError ?? 0} errors injected`);
+    assertConverged(lb, tag);
+  },
+);
+
+// --- failures -----------------------------------------------------------------------------------------------------
+
+test('a 4xx no retry can fix (a load balancer the Engine does not know: 422) fails the reconciliation non-retryably with the Engine\'s message', async () => {
+  const missing = '0123456789abcdef0123456789abcdef';
+  const uid = `faults-${randomUUID()}`;
+  const spec = exampleSpec([missing], { serviceUid: uid });
+  stack.sim.resetStats();
+
+  const handle = await runs.service({ spec });
+  const err = await failureOf(handle.result());
+
+  const engineMessage = `POST /api/LBaaS/v1/backend.json: 422 Unprocessable Entity: load_balancer: Object "${missing}" does not exist.`;
+  const chain = chainOf(err);
+  assert.deepEqual(chain[0], { class: 'ApplicationFailure', type: 'ReconcileFailed', message: `${uid} on ${missing}: ${engineMessage}`, nonRetryable: true });
+  assert.deepEqual(chain.at(-1), { class: 'ApplicationFailure', type: 'EngineRejected', message: engineMessage, nonRetryable: true });
+  // Each of the two Backends was tried exactly once: the rejection is not retried.
+  assert.deepEqual(writeRequests(stack.sim.stats()), { 'POST /api/LBaaS/v1/backend.json': 2 });
+  assert.deepEqual(objectsOn(stack.sim, missing), []);
+});
+
+for (const policy of POLICIES) {
+  test(`a reconciliation that cannot converge (every deploy fails, maxPasses 2, ${policy}) fails with NotConverged naming the pending objects`, async () => {
+    const { uid, lb, spec } = fresh({ failedResources: policy });
+    stack.sim.setFaults({ seed: 1, rates: { deploymentError: 1 } });
+    stack.sim.resetStats();
+
+    const err = await failureOf((await runs.loadBalancer({ spec, loadBalancer: lb, maxPasses: 2 })).result());
+
+    const first = chainOf(err)[0];
+    assert.equal(first?.type, 'NotConverged');
+    assert.equal(first?.nonRetryable, true);
+    const backendState = policy === 'recover' ? 'DeploymentError' : 'Pending';
+    assert.equal(
+      first?.message,
+      `${uid} on ${lb} did not converge after 2 passes; still pending: ` +
+        [
+          `Backend ${n('http')} (${backendState})`,
+          `Backend ${n('https')} (${backendState})`,
+          `Frontend ${n('http')} (Pending)`,
+          `Frontend ${n('https')} (Pending)`,
+          `Bind ${n('v4', 'http')} (Pending)`,
+          `Bind ${n('v6', 'http')} (Pending)`,
+          `Bind ${n('v4', 'https')} (Pending)`,
+          `Bind ${n('v6', 'https')} (Pending)`,
+          `Server ${n('node-1', 'http')} (Pending)`,
+          `Server ${n('node-2', 'http')} (Pending)`,
+        ].join(', ') +
+        ', …',
+    );
+    // Nothing below a failed Backend was ever created; the failed Backends were recovered or recreated once each.
+    const on = objectsOn(stack.sim, lb);
+    assert.deepEqual(on.map((o) => `${o.kind} ${o.name} ${o.state}`).sort(), [`backend ${n('http')} DeploymentError`, `backend ${n('https')} DeploymentError`]);
+    assert.deepEqual(
+      writeRequests(stack.sim.stats()),
+      policy === 'recover'
+        ? { 'POST /api/LBaaS/v1/backend.json': 2, 'POST /api/core/v1/resource.json/{id}/tags/{tag}': 2, 'PUT /api/LBaaS/v1/backend.json/{id}': 2 }
+        : { 'DELETE /api/LBaaS/v1/backend.json/{id}': 2, 'POST /api/LBaaS/v1/backend.json': 4, 'POST /api/core/v1/resource.json/{id}/tags/{tag}': 4 },
+    );
+  });
+}
+
+const BAD_SPEC = () => {
+  const spec = exampleSpec(['6f0c3d2e9a8b4c7d8e9f0a1b2c3d4e5f'], { serviceUid: 'faults-invalid' });
+  return { ...spec, ports: { http: { external: 0, internal: 30080 } }, servers: [{ name: 'node-1', address: '10.0.0.300' }] };
+};
+
+for (const c of [
+  { workflow: 'reconcileLoadBalancer', input: { spec: BAD_SPEC(), loadBalancer: '6f0c3d2e9a8b4c7d8e9f0a1b2c3d4e5f' }, names: ['spec.ports.http.external: ', 'spec.servers[0].address: '] },
+  { workflow: 'reconcileService', input: { spec: BAD_SPEC() }, names: ['spec.ports.http.external: ', 'spec.servers[0].address: '] },
+  { workflow: 'planService', input: { spec: BAD_SPEC() }, names: ['spec.ports.http.external: ', 'spec.servers[0].address: '] },
+  { workflow: 'reconcileService', input: { spec: { ...BAD_SPEC(), ports: {}, servers: [], serviceUid: '' } }, names: ['spec.serviceUid: '] },
+  { workflow: 'reconcileService', input: { spec: { ...exampleSpec(['lb']), extra: true } }, names: ['spec.extra: '] },
+  { workflow: 'reconcileLoadBalancer', input: { spec: exampleSpec(['lb']) }, names: [' loadBalancer: '] },
+  { workflow: 'reconcileLoadBalancer', input: { spec: exampleSpec(['lb']), loadBalancer: 'lb', maxPasses: 0 }, names: [' maxPasses: '] },
+  { workflow: 'planService', input: {}, names: [' spec: required'] },
+  { workflow: 'reconcileService', input: null, names: ['input must be an object with a "spec" field'] },
+]) {
+  test(`invalid input to ${c.workflow} from a raw client (${c.names.map((x) => x.trim()).join(', ')}) fails at once, non-retryably, naming the field, without any Engine request`, async () => {
+    stack.sim.resetStats();
+    const handle = await runs.raw(c.workflow, c.input);
+
+    const err = await failureOf(handle.result());
+
+    const first = chainOf(err)[0];
+    assert.equal(first?.type, 'InvalidInput');
+    assert.equal(first?.nonRetryable, true);
+    const message = first?.message ?? '';
+    assert.ok(message.startsWith(`${c.workflow}: `), message);
+    for (const name of c.names) assert.ok(message.includes(name), `${JSON.stringify(message)} names ${name}`);
+    const events = await eventsOf(handle);
+    assert.deepEqual(scheduledActivities(events), []);
+    assert.equal(events.filter((e) => e.workflowTaskFailedEventAttributes).length, 0, 'no workflow task failed and retried');
+    assert.equal(events.at(-1)?.workflowExecutionFailedEventAttributes ? 'failed' : 'other', 'failed');
+    assert.equal(stack.sim.stats().total, 0);
+  });
+}
