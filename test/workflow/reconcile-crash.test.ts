@@ -1,0 +1,180 @@
+/**
+ * Crashes and contention (product.md section 3): a worker process SIGKILLed half-way through a reconciliation and a
+ * new one started finish the same workflow run with exactly the desired objects; a reconcileLoadBalancer already
+ * running for a (service, load balancer) makes reconcileService wait for it instead of failing.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, afterEach, before, test } from 'node:test';
+import { loadBalancerStatusQuery } from '../../workflows/reconcile-lb';
+import { workflowIds } from '../../workflows/options';
+import { startChildWorker, type ChildWorker } from '../helpers/child-worker';
+import {
+  admin,
+  countByName,
+  describeObjects,
+  expectedLines,
+  objectsOn,
+  seedConverged,
+  snapshotById,
+  tagOf,
+  writeRequests,
+  type OracleSpec,
+} from '../helpers/engine-state';
+import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
+import { startStack, stopTemporalServer, temporalServer, TEST_TOKEN, type Stack } from '../helpers/stack';
+import { eventsOf, Runs, until } from '../helpers/workflows';
+
+const ORACLE: OracleSpec = exampleSpec([]) as unknown as OracleSpec;
+const SUFFIX = 'web.default.prod';
+const n = (...parts: string[]) => [...parts, SUFFIX].join('.');
+
+let crashStack: Stack;
+let stack: Stack;
+const children: ChildWorker[] = [];
+
+before(async () => {
+  // Deploys of 300-400 ms: each level of the dependency graph is visibly in progress for a while, long enough to kill
+  // the worker while some objects exist and others do not yet.
+  [crashStack, stack] = await Promise.all([
+    startStack({ worker: false, sim: { deployMs: { min: 300, max: 400 } } }),
+    startStack({ activities: { readiness: { pollFirstMs: 20, pollMaxMs: 100 } } }),
+  ]);
+});
+afterEach(async () => {
+  for (const c of children.splice(0)) {
+    if (c.process.exitCode === null && c.process.signalCode === null) {
+      c.process.kill('SIGKILL');
+      await c.exited;
+    }
+  }
+});
+after(async () => {
+  await Promise.all([crashStack?.stop(), stack?.stop()]);
+  await stopTemporalServer();
+});
+
+async function childWorker(identity: string): Promise<ChildWorker> {
+  const srv = await temporalServer();
+  const c = await startChildWorker({
+    temporalAddress: srv.address,
+    namespace: srv.namespace,
+    taskQueue: crashStack.taskQueue,
+    engineUrl: crashStack.sim.url,
+    token: TEST_TOKEN,
+    identity,
+    readinessPollMs: 25,
+  });
+  children.push(c);
+  await c.ready;
+  return c;
+}
+
+test('a worker SIGKILLed mid-reconciliation: a new worker finishes the same run with exactly the desired objects, no duplicate, nothing untagged', async () => {
+  const sim = crashStack.sim;
+  const runs = new Runs(crashStack.client, crashStack.taskQueue);
+  const uid = `crash-${randomUUID()}`;
+  const tag = tagOf(uid);
+  const lb = seedLoadBalancer(sim, 'lb');
+  const first = await childWorker('crash-worker-1');
+
+  const handle = await runs.service({ spec: exampleSpec([lb], { serviceUid: uid }) }, 'crash');
+  const runId = handle.firstExecutionRunId;
+  // Kill once the Backends are ready and the Frontends and Servers have been created, tagged and are being awaited
+  // (their readiness polls have begun), before any Bind exists: mid-graph, with only readiness waits in flight.
+  const atKill = await until(
+    'Backends ready, Frontends and Servers created and awaited, no Bind yet',
+    () => {
+      const on = objectsOn(sim, lb);
+      const requests = sim.stats().requests;
+      const kinds = countByName(on);
+      const ready =
+        on.length === 8 &&
+        on.every((o) => o.tags.includes(tag)) &&
+        on.filter((o) => o.kind === 'backend').every((o) => o.state === 'Deployed') &&
+        (requests['GET /api/LBaaS/v1/frontend.json/{id}'] ?? 0) >= 2 &&
+        (requests['GET /api/LBaaS/v1/server.json/{id}'] ?? 0) >= 4;
+      return ready && Object.keys(kinds).every((k) => !k.startsWith('bind')) ? on : undefined;
+    },
+    30_000,
+    5,
+  );
+  first.process.kill('SIGKILL');
+  assert.deepEqual(await first.exited, { code: null, signal: 'SIGKILL' });
+  assert.deepEqual(
+    atKill.map((o) => `${o.kind} ${o.name}`).sort(),
+    [`backend ${n('http')}`, `backend ${n('https')}`, `frontend ${n('http')}`, `frontend ${n('https')}`, ...['http', 'https'].flatMap((p) => [`server ${n('node-1', p)}`, `server ${n('node-2', p)}`])].sort(),
+  );
+  assert.equal((await handle.describe()).status.name, 'RUNNING');
+
+  await childWorker('crash-worker-2');
+  const r = await handle.result();
+
+  // The same run finished: no new run, no continue-as-new, converged.
+  assert.equal((await handle.describe()).runId, runId);
+  assert.equal(r.converged, true);
+  assert.deepEqual(r.loadBalancers[lb], { converged: true, status: r.status, created: 12, destroyed: 0, recovered: 0, passes: 2, cleanup: false });
+  const on = objectsOn(sim, lb);
+  assert.deepEqual(describeObjects(on, sim), expectedLines(ORACLE));
+  assert.deepEqual(Object.values(countByName(on)).filter((c) => c !== 1), [], 'exactly one object per name');
+  for (const o of on) assert.deepEqual(o.tags, [tag], `${o.kind} ${o.name} is tagged`);
+  assert.deepEqual(sim.objects().filter((o) => o.kind !== 'loadbalancer' && o.tags.length === 0), [], 'nothing untagged');
+  // The objects that existed at the kill are the same objects now (same identifiers): nothing was created twice.
+  const now = snapshotById(on);
+  for (const o of atKill) assert.ok(o.identifier in now, `${o.kind} ${o.name} kept its identifier`);
+  const posts = writeRequests(sim.stats());
+  assert.deepEqual(
+    [posts['POST /api/LBaaS/v1/backend.json'], posts['POST /api/LBaaS/v1/frontend.json'], posts['POST /api/LBaaS/v1/bind.json'], posts['POST /api/LBaaS/v1/server.json']],
+    [2, 2, 4, 4],
+    'one create request per object',
+  );
+
+  // Both workers worked on the child reconciliation: the first until it died, the second to the end.
+  const child = crashStack.client.workflow.getHandle(workflowIds.loadBalancer(uid, lb));
+  const identities = new Set((await eventsOf(child)).flatMap((e) => (e.activityTaskStartedEventAttributes?.identity ? [e.activityTaskStartedEventAttributes.identity] : [])));
+  assert.deepEqual([...identities].sort(), ['crash-worker-1', 'crash-worker-2']);
+});
+
+test('a reconcileLoadBalancer already running for the same service and load balancer: reconcileService waits for it, then reconciles and succeeds', async () => {
+  const runs = new Runs(stack.client, stack.taskQueue);
+  const uid = `busy-${randomUUID()}`;
+  const tag = tagOf(uid);
+  const lb = seedLoadBalancer(stack.sim, 'lb');
+  const spec = exampleSpec([lb], { serviceUid: uid });
+  const seeded = seedConverged(stack.sim, lb, ORACLE, { tags: [tag] });
+  const slow = seeded[`backend ${n('http')}`] as string;
+  await admin.patch(stack.sim, slow, { state: 'NewlyCreated', force: true });
+
+  try {
+    const running = await runs.loadBalancer({ spec, loadBalancer: lb });
+    await until('the running reconciliation waiting for the slow Backend', async () => (await running.query(loadBalancerStatusQuery)).phase === 'creating');
+
+    const parent = await runs.service({ spec }, 'busy');
+    const refused = await until('reconcileService refused the busy child id and waiting', async () => {
+      const events = await eventsOf(parent);
+      const failedStart = events.find((e) => e.startChildWorkflowExecutionFailedEventAttributes);
+      const waiting = events.some((e) => e.timerStartedEventAttributes);
+      return failedStart && waiting ? failedStart.startChildWorkflowExecutionFailedEventAttributes : undefined;
+    });
+    assert.equal(refused?.workflowId, workflowIds.loadBalancer(uid, lb));
+    assert.equal((await parent.describe()).status.name, 'RUNNING');
+    assert.equal((await running.describe()).status.name, 'RUNNING');
+
+    await admin.patch(stack.sim, slow, { state: 'Deployed' });
+    const firstResult = await running.result();
+    const r = await parent.result();
+
+    assert.deepEqual([firstResult.converged, firstResult.created, firstResult.destroyed], [true, 0, 0]);
+    assert.equal(r.converged, true);
+    assert.deepEqual(r.loadBalancers[lb], { converged: true, status: r.status, created: 0, destroyed: 0, recovered: 0, passes: 1, cleanup: false });
+    const events = await eventsOf(parent);
+    assert.equal(events.filter((e) => e.workflowTaskFailedEventAttributes).length, 0, 'the parent never crashed');
+    assert.equal(events.filter((e) => e.childWorkflowExecutionCompletedEventAttributes).length, 1);
+    // The parent's child is a run of its own under the same id, after the first one.
+    const latest = await stack.client.workflow.getHandle(workflowIds.loadBalancer(uid, lb)).describe();
+    assert.notEqual(latest.runId, running.firstExecutionRunId);
+    assert.deepEqual(describeObjects(objectsOn(stack.sim, lb), stack.sim), expectedLines(ORACLE));
+  } finally {
+    await runs.terminateRunning();
+  }
+});
