@@ -112,16 +112,6 @@ let abortRun: (() => Promise<void>) | null = null;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
 
-/** `p`, or undefined once `ms` have passed (the timer never outlives the race). */
-async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([p, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), Math.max(0, ms))))]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** Runs `fn` until it succeeds or `timeoutMs` passes (Temporal may be restarting). */
 async function retrying<T>(what: string, fn: () => Promise<T>, timeoutMs = 120_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -326,7 +316,7 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
     await Promise.all(
       services.map(async (svc) => {
         const revision = latest.get(svc.uid) as number;
-        const why = await convergeOne(lbaas, svc.uid, revision, deadline, () => injected.resyncsAfterFaultsOff++);
+        const why = await convergeOne(connection as Connection, lbaas, svc.uid, revision, deadline, () => injected.resyncsAfterFaultsOff++);
         if (why) notConverged.push(`${svc.uid} revision ${revision}: ${why}`);
         else say(`${svc.uid} converged on revision ${revision}`);
       }),
@@ -413,24 +403,28 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
 }
 
 /**
- * Waits for the controller to report a converged pass of `revision` (or newer), with nothing running. A failed pass
- * of that revision gets one resync (faults are off by now; the controller's own retry may be minutes away).
+ * Waits for the controller to report a converged pass of `revision` (or newer), with nothing running: waitConverged in
+ * bounded slices (each aborted when it runs out, so no call outlives the run), the status query in between. A failed
+ * pass of that revision gets one resync (faults are off by now; the controller's own retry may be minutes away).
  * Returns null when converged, else why not.
  */
-async function convergeOne(lbaas: LbaasClient, uid: string, revision: number, deadline: number, resynced: () => void): Promise<string | null> {
+async function convergeOne(connection: Connection, lbaas: LbaasClient, uid: string, revision: number, deadline: number, resynced: () => void): Promise<string | null> {
   let resyncedPass = -1;
   let last = 'no status yet';
-  try {
-    // The first finished pass of the revision; later ones are watched through the status query.
-    await withTimeout(lbaas.waitConverged(uid, revision), deadline - Date.now());
-  } catch (err) {
-    last = `waitConverged: ${(err as Error).message}`;
-  }
   while (Date.now() < deadline) {
+    const slice = new AbortController();
+    const timer = setTimeout(() => slice.abort(), Math.min(30_000, Math.max(0, deadline - Date.now())));
+    try {
+      await connection.withAbortSignal(slice.signal, () => lbaas.waitConverged(uid, revision));
+    } catch {
+      // Aborted at the end of the slice, or Temporal briefly unavailable: the status below says where things are.
+    } finally {
+      clearTimeout(timer);
+    }
     try {
       const st = await lbaas.status(uid);
       const lp = st.lastPass;
-      last = `phase ${st.phase}, revision ${st.revision}, last pass ${lp ? `${lp.pass} (revision ${lp.revision}, ${lp.converged ? 'converged' : `failed: ${lp.error ?? ''}`})` : 'none'}${st.running ? `, pass ${st.running.pass} running` : ''}`;
+      last = `phase ${st.phase}, revision ${st.revision}, last pass ${lp ? `${lp.pass} (revision ${lp.revision}, ${lp.converged ? 'converged' : `failed: ${lp.error ?? ''}`})` : 'none'}${st.running ? `, pass ${st.running.pass} running since ${new Date(st.running.startedAt).toISOString()}` : ''}`;
       if (st.revision !== revision) return `the controller is at revision ${st.revision}, expected ${revision}`;
       if (lp && lp.revision === revision && lp.converged && !st.running && st.phase === 'Converged') return null;
       if (lp && lp.revision === revision && !lp.converged && !st.running && lp.pass !== resyncedPass) {
