@@ -1,0 +1,165 @@
+/**
+ * Records the workflow histories that test/workflow/replay.test.ts replays: real runs on a Temporal dev server and
+ * the Engine simulator, each fetched with `handle.fetchHistory()` and written in Temporal's JSON history format
+ * (history-json.ts) to
+ * test/fixtures/histories/<name>.json (in the source tree, not in dist).
+ *
+ * Regenerate them (after a deliberate change of workflow code that running workflows must not see, made safe with
+ * `patched()`, keep the old files too: they are what the guard is for):
+ *
+ *   cd /work/main && npx tsc -p . && \
+ *     TEMPORAL_CLI_PATH=$HOME/.cache/lbaas-orchestrator/temporal-cli/v1.5.1/temporal \
+ *     node dist/test/helpers/record-histories.js [output directory]
+ *
+ * It starts its own dev server (or uses LBAAS_TEST_TEMPORAL_ADDRESS) and a simulator with a fixed seed.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import { workflowIds } from '../../workflows/options';
+import { loadBalancerStatusQuery } from '../../workflows/reconcile-lb';
+import { admin, seedConverged, tagOf, type OracleSpec } from './engine-state';
+import { historyToJson } from './history-json';
+import { exampleSpec, seedLoadBalancer } from './fixtures';
+import { startStack, stopTemporalServer, type Stack } from './stack';
+import { Runs, until } from './workflows';
+
+/** The histories this script writes, by file name (without .json). */
+export const RECORDED = [
+  'reconcile-service-converge',
+  'reconcile-service-converge-child',
+  'reconcile-lb-converge',
+  'reconcile-lb-recover',
+  'reconcile-lb-recreate',
+  'reconcile-lb-not-converged',
+  'reconcile-service-cleanup',
+  'reconcile-service-busy-child',
+  'plan-service',
+] as const;
+
+type Name = (typeof RECORDED)[number];
+
+const ORACLE: OracleSpec = exampleSpec([]) as unknown as OracleSpec;
+
+async function record(stack: Stack, out: string): Promise<void> {
+  const runs = new Runs(stack.client, stack.taskQueue);
+  const sim = stack.sim;
+  const save = async (name: Name, handle: WorkflowHandle) => {
+    const history = await handle.fetchHistory();
+    writeFileSync(path.join(out, `${name}.json`), `${JSON.stringify(historyToJson(history), null, 1)}\n`);
+    process.stderr.write(`recorded ${name}: ${history.events?.length ?? 0} events\n`);
+  };
+  const settle = async (handle: WorkflowHandle) => {
+    try {
+      await handle.result();
+    } catch {
+      // Failed runs are recorded as they are.
+    }
+  };
+
+  // Converge from empty through reconcileService (parent and child) on one load balancer.
+  {
+    const lb = seedLoadBalancer(sim, 'lb-service');
+    const uid = 'record-service-converge';
+    const h = await runs.service({ spec: exampleSpec([lb], { serviceUid: uid }) });
+    await settle(h);
+    await save('reconcile-service-converge', h);
+    await save('reconcile-service-converge-child', stack.client.workflow.getHandle(workflowIds.loadBalancer(uid, lb)));
+  }
+  // Converge from empty through reconcileLoadBalancer started directly.
+  {
+    const lb = seedLoadBalancer(sim, 'lb-direct');
+    const h = await runs.loadBalancer({ spec: exampleSpec([lb], { serviceUid: 'record-lb-converge' }), loadBalancer: lb });
+    await settle(h);
+    await save('reconcile-lb-converge', h);
+  }
+  // Faults: a Server in DeploymentError, a Frontend stuck NewlyCreated that settles later, a stray tagged Bind; per policy.
+  for (const policy of ['recover', 'recreate'] as const) {
+    const lb = seedLoadBalancer(sim, `lb-${policy}`);
+    const uid = `record-lb-${policy}`;
+    const ids = seedConverged(sim, lb, ORACLE, { tags: [tagOf(uid)] });
+    await admin.patch(sim, ids['server node-2.https.web.default.prod'] as string, { state: 'DeploymentError' });
+    const slow = ids['frontend http.web.default.prod'] as string;
+    await admin.patch(sim, slow, { state: 'NewlyCreated', force: true });
+    sim.seedObject({
+      kind: 'bind',
+      fields: { name: 'v4.old.web.default.prod', address: '203.0.113.10', port: 8080, ssl: false, frontend: slow },
+      state: 'Deployed',
+      tags: [tagOf(uid)],
+    });
+    const h = await runs.loadBalancer({ spec: exampleSpec([lb], { serviceUid: uid, failedResources: policy }), loadBalancer: lb });
+    await until('the slow Frontend awaited', async () => (await h.query(loadBalancerStatusQuery)).phase === 'creating' && (sim.stats().requests['GET /api/LBaaS/v1/frontend.json/{id}'] ?? 0) > 0);
+    await admin.patch(sim, slow, { state: 'Deployed' });
+    await settle(h);
+    await save(`reconcile-lb-${policy}`, h);
+  }
+  // A reconciliation that cannot converge: every deploy fails, two passes allowed.
+  {
+    const lb = seedLoadBalancer(sim, 'lb-failing');
+    sim.setFaults({ seed: 1, rates: { deploymentError: 1 } });
+    const h = await runs.loadBalancer({ spec: exampleSpec([lb], { serviceUid: 'record-lb-not-converged' }), loadBalancer: lb, maxPasses: 2 });
+    await settle(h);
+    sim.setFaults({});
+    await save('reconcile-lb-not-converged', h);
+  }
+  // A load balancer dropped from the spec: reconcileService's cleanup child.
+  {
+    const keep = seedLoadBalancer(sim, 'lb-keep');
+    const drop = seedLoadBalancer(sim, 'lb-drop');
+    const uid = 'record-service-cleanup';
+    await settle(await runs.service({ spec: exampleSpec([keep, drop], { serviceUid: uid }) }));
+    const h = await runs.service({ spec: exampleSpec([keep], { serviceUid: uid }) });
+    await settle(h);
+    await save('reconcile-service-cleanup', h);
+  }
+  // reconcileService finding its child's id busy: refused start, timer, retry.
+  {
+    const lb = seedLoadBalancer(sim, 'lb-busy');
+    const uid = 'record-service-busy';
+    const ids = seedConverged(sim, lb, ORACLE, { tags: [tagOf(uid)] });
+    const slow = ids['backend http.web.default.prod'] as string;
+    await admin.patch(sim, slow, { state: 'NewlyCreated', force: true });
+    const spec = exampleSpec([lb], { serviceUid: uid });
+    const running = await runs.loadBalancer({ spec, loadBalancer: lb });
+    await until('the running reconciliation waiting', async () => (await running.query(loadBalancerStatusQuery)).phase === 'creating');
+    const h = await runs.service({ spec });
+    await until('the parent refused and waiting', async () => ((await h.fetchHistory()).events ?? []).some((e) => e.timerStartedEventAttributes));
+    await admin.patch(sim, slow, { state: 'Deployed' });
+    await settle(h);
+    await save('reconcile-service-busy-child', h);
+  }
+  // planService over drift and a dropped load balancer.
+  {
+    const lb = seedLoadBalancer(sim, 'lb-plan');
+    const other = seedLoadBalancer(sim, 'lb-plan-dropped');
+    const uid = 'record-plan';
+    const ids = seedConverged(sim, lb, ORACLE, { tags: [tagOf(uid)] });
+    seedConverged(sim, other, ORACLE, { tags: [tagOf(uid)] });
+    await admin.delete(sim, ids['server node-1.http.web.default.prod'] as string);
+    await admin.patch(sim, ids['server node-2.https.web.default.prod'] as string, { state: 'DeploymentError' });
+    const h = await runs.plan({ spec: exampleSpec([lb], { serviceUid: uid }) });
+    await settle(h);
+    await save('plan-service', h);
+  }
+  await runs.terminateRunning();
+}
+
+async function main(): Promise<void> {
+  const out = path.resolve(process.argv[2] ?? path.join(__dirname, '..', '..', '..', 'test', 'fixtures', 'histories'));
+  mkdirSync(out, { recursive: true });
+  const stack = await startStack({ sim: { seed: 20 }, activities: { readiness: { pollFirstMs: 20, pollMaxMs: 100 } } });
+  try {
+    await record(stack, out);
+  } finally {
+    await stack.stop();
+    await stopTemporalServer();
+  }
+  process.stderr.write(`histories written to ${out}\n`);
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`record-histories: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  });
+}
