@@ -12,6 +12,9 @@ export interface Machine {
   node: string;
   os: string;
   temporalCli: string;
+  /** The code measured: commit, and product files with uncommitted changes in the build. */
+  revision: string;
+  uncommitted: string[];
   loadAvgStart: number[];
   loadAvgEnd: number[];
 }
@@ -154,6 +157,7 @@ export function textReport(r: BenchResult, sum_: Summary): string {
   const figs = r.modes.map((m) => modeFigures(r, m));
   out.push('');
   out.push(`lbaas-orchestrator benchmark (${r.quick ? 'quick' : 'full'}), seed ${r.seed}, ${r.reps} repetition(s) per mode`);
+  out.push(`code: ${r.machine.revision}${r.machine.uncommitted.length ? ` + uncommitted changes in ${r.machine.uncommitted.join(', ')}` : ''}`);
   out.push(`machine: ${r.machine.cpus} CPUs (${r.machine.cpuModel}), ${mib(r.machine.memoryBytes)}, Node ${r.machine.node}, load ${r.machine.loadAvgStart.map((x) => x.toFixed(1)).join('/')} at start`);
   out.push(`core workload: 1 service, ${CORE_SHAPE.ports} ports x ${CORE_SHAPE.addresses} addresses x ${CORE_SHAPE.servers} servers on 2 load balancers (${CORE_SHAPE.objectsPerLoadBalancer} objects each), deploy ${CORE_DEPLOY_MS.min}-${CORE_DEPLOY_MS.max} ms`);
   out.push('values: median (min-max) over repetitions');
@@ -218,6 +222,9 @@ export function markdown(r: BenchResult, sm: Summary, svgName: string, command: 
   L.push('## Setup');
   L.push('');
   L.push(`- Machine: ${r.machine.cpus} CPUs (${r.machine.cpuModel}), ${mib(r.machine.memoryBytes)} memory, ${r.machine.os}, Node ${r.machine.node}. Load average ${r.machine.loadAvgStart.map((x) => x.toFixed(2)).join(' / ')} at the start and ${r.machine.loadAvgEnd.map((x) => x.toFixed(2)).join(' / ')} at the end: other work shared the machine, so single figures are noisy; the spread over repetitions is shown as min-max.`);
+  L.push(
+    `- Code measured: commit ${r.machine.revision}${r.machine.uncommitted.length ? `, built with uncommitted changes (work in progress of others) in ${r.machine.uncommitted.map((f) => `\`${f}\``).join(', ')}` : ' (clean working tree)'}.`,
+  );
   L.push(`- Everything on loopback: a Temporal dev server (\`temporal server start-dev\`, CLI ${r.machine.temporalCli}, in-memory SQLite), the Engine simulator in its own process (\`node dist/simulator/main.js --seed ${r.seed}\`), and each worker in its own process built by \`createLbaasWorker\` (the same worker \`lbaas worker\` runs) on a prebuilt workflow bundle. The waves baseline runs in the benchmark process.`);
   L.push(`- Seed ${r.seed}; repetition *k* reseeds the simulator's delay draws with seed ${r.seed} + *k* before every mode, so all modes of a repetition draw from the same stream (which object gets which draw depends on the order of creates, so the lower bound is computed per run from the delays actually drawn).`);
   L.push(`- Core workload: one service with ${CORE_SHAPE.ports} ports, ${CORE_SHAPE.addresses} external addresses (IPv4 + IPv6) and ${CORE_SHAPE.servers} servers on 2 load balancers: per load balancer 2 Backends, 2 Frontends, 4 Binds, 6 Servers (${CORE_SHAPE.objectsPerLoadBalancer} objects, ${CORE_SHAPE.objectsPerLoadBalancer * 2} per service). Simulator deploy delay ${CORE_DEPLOY_MS.min}-${CORE_DEPLOY_MS.max} ms (uniform), no faults. Converged from empty, then re-applied unchanged (no-op). ${r.reps} repetition(s) per mode.`);
@@ -431,7 +438,7 @@ function analysis(r: BenchResult, sm: Summary, hb: ModeFigures, waves: ModeFigur
   // Time against the bound.
   const re = hb.reactions;
   out.push(
-    `- ${head('convergence_vs_bound')} The product spends, per load balancer (medians), ${s(median(hb.startup))} before its first create (starting the workflows, the first observation), ${s(quantile(re, 0.5))} per chain level between a parent's deploy and its child's create (p10 ${s(quantile(re, 0.1))}, p90 ${s(quantile(re, 0.9))}), paid 3 times along the longest chain, and ${s(median(hb.tailLag))} after the last deploy (tail). The reaction's floor (p10) is Temporal's own cost per level: awaitReady completes, a workflow task schedules createObject, which POSTs and tags. Everything above the floor is readiness-poll overshoot: polls 250 ms x 1.25 up to 1 s overshoot a 1-3 s deploy by about 0.35 s on average. The tail is the last object's overshoot, the final observation and completing both workflows.`,
+    `- ${head('convergence_vs_bound')} The product spends, per load balancer (medians), ${s(median(hb.startup))} before its first create (starting the workflows, the first observation), ${s(quantile(re, 0.5))} per chain level between a parent's deploy and its child's create (p10 ${s(quantile(re, 0.1))}, p90 ${s(quantile(re, 0.9))}), paid 3 times along the longest chain, and ${s(median(hb.tailLag))} after the last deploy (tail). The reaction's floor (p10) is Temporal's own cost per level: awaitReady completes, a workflow task schedules createObject, which POSTs and tags. Everything above the floor is readiness-poll overshoot: polls 250 ms x 1.25 up to 1 s overshoot a deploy of 1-3 s (uniform) by about 0.37 s on average (expected value of that schedule). The tail is the last object's overshoot, the final observation and completing both workflows.`,
   );
   const h500 = get('heartbeat-500');
   if (h500) {
@@ -453,12 +460,14 @@ function analysis(r: BenchResult, sm: Summary, hb: ModeFigures, waves: ModeFigur
   const typedObserve = per(hb, 'retrieveState') - lists - resourceGets;
   const lbCount = 2;
   const otherLb = (typedObserve * (lbCount - 1)) / lbCount;
-  const firstGets = per(hb, 'createObject') / 2;
+  // One awaitReady per created object; its first GET comes right after the create.
+  const created = mean(hb.runs.map((c) => sum(Object.entries(c.apply.byRoute).filter(([k]) => /^POST \/api\/LBaaS\/v1\/\w+\.json$/.test(k)).map(([, v]) => v))));
+  const firstGets = created;
   const projected = mean(hb.requests) - resourceGets - otherLb;
   const projected2 = projected - firstGets;
   const wavesMean = mean(waves.requests);
   out.push(
-    `- ${head('requests_vs_waves')} Per run the product made ${per(hb, 'awaitReady').toFixed(0)} readiness GETs, ${per(hb, 'retrieveState').toFixed(0)} requests observing (retrieveState), ${per(hb, 'createObject').toFixed(0)} creating and tagging and ${per(hb, 'listTagged').toFixed(0)} listTagged; the waves baseline ${per(waves, 'poll').toFixed(0)} polls, ${per(waves, 'observe').toFixed(0)} observing (5 full reads of the service per load balancer, each reading every object's Core resource and typed object), ${(per(waves, 'create') + per(waves, 'tag')).toFixed(0)} creating and tagging. The product observes far less but polls about twice as often. Two avoidable costs are visible in the product's observation: ${resourceGets.toFixed(0)} Core resource GETs (the final observation does not know the kinds of the objects it just created, because createObject does not record them in the worker's kind cache), and ${otherLb.toFixed(0)} typed GETs of objects on the other load balancer (each load balancer's retrieveState reads every object tagged for the service and only then filters by load balancer). Without both, the same run would need about ${projected.toFixed(0)} requests, ${ratio(projected / wavesMean)} of the waves' (arithmetic on the measured counts, not measured); skipping the first readiness GET, which comes right after the create and can only find NewlyCreated, would save ${firstGets.toFixed(0)} more (${ratio(projected2 / wavesMean)}).`,
+    `- ${head('requests_vs_waves')} Per run the product made ${per(hb, 'awaitReady').toFixed(0)} readiness GETs, ${per(hb, 'retrieveState').toFixed(0)} requests observing (retrieveState), ${per(hb, 'createObject').toFixed(0)} in createObject (${(per(hb, 'createObject') / created).toFixed(1)} per created object: POST, tag${per(hb, 'createObject') / created > 2.05 ? ', and a list of look-alikes before the POST' : ''}) and ${per(hb, 'listTagged').toFixed(0)} listTagged; the waves baseline ${per(waves, 'poll').toFixed(0)} polls, ${per(waves, 'observe').toFixed(0)} observing (5 full reads of the service per load balancer, each reading every object's Core resource and typed object), ${(per(waves, 'create') + per(waves, 'tag')).toFixed(0)} creating and tagging. The product observes far less but polls about twice as often. Two avoidable costs are visible in the product's observation: ${resourceGets.toFixed(0)} Core resource GETs (the final observation does not know the kinds of the objects it just created, because createObject does not record them in the worker's kind cache), and ${otherLb.toFixed(0)} typed GETs of objects on the other load balancer (each load balancer's retrieveState reads every object tagged for the service and only then filters by load balancer). Without both, the same run would need about ${projected.toFixed(0)} requests, ${ratio(projected / wavesMean)} of the waves' (arithmetic on the measured counts, not measured); skipping the first readiness GET, which comes right after the create and can only find NewlyCreated, would save ${firstGets.toFixed(0)} more (${ratio(projected2 / wavesMean)}).`,
   );
   out.push(`- ${head('noop_writes')} A no-op re-apply made ${spread(hb.noopRequests, int)} requests (every object read once, kinds cached) and no writes; the no-op full resync of the fleet ${r.throughput.noop.requests} requests (${(r.throughput.noop.requests / r.throughput.services).toFixed(1)} per service) and ${r.throughput.noop.mutations} writes. The waves baseline needs ${spread(waves.noopRequests, int)} requests for the same no-op.`);
 

@@ -69,7 +69,21 @@ function machine(temporalPath: string): Machine {
   } catch {
     // Reported as unknown.
   }
+  const repo = path.join(__dirname, '..', '..');
+  const git = (...a: string[]) => {
+    try {
+      return execFileSync('git', a, { cwd: repo, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      return '';
+    }
+  };
+  const uncommitted = git('status', '--porcelain', '--', 'activities', 'workflows', 'worker', 'client', 'simulator', 'bench')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => l.slice(3));
   return {
+    revision: git('rev-parse', '--short', 'HEAD') || 'unknown',
+    uncommitted,
     cpus: os.availableParallelism?.() ?? os.cpus().length,
     cpuModel: os.cpus()[0]?.model?.trim() ?? 'unknown',
     memoryBytes: os.totalmem(),

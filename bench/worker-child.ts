@@ -55,7 +55,8 @@ function pollGaps(polls: Map<string, number[]>): { medianMs: number; count: numb
 }
 
 async function main(): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  // Core's WARN about the shutdown RPC racing the closing connection is noise here; errors still show.
+  Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, console: {} } } });
   const cfg = JSON.parse(process.env.LBAAS_BENCH_WORKER ?? '{}') as WorkerChildConfig;
   let latencies: number[] = [];
   let byActivity: Record<string, number> = {};
