@@ -3,7 +3,8 @@
  * owns; they never see the Engine token.
  */
 import type { Client } from '@temporalio/client';
-import { searchAttributes } from '../workflows/options';
+import { searchAttributes, workflowIds } from '../workflows/options';
+import { withHeartbeat } from './heartbeat';
 
 export interface ControllerRef {
   serviceUid: string;
@@ -14,13 +15,28 @@ export function createControlActivities(client: Client) {
   return {
     /** Every running serviceController (visibility is eventually consistent: a controller started seconds ago may be missing). */
     async listControllers(): Promise<ControllerRef[]> {
-      const out: ControllerRef[] = [];
-      for await (const wf of client.workflow.list({ query: `WorkflowType = 'serviceController' AND ExecutionStatus = 'Running'` })) {
-        out.push({ serviceUid: wf.typedSearchAttributes.get(searchAttributes.serviceUid) ?? wf.workflowId.replace(/^lbaas\//, ''), workflowId: wf.workflowId });
-      }
-      return out.sort((a, b) => a.serviceUid.localeCompare(b.serviceUid));
+      return withHeartbeat(() => runningControllers(client));
+    },
+    /** Whether the service has a running controller, read directly (not from eventually consistent visibility). */
+    async controllerRunning(input: { serviceUid: string }): Promise<boolean> {
+      return withHeartbeat(async () => {
+        try {
+          return (await client.workflow.getHandle(workflowIds.controller(input.serviceUid)).describe()).status.name === 'RUNNING';
+        } catch (err) {
+          if ((err as Error).name === 'WorkflowNotFoundError') return false;
+          throw err;
+        }
+      });
     },
   };
+}
+
+async function runningControllers(client: Client): Promise<ControllerRef[]> {
+  const out: ControllerRef[] = [];
+  for await (const wf of client.workflow.list({ query: `WorkflowType = 'serviceController' AND ExecutionStatus = 'Running'` })) {
+    out.push({ serviceUid: wf.typedSearchAttributes.get(searchAttributes.serviceUid) ?? wf.workflowId.replace(/^lbaas\//, ''), workflowId: wf.workflowId });
+  }
+  return out.sort((a, b) => a.serviceUid.localeCompare(b.serviceUid));
 }
 
 export type ControlActivities = ReturnType<typeof createControlActivities>;

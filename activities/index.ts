@@ -7,6 +7,7 @@ import { serviceTag } from '../workflows/planner/spec';
 import type { ObservedObject, Snapshot } from '../workflows/planner/types';
 import type { EngineClient } from './engine';
 import { translated } from './failures';
+import { withHeartbeat } from './heartbeat';
 import {
   awaitReady,
   createObject,
@@ -51,17 +52,18 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
     },
     /** Identifiers of every object tagged for the service (one list request; cheap check for stray objects). */
     async listTagged(input: { serviceUid: string }): Promise<string[]> {
-      return translated(async () => (await engine.listResourcesByTag(serviceTag(input.serviceUid))).map((r) => r.identifier));
+      return translated(() => withHeartbeat(async () => (await engine.listResourcesByTag(serviceTag(input.serviceUid))).map((r) => r.identifier)));
     },
     /** Service uids with objects tagged for them, across every load balancer (fullResync's orphan report). */
     async scanTaggedServices(): Promise<Record<string, TaggedService>> {
-      return translated(() => scanTaggedServices(engine));
+      return translated(() => withHeartbeat(() => scanTaggedServices(engine)));
     },
     async createObject(input: CreateObjectInput): Promise<CreateObjectResult> {
       return translated(async () => {
         try {
+          // An adopted object was created by a lost earlier attempt of this same call: it counts as created once.
           const result = await createObject(engine, input);
-          if (!result.adopted) events.created?.(input.kind);
+          events.created?.(input.kind);
           return result;
         } catch (err) {
           events.createFailed?.(input.kind);

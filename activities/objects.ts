@@ -3,6 +3,7 @@
  * Temporal may run any of them again after a lost answer, a timeout or a worker crash.
  */
 import { Context } from '@temporalio/activity';
+import { currentContext, withHeartbeat } from './heartbeat';
 import { ApplicationFailure } from '@temporalio/common';
 import { serviceTag } from '../workflows/planner/spec';
 import { KIND_TITLE, type FieldsOf, type Kind, type StateName } from '../workflows/planner/types';
@@ -24,15 +25,24 @@ export type CreateObjectInput = {
 export interface CreateObjectResult {
   identifier: string;
   state: StateName;
-  /** The object existed already (a lost earlier attempt created it) and was adopted instead of created again. */
+  /** A lost earlier attempt had created it; this attempt found and tagged it instead of creating a second one. */
   adopted: boolean;
 }
 
 /**
- * Clock skew tolerated between the worker and the Engine when deciding whether an untagged object was created by a
- * lost earlier attempt of this activity (it must not be older than the activity's first attempt, less this margin).
+ * Clock skew tolerated between the worker and the Engine, used only when a retried create finds no record of what
+ * existed before its first attempt (that attempt died before its first heartbeat reached Temporal): an untagged
+ * look-alike is then taken as ours when it is not older than the first attempt, less this margin.
  */
 export const ADOPTION_SKEW_MS = 5 * 60_000;
+
+/** What the first attempt of a create records (as heartbeat details) before it sends the POST. */
+interface CreateProgress {
+  /** Objects with the same name and parent that existed before our first POST: never ours to adopt. */
+  preexisting: string[];
+  /** The object a POST answered with, recorded before tagging it: a retry after a failed tag only tags. */
+  created?: string;
+}
 
 const ident = (kind: Kind, name: string, id?: string) => `${KIND_TITLE[kind]} ${name}${id ? ` (${id})` : ''}`;
 
@@ -46,25 +56,33 @@ async function ensureTagged(engine: EngineClient, id: string, tag: string): Prom
   }
 }
 
-/**
- * Finds objects that a lost earlier attempt of this activity created: same name, parent and compared fields.
- * Tagged ones are ours already. Untagged ones are ours when they are not older than this activity's first attempt
- * (less ADOPTION_SKEW_MS): every one of those is tagged, so no untagged object stays behind even when several lost
- * attempts each created one (the next pass destroys the extras as duplicates).
- */
-async function findLost(engine: EngineClient, input: CreateObjectInput, tag: string): Promise<string | null> {
+/** Objects of the same kind, name and parent as the one to create. */
+async function lookAlikes(engine: EngineClient, input: CreateObjectInput): Promise<string[]> {
   const parentField = PARENT_FIELD[input.kind];
   const parent = (input.fields as unknown as Record<string, string>)[parentField] ?? '';
-  const refs = (await engine.list(input.kind, { filters: { [parentField]: parent } })).filter((r) => r.name === input.fields.name);
-  const since = Context.current().info.scheduledTimestampMs - ADOPTION_SKEW_MS;
-  const candidates = await mapLimit(refs, RETRIEVE_CONCURRENCY, async (ref) => {
+  const refs = await engine.list(input.kind, { filters: { [parentField]: parent } });
+  return refs.filter((r) => r.name === input.fields.name).map((r) => r.identifier);
+}
+
+/**
+ * Finds what lost earlier attempts of this activity created: look-alikes (same name, parent and compared fields)
+ * that did not exist before the first attempt. Tagged ones are ours already; untagged ones are tagged now, every one
+ * of them, so no untagged object stays behind even when several lost attempts each created one (the next pass
+ * destroys the extras as duplicates). A look-alike that existed before is someone else's and is left alone.
+ */
+async function findLost(engine: EngineClient, input: CreateObjectInput, tag: string, preexisting: string[] | null): Promise<string | null> {
+  const before = new Set(preexisting ?? []);
+  const since = (currentContext()?.info.scheduledTimestampMs ?? 0) - ADOPTION_SKEW_MS;
+  const ids = (await lookAlikes(engine, input)).filter((id) => !before.has(id));
+  const candidates = await mapLimit(ids, RETRIEVE_CONCURRENCY, async (id) => {
     try {
-      const object = await engine.get(input.kind, ref.identifier);
+      const object = await engine.get(input.kind, id);
       if (!sameFields(input.fields, fieldsOf(input.kind, object as never))) return null;
-      const resource = await engine.getResource(ref.identifier);
-      if (resource.tags.includes(tag)) return { id: ref.identifier, tagged: true };
+      const resource = await engine.getResource(id);
+      if (resource.tags.includes(tag)) return { id, tagged: true };
+      if (preexisting) return { id, tagged: false };
       const created = resource.createdAt ? Date.parse(resource.createdAt) : NaN;
-      return Number.isNaN(created) || created >= since ? { id: ref.identifier, tagged: false } : null;
+      return Number.isNaN(created) || created >= since ? { id, tagged: false } : null;
     } catch (err) {
       if (err instanceof EngineNotFoundError) return null;
       throw err;
@@ -76,22 +94,40 @@ async function findLost(engine: EngineClient, input: CreateObjectInput, tag: str
 }
 
 /**
- * Create and tag one object as one idempotent step. A retried attempt first looks for what a lost attempt may have
- * created (by name and parent) and adopts and tags it instead of creating a second one; a create whose tag call
- * failed is thereby tagged on the next attempt, never left behind untagged.
+ * Create and tag one object as one idempotent step. The first attempt records which look-alikes exist before it
+ * creates; a retried attempt adopts and tags what an earlier attempt created (its answer lost, or the worker gone
+ * between create and tag) instead of creating a second object, and never takes someone else's.
  */
 export async function createObject(engine: EngineClient, input: CreateObjectInput): Promise<CreateObjectResult> {
-  const tag = serviceTag(input.serviceUid);
-  if (Context.current().info.attempt > 1) {
-    const lost = await findLost(engine, input, tag);
-    if (lost) {
-      const object = await engine.get(input.kind, lost);
-      return { identifier: lost, state: stateName(object.state), adopted: true };
+  return withHeartbeat<CreateProgress, CreateObjectResult>(async (hb) => {
+    const tag = serviceTag(input.serviceUid);
+    const attempt = currentContext()?.info.attempt ?? 1;
+    const recorded = hb.previous?.preexisting ?? null;
+    const createdBefore = hb.previous?.created;
+    if (createdBefore) {
+      try {
+        await ensureTagged(engine, createdBefore, tag);
+        const object = await engine.get(input.kind, createdBefore);
+        return { identifier: createdBefore, state: stateName(object.state), adopted: true };
+      } catch (err) {
+        // Gone meanwhile (deleted out of band): create it as if for the first time.
+        if (!(err instanceof EngineNotFoundError)) throw err;
+      }
     }
-  }
-  const created = await engine.create(input.kind, input.fields as EngineCreateBodyMap[typeof input.kind]);
-  await ensureTagged(engine, created.identifier, tag);
-  return { identifier: created.identifier, state: stateName(created.state), adopted: false };
+    if (attempt > 1) {
+      const lost = await findLost(engine, input, tag, recorded);
+      if (lost) {
+        const object = await engine.get(input.kind, lost);
+        return { identifier: lost, state: stateName(object.state), adopted: true };
+      }
+    }
+    const preexisting = recorded ?? (await lookAlikes(engine, input));
+    hb.record({ preexisting });
+    const created = await engine.create(input.kind, input.fields as EngineCreateBodyMap[typeof input.kind]);
+    hb.record({ preexisting, created: created.identifier });
+    await ensureTagged(engine, created.identifier, tag);
+    return { identifier: created.identifier, state: stateName(created.state), adopted: false };
+  });
 }
 
 export interface DestroyObjectInput extends ObjectRef {
@@ -105,6 +141,10 @@ export type DestroyOutcome = 'deleted' | 'gone' | 'not ours';
  * someone untagged it after the plan was made. Already gone is success.
  */
 export async function destroyObject(engine: EngineClient, input: DestroyObjectInput): Promise<DestroyOutcome> {
+  return withHeartbeat(() => destroyTagged(engine, input));
+}
+
+async function destroyTagged(engine: EngineClient, input: DestroyObjectInput): Promise<DestroyOutcome> {
   try {
     const resource = await engine.getResource(input.identifier);
     if (!resource.tags.includes(serviceTag(input.serviceUid))) return 'not ours';
@@ -121,6 +161,10 @@ export async function destroyObject(engine: EngineClient, input: DestroyObjectIn
  * Updating is left alone (a repeated attempt after a lost answer).
  */
 export async function recoverObject(engine: EngineClient, input: ObjectRef): Promise<StateName> {
+  return withHeartbeat(() => redeploy(engine, input));
+}
+
+async function redeploy(engine: EngineClient, input: ObjectRef): Promise<StateName> {
   const object = await engine.get(input.kind, input.identifier);
   const current = stateName(object.state);
   if (current === 'Updating') return current;

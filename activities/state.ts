@@ -4,6 +4,7 @@
 import { serviceTag } from '../workflows/planner/spec';
 import type { Kind, ObservedObject, Snapshot } from '../workflows/planner/types';
 import { EngineNotFoundError, type EngineClient, type EngineObjectMap } from './engine';
+import { type Heartbeat, withHeartbeat } from './heartbeat';
 import { observed, RESOURCE_TYPE_KIND } from './kinds';
 
 export interface ServiceOnLoadBalancer {
@@ -62,19 +63,69 @@ type Found = { [K in Kind]: { kind: K; object: EngineObjectMap[K] } }[Kind];
  * included.
  */
 export async function observeService(engine: EngineClient, kinds: KindCache, serviceUid: string): Promise<Map<string, ObservedObject[]>> {
+  return withHeartbeat<ObserveProgress, Map<string, ObservedObject[]>>((hb) => observe(engine, kinds, serviceUid, hb));
+}
+
+/**
+ * Objects read so far, carried to the next attempt in heartbeat details: when Engine reads fail at random (a storm
+ * of 5xx), each attempt reads what is still missing instead of needing every one of 1 + 2N requests to succeed in
+ * one go. A snapshot is read over time anyway; the attempts of one observation are seconds apart.
+ */
+interface ObserveProgress {
+  serviceUid: string;
+  found: Record<string, Found | null>;
+}
+
+/** Progress is recorded at most this often: serializing it is linear in the objects read. */
+const PROGRESS_EVERY_MS = 500;
+
+async function observe(engine: EngineClient, kinds: KindCache, serviceUid: string, hb: Heartbeat<ObserveProgress>): Promise<Map<string, ObservedObject[]>> {
+  const previous = hb.previous?.serviceUid === serviceUid ? hb.previous.found : {};
+  const done = new Map<string, Found | null>(Object.entries(previous));
+  let recordedAt = 0;
+  const progress = (force = false) => {
+    if (!force && Date.now() - recordedAt < PROGRESS_EVERY_MS) return;
+    recordedAt = Date.now();
+    hb.record({ serviceUid, found: Object.fromEntries(done) });
+  };
   const refs = await engine.listResourcesByTag(serviceTag(serviceUid));
+  // Read every object even when some reads fail, so that the next attempt only repeats the failed ones.
+  const failures: unknown[] = [];
   const found = await mapLimit(refs, RETRIEVE_CONCURRENCY, async (ref): Promise<Found | null> => {
-    let kind = kinds.get(ref.identifier);
-    if (kind === undefined) {
-      const resource = await orNull(engine.getResource(ref.identifier));
-      if (!resource) return null;
-      kind = RESOURCE_TYPE_KIND[resource.type.identifier] ?? null;
-      kinds.set(ref.identifier, kind);
+    const known = done.get(ref.identifier);
+    if (known !== undefined) return known;
+    try {
+      const f = await readTagged(engine, kinds, ref.identifier);
+      done.set(ref.identifier, f);
+      progress();
+      return f;
+    } catch (err) {
+      failures.push(err);
+      return null;
     }
-    if (kind === null) return null;
-    const object = await orNull(engine.get(kind, ref.identifier));
-    return object ? ({ kind, object } as Found) : null;
   });
+  if (failures.length > 0) {
+    progress(true);
+    throw failures[0];
+  }
+  return groupByLoadBalancer(engine, found);
+}
+
+async function readTagged(engine: EngineClient, kinds: KindCache, identifier: string): Promise<Found | null> {
+  let kind = kinds.get(identifier);
+  if (kind === undefined) {
+    const resource = await orNull(engine.getResource(identifier));
+    if (!resource) return null;
+    kind = RESOURCE_TYPE_KIND[resource.type.identifier] ?? null;
+    kinds.set(identifier, kind);
+  }
+  if (kind === null) return null;
+  const object = await orNull(engine.get(kind, identifier));
+  return object ? ({ kind, object } as Found) : null;
+}
+
+/** Groups objects by the load balancer their parent chain leads to. */
+async function groupByLoadBalancer(engine: EngineClient, found: (Found | null)[]): Promise<Map<string, ObservedObject[]>> {
   const byId = new Map<string, Found>();
   for (const f of found) if (f) byId.set(f.object.identifier, f);
 

@@ -178,12 +178,14 @@ export class ControllerState {
   /** Markdown for the Web UI's current details. */
   details(): string {
     const s = this.status();
-    const lines = [`**${s.phase}** — revision ${s.revision}`];
-    if (s.running) lines.push(`pass ${s.running.pass} running (revision ${s.running.revision}${s.running.teardown ? ', delete' : ''})`);
-    if (s.lastPass) lines.push(`last pass ${s.lastPass.pass}: ${s.lastPass.converged ? 'converged' : `failed: ${s.lastPass.error ?? ''}`}`);
-    if (s.nextRetryAt) lines.push(`retry at ${new Date(s.nextRetryAt).toISOString()}`);
-    for (const [addr, ports] of Object.entries(s.status)) lines.push(`- ${addr}: ${ports.join(', ')}`);
-    return lines.join('\n');
+    // Paragraphs need blank lines in markdown; single newlines would run everything into one line in the Web UI.
+    const paragraphs = [`**${s.phase}** — revision ${s.revision}`];
+    if (s.running) paragraphs.push(`pass ${s.running.pass} running (revision ${s.running.revision}${s.running.teardown ? ', delete' : ''})`);
+    if (s.lastPass) paragraphs.push(`last pass ${s.lastPass.pass}: ${s.lastPass.converged ? 'converged' : `failed: ${s.lastPass.error ?? ''}`}`);
+    if (s.nextRetryAt) paragraphs.push(`retry at ${new Date(s.nextRetryAt).toISOString()}`);
+    const status = Object.entries(s.status).map(([addr, ports]) => `- ${addr}: ${ports.join(', ')}`);
+    if (status.length > 0) paragraphs.push(status.join('\n'));
+    return paragraphs.join('\n\n');
   }
 
   snapshot(): ControllerSnapshot {

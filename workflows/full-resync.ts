@@ -19,6 +19,7 @@ export interface FullResyncInput {
 export interface Orphan {
   serviceUid: string;
   loadBalancers: string[];
+  /** Backends and Frontends tagged for the service (Binds and Servers hang off them and are not counted). */
   objects: number;
   destroyed: boolean;
   error?: string;
@@ -60,6 +61,12 @@ export async function fullResync(input: FullResyncInput = {}): Promise<FullResyn
     await Promise.all(
       orphans.map(async (o) => {
         try {
+          // Visibility lags: a service applied seconds ago may not be listed yet. Ask for its controller directly
+          // before destroying anything.
+          if (await control.controllerRunning.executeWithOptions({ summary: `confirm ${o.serviceUid} has no controller` } as never, [{ serviceUid: o.serviceUid }])) {
+            o.error = 'has a controller after all (started while the resync listed controllers); left alone';
+            return;
+          }
           await executeChild(reconcileService, {
             workflowId: `lbaas/${o.serviceUid}/orphan-teardown`,
             args: [{ spec: { serviceUid: o.serviceUid, nameSuffix: '', loadBalancers: o.loadBalancers, externalAddresses: [], ports: {}, servers: [] }, teardown: true }],

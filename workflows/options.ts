@@ -37,8 +37,12 @@ export const FAILURE_TYPES = {
  */
 export const ENGINE_CALL: ActivityOptions = {
   startToCloseTimeout: '2m',
+  // Engine activities heartbeat every 5 s (activities/heartbeat.ts): a killed worker's call is retried after 30 s.
+  heartbeatTimeout: '30s',
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s' },
+  // 250 ms x 1.5: a storm of transient errors (each attempt is a few requests, any of which may fail) is ridden out
+  // in seconds, while an Engine that is down is asked about every 30 s after a minute and a half.
+  retry: { initialInterval: '250ms', backoffCoefficient: 1.5, maximumInterval: '30s' },
 };
 
 /**

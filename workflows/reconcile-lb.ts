@@ -113,7 +113,8 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
       case 'create': {
         const fieldsWithLink = d.kind === 'backend' ? d.fields : { ...d.fields, [LINK_FIELD[d.kind]]: parentId };
         const created = await call(engine.createObject, `create ${title} ${on}`, { serviceUid: uid, kind: d.kind, fields: fieldsWithLink } as never);
-        if (!created.adopted) counts.created++;
+        // Adopted means a lost earlier attempt of this same create made it: still one object created here.
+        counts.created++;
         id = created.identifier;
         book.update(d.key, { identifier: id, state: created.state });
         break;

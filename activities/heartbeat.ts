@@ -1,0 +1,64 @@
+/**
+ * Heartbeats for Engine activities. A ticker proves the worker is alive while requests run (a killed worker's
+ * attempt is retried after the heartbeat timeout instead of the whole start-to-close timeout), and it always
+ * re-sends the latest progress details: Temporal hands the last details to the next attempt, which resumes from
+ * them, and a bare heartbeat would overwrite them.
+ */
+import { Context } from '@temporalio/activity';
+
+/** Beat at least this often; ENGINE_CALL's heartbeat timeout (workflows/options.ts) is a few times longer. */
+export const HEARTBEAT_EVERY_MS = 5_000;
+
+export class Heartbeat<D> {
+  #details: D | undefined;
+  readonly #ctx: Context | null;
+  #timer: NodeJS.Timeout | null = null;
+
+  constructor() {
+    this.#ctx = currentContext();
+    this.#details = this.#ctx?.info.heartbeatDetails as D | undefined;
+  }
+
+  /** What the previous attempt recorded, if any. */
+  get previous(): D | undefined {
+    return this.#ctx?.info.heartbeatDetails as D | undefined;
+  }
+
+  /** Records progress and sends it (Temporal throttles what reaches the server; the last details always do). */
+  record(details: D): void {
+    this.#details = details;
+    this.#ctx?.heartbeat(details);
+  }
+
+  start(): this {
+    if (this.#ctx && !this.#timer) {
+      this.#timer = setInterval(() => this.#ctx?.heartbeat(this.#details), HEARTBEAT_EVERY_MS);
+      this.#timer.unref();
+    }
+    return this;
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+}
+
+/** The activity context, or null outside an activity (the benchmark's baseline calls the same code directly). */
+export function currentContext(): Context | null {
+  try {
+    return Context.current();
+  } catch {
+    return null;
+  }
+}
+
+/** Runs `body` with a heartbeat ticker. */
+export async function withHeartbeat<D, T>(body: (hb: Heartbeat<D>) => Promise<T>): Promise<T> {
+  const hb = new Heartbeat<D>().start();
+  try {
+    return await body(hb);
+  } finally {
+    hb.stop();
+  }
+}
