@@ -8,7 +8,7 @@ import type { Activities } from '../activities';
 import { optionalInteger, specOf } from './input';
 import { ENGINE_CALL, searchAttributes, short, workflowIds } from './options';
 import { mergeStatus } from './planner';
-import type { AddressStatus, ObjectStatus } from './planner/types';
+import type { AddressStatus, LoadBalancerResult, ObjectStatus } from './planner/types';
 import { reconcileLoadBalancer, type ReconcileLoadBalancerResult } from './reconcile-lb';
 
 export interface ReconcileServiceInput {
@@ -18,15 +18,9 @@ export interface ReconcileServiceInput {
   teardown?: boolean;
 }
 
-export interface LoadBalancerSummary {
-  converged: boolean;
-  status: AddressStatus;
-  created: number;
-  destroyed: number;
-  recovered: number;
-  passes: number;
+/** One load balancer's outcome within a service pass (`cleanup`: it left the spec and was emptied). */
+export interface LoadBalancerSummary extends Omit<LoadBalancerResult, 'loadBalancer'> {
   cleanup: boolean;
-  error?: string;
 }
 
 export interface ReconcileServiceResult {
