@@ -5,7 +5,7 @@
  * gRPC only says that the deadline passed.
  */
 import net from 'node:net';
-import { Client, Connection, isGrpcServiceError, ServiceError, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { Client, Connection, isGrpcServiceError, ServiceError, WorkflowFailedError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { NamespaceNotFoundError, WorkflowNotFoundError } from '@temporalio/common';
 import { CliError, EXIT, invalid, unreachable } from './errors';
 import { LbaasClient } from './service-client';
@@ -94,19 +94,24 @@ export function innermost(err: unknown): string {
 }
 
 /**
- * A warning on stderr when no worker polls the task queue: the command would otherwise wait in silence. Best effort:
- * a server that does not answer the question is not an error here.
+ * A warning on stderr when no worker polls the task queue (the settings' one unless given): the command would
+ * otherwise wait in silence. Best effort: a server that does not answer the question is not an error here.
  */
-export async function warnIfNoWorker(t: Temporal, stderr: (text: string) => void): Promise<void> {
+export async function warnIfNoWorker(t: Temporal, stderr: (text: string) => void, taskQueue = t.settings.taskQueue): Promise<boolean> {
   try {
-    const r = await t.client.workflowService.describeTaskQueue({ namespace: t.settings.namespace, taskQueue: { name: t.settings.taskQueue }, taskQueueType: 1 });
+    const r = await t.client.workflowService.describeTaskQueue({ namespace: t.settings.namespace, taskQueue: { name: taskQueue }, taskQueueType: 1 });
     if ((r.pollers ?? []).length === 0) {
-      stderr(`warning: no worker has polled task queue ${t.settings.taskQueue} recently; nothing happens until one runs (lbaas worker)\n`);
+      stderr(`warning: no worker has polled task queue ${taskQueue} recently; nothing happens until one runs (lbaas worker)\n`);
+      return false;
     }
   } catch {
     // Not knowing is fine.
   }
+  return true;
 }
+
+/** Why a call that needs a worker may not have been answered, for timeout messages. */
+export const noAnswerHint = (taskQueue: string) => `is a worker polling task queue ${taskQueue}?`;
 
 function where(settings: TemporalSettings): string {
   return `cannot reach Temporal at ${settings.connection.address} (namespace ${settings.namespace})`;
@@ -141,17 +146,20 @@ function tcpProbe(host: string, port: number): Promise<{ reason: string; definit
 }
 
 /**
- * Makes sure the service has a running controller. An unknown service is invalid input (exit 2): the uid names
- * nothing this Temporal namespace knows; one whose controller has ended (deleted, terminated) likewise.
+ * Makes sure the service has a running controller and returns its task queue. An unknown service is invalid input
+ * (exit 2): the uid names nothing this Temporal namespace knows; one whose controller has ended (deleted,
+ * terminated) likewise.
  */
-export async function requireController(t: Temporal, uid: string): Promise<void> {
+export async function requireController(t: Temporal, uid: string): Promise<{ taskQueue: string }> {
   const workflowId = `lbaas/${uid}`;
-  let status: string;
+  let d: Awaited<ReturnType<WorkflowHandle['describe']>>;
   try {
-    status = (await t.lbaas.controller(uid).describe()).status.name;
+    d = await t.lbaas.controller(uid).describe();
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) throw invalid(`no controller for service ${uid} (no workflow ${workflowId} in namespace ${t.settings.namespace})`);
     throw err;
   }
+  const status = d.status.name;
   if (status !== 'RUNNING') throw invalid(`service ${uid} has no running controller (workflow ${workflowId} is ${status.toLowerCase().replace(/_/g, ' ')})`);
+  return { taskQueue: d.taskQueue };
 }

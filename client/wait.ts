@@ -76,3 +76,10 @@ export async function waitWithProgress<T>(o: WaitOptions<T>): Promise<WaitOutcom
     await polling.catch(() => undefined);
   }
 }
+
+/** `run` bounded by `ms`; past it, the call is abandoned and `onTimeout()` is thrown (a CliError with exit 3). */
+export async function within<T>(client: Client, ms: number, run: () => Promise<T>, onTimeout: () => Error): Promise<T> {
+  const o = await waitWithProgress({ client, run, timeoutMs: ms });
+  if (!o.done) throw onTimeout();
+  return o.value;
+}

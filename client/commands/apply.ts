@@ -5,12 +5,12 @@
  */
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { CliIo } from '../cli';
-import { warnIfNoWorker, withTemporal } from '../connect';
+import { noAnswerHint, warnIfNoWorker, withTemporal } from '../connect';
 import { CliError, EXIT, invalid } from '../errors';
 import { json, type OutputFormat } from '../output';
 import { loadSpec } from '../spec-file';
 import { applyResult, applyResultText, parseDurationFlag, progressLines } from '../views';
-import { waitWithProgress } from '../wait';
+import { waitWithProgress, within } from '../wait';
 import { formatDuration } from '../../workflows/planner';
 
 export interface ApplyOptions {
@@ -26,10 +26,18 @@ export async function apply(opts: ApplyOptions, io: CliIo): Promise<void> {
   const uid = spec.serviceUid;
   await withTemporal(io.env, async (t) => {
     const { lbaas, client } = t;
+    // --timeout bounds the whole command: the controller accepting the spec (which needs a worker), then the pass.
+    const deadline = Date.now() + timeoutMs;
+    await warnIfNoWorker(t, io.stderr);
     let revision: number;
     let workflowId: string;
     try {
-      ({ revision, workflowId } = await lbaas.apply(raw, spec));
+      ({ revision, workflowId } = await within(
+        client,
+        timeoutMs,
+        () => lbaas.apply(raw, spec),
+        () => new CliError(`timed out after ${formatDuration(timeoutMs)}: the controller of service ${uid} did not accept the spec (${noAnswerHint(t.settings.taskQueue)})`, EXIT.timeout),
+      ));
     } catch (err) {
       // The controller's validator refused the spec (for instance while the service is being deleted).
       if (err instanceof WorkflowUpdateFailedError) throw invalid(`service ${uid}: apply refused: ${(err.cause as Error | undefined)?.message ?? err.message}`);
@@ -40,12 +48,11 @@ export async function apply(opts: ApplyOptions, io: CliIo): Promise<void> {
       else io.stdout(`applied revision ${revision} to service ${uid} (controller ${workflowId})\n`);
       return;
     }
-    await warnIfNoWorker(t, io.stderr);
     if (opts.output === 'text') io.stderr(`applied revision ${revision} to service ${uid}; waiting up to ${formatDuration(timeoutMs)} for its pass\n`);
     const outcome = await waitWithProgress({
       client,
       run: () => lbaas.waitConverged(uid, revision),
-      timeoutMs,
+      timeoutMs: Math.max(0, deadline - Date.now()),
       progress: async () => progressLines(await lbaas.progress(uid, spec.loadBalancers)),
       ...(opts.output === 'text' ? { print: (line: string) => io.stderr(`${line}\n`) } : {}),
     });

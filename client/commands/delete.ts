@@ -2,39 +2,43 @@
  * `lbaas delete UID [--wait] [--timeout DUR]`: ask the controller to tear down everything the service owns, then
  * end. Without --wait it returns once the controller has accepted the delete. With --wait it returns when the
  * teardown has finished; failed teardown passes are retried by the controller, so a teardown that cannot finish
- * ends in a timeout (exit 3) naming what is still pending.
+ * ends in a timeout (exit 3) naming what is still pending. --timeout bounds the whole command, including the
+ * controller accepting the delete (which needs a worker).
  */
 import type { CliIo } from '../cli';
-import { requireController, warnIfNoWorker, withTemporal } from '../connect';
+import { noAnswerHint, requireController, warnIfNoWorker, withTemporal } from '../connect';
 import { CliError, EXIT } from '../errors';
 import { checkUid, parseDurationFlag, progressLines } from '../views';
-import { waitWithProgress } from '../wait';
+import { waitWithProgress, within } from '../wait';
 import { formatDuration } from '../../workflows/planner';
 
 export async function deleteService(uid: string, opts: { wait?: boolean; timeout: string }, io: CliIo): Promise<void> {
   checkUid(uid);
   const timeoutMs = parseDurationFlag(opts.timeout, '--timeout');
   await withTemporal(io.env, async (t) => {
-    await requireController(t, uid);
+    const deadline = Date.now() + timeoutMs;
+    const { taskQueue } = await requireController(t, uid);
+    await warnIfNoWorker(t, io.stderr, taskQueue);
+    const timedOut = (what: string) => () =>
+      new CliError(`timed out after ${formatDuration(timeoutMs)} ${what} (${noAnswerHint(taskQueue)})`, EXIT.timeout);
     if (!opts.wait) {
-      await t.lbaas.startDelete(uid);
+      await within(t.client, timeoutMs, () => t.lbaas.startDelete(uid), timedOut(`waiting for the controller of service ${uid} to accept the delete`));
       io.stdout(`deleting service ${uid}: its controller tears everything down, then ends (follow with: lbaas status ${uid})\n`);
       return;
     }
-    await warnIfNoWorker(t, io.stderr);
     // Where the service has objects: the load balancers of its last pass, and any its objects were seen on.
-    const before = await t.lbaas.status(uid);
+    const before = await within(t.client, timeoutMs, () => t.lbaas.status(uid), timedOut(`waiting for the status of service ${uid}`));
     const lbs = [...new Set([...Object.keys(before.loadBalancers), ...before.objects.map((o) => o.loadBalancer)])].sort();
     io.stderr(`deleting service ${uid}; waiting up to ${formatDuration(timeoutMs)} for the teardown\n`);
     const outcome = await waitWithProgress({
       client: t.client,
       run: () => t.lbaas.delete(uid),
-      timeoutMs,
+      timeoutMs: Math.max(0, deadline - Date.now()),
       progress: async () => progressLines(await t.lbaas.progress(uid, lbs)),
       print: (line) => io.stderr(`${line}\n`),
     });
     if (!outcome.done) {
-      const s = await t.lbaas.status(uid).catch(() => null);
+      const s = await within(t.client, 5_000, () => t.lbaas.status(uid), () => new Error('no status')).catch(() => null);
       const lastError = s?.lastPass?.error ? `\nlast teardown pass failed: ${s.lastPass.error}` : '';
       const pending = outcome.lastProgress.length > 0 ? `\nstill pending: ${outcome.lastProgress.join('; ')}` : '';
       throw new CliError(`timed out after ${formatDuration(timeoutMs)} waiting for service ${uid} to be deleted (the controller keeps at it)${lastError || pending}`, EXIT.timeout);

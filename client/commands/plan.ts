@@ -1,15 +1,25 @@
 /** `lbaas plan -f FILE [-o text|json]`: a read-only dry run (planService) of what a pass would do per load balancer. */
 import type { CliIo } from '../cli';
-import { warnIfNoWorker, withTemporal } from '../connect';
+import { noAnswerHint, warnIfNoWorker, withTemporal } from '../connect';
+import { CliError, EXIT } from '../errors';
 import { json, type OutputFormat } from '../output';
 import { loadSpec } from '../spec-file';
 import { planText } from '../views';
+import { within } from '../wait';
+
+/** A plan is one observation of the Engine and pure planning: minutes would mean no worker is taking it. */
+export const PLAN_TIMEOUT_MS = 5 * 60_000;
 
 export async function plan(opts: { file: string; output: OutputFormat }, io: CliIo): Promise<void> {
   const { raw, spec } = await loadSpec(opts.file);
   await withTemporal(io.env, async (t) => {
     await warnIfNoWorker(t, io.stderr);
-    const result = await t.lbaas.plan(raw, spec);
+    const result = await within(
+      t.client,
+      PLAN_TIMEOUT_MS,
+      () => t.lbaas.plan(raw, spec),
+      () => new CliError(`timed out after ${PLAN_TIMEOUT_MS / 60_000}m waiting for the plan of service ${spec.serviceUid} (${noAnswerHint(t.settings.taskQueue)})`, EXIT.timeout),
+    );
     io.stdout(opts.output === 'json' ? json(result) : planText(result));
   });
 }

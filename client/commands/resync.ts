@@ -6,10 +6,14 @@
  * objects, whatever the Schedule is set to: a manual run only reports them.
  */
 import type { CliIo } from '../cli';
-import { requireController, warnIfNoWorker, withTemporal } from '../connect';
-import { invalid } from '../errors';
+import { noAnswerHint, requireController, warnIfNoWorker, withTemporal } from '../connect';
+import { CliError, EXIT, invalid } from '../errors';
 import { manualResyncWorkflowId } from '../schedule';
 import { checkUid } from '../views';
+import { within } from '../wait';
+
+/** A full resync lists controllers, signals them and scans the Engine once: minutes would mean something is stuck. */
+export const FULL_RESYNC_TIMEOUT_MS = 10 * 60_000;
 import type { fullResync as fullResyncWorkflow } from '../../workflows/full-resync';
 
 export async function resync(uid: string | undefined, opts: { all?: boolean }, io: CliIo): Promise<void> {
@@ -26,12 +30,18 @@ export async function resync(uid: string | undefined, opts: { all?: boolean }, i
     await warnIfNoWorker(t, io.stderr);
     const workflowId = manualResyncWorkflowId(new Date());
     io.stderr(`started full resync ${workflowId}\n`);
-    const r = await t.client.workflow.execute<typeof fullResyncWorkflow>('fullResync', {
-      workflowId,
-      taskQueue: t.settings.taskQueue,
-      args: [{}],
-      staticSummary: 'full resync (manual: lbaas resync --all)',
-    });
+    const r = await within(
+      t.client,
+      FULL_RESYNC_TIMEOUT_MS,
+      () =>
+        t.client.workflow.execute<typeof fullResyncWorkflow>('fullResync', {
+          workflowId,
+          taskQueue: t.settings.taskQueue,
+          args: [{}],
+          staticSummary: 'full resync (manual: lbaas resync --all)',
+        }),
+      () => new CliError(`timed out after ${FULL_RESYNC_TIMEOUT_MS / 60_000}m waiting for full resync ${workflowId} (${noAnswerHint(t.settings.taskQueue)})`, EXIT.timeout),
+    );
     const lines = [`resync requested for ${r.signalled.length} ${r.signalled.length === 1 ? 'service' : 'services'}${r.signalled.length > 0 ? `: ${r.signalled.join(', ')}` : ''}`];
     if (r.missed.length > 0) lines.push(`controllers that ended before they could be asked: ${r.missed.join(', ')}`);
     for (const o of r.orphans) {

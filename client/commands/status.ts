@@ -3,15 +3,26 @@
  * controllers (visibility, so a controller started a second ago may be missing for a moment).
  */
 import type { CliIo } from '../cli';
-import { requireController, withTemporal } from '../connect';
+import { noAnswerHint, requireController, warnIfNoWorker, withTemporal } from '../connect';
+import { CliError, EXIT } from '../errors';
 import { json, type OutputFormat } from '../output';
 import { checkUid, listEntry, listText, statusText, statusView } from '../views';
+import { within } from '../wait';
+
+/** A query is answered by a worker replaying the controller: seconds at most; 30 s means nobody is answering. */
+export const QUERY_TIMEOUT_MS = 30_000;
 
 export async function status(uid: string, opts: { output: OutputFormat }, io: CliIo): Promise<void> {
   checkUid(uid);
   await withTemporal(io.env, async (t) => {
-    await requireController(t, uid);
-    const s = await t.lbaas.status(uid);
+    const { taskQueue } = await requireController(t, uid);
+    await warnIfNoWorker(t, io.stderr, taskQueue);
+    const s = await within(
+      t.client,
+      QUERY_TIMEOUT_MS,
+      () => t.lbaas.status(uid),
+      () => new CliError(`no answer to the status query of service ${uid} within ${QUERY_TIMEOUT_MS / 1000}s (${noAnswerHint(taskQueue)})`, EXIT.timeout),
+    );
     io.stdout(opts.output === 'json' ? json(statusView(s)) : statusText(s));
   });
 }

@@ -316,3 +316,20 @@ test('delete --wait removes every object of the service and ends its controller;
   await until('the controller to end', async () => (await lbaas.controller(applied.uid).describe()).status.name === 'COMPLETED', 30_000, 100);
   assert.deepEqual(taggedLines(stack.sim, `anxccm-svc-uid=${applied.uid}`), []);
 });
+
+test('with no worker on the task queue, apply warns and exits 3 once --timeout runs out instead of hanging', async () => {
+  const srv = await temporalServer();
+  const queue = `${stack.taskQueue}-nobody`;
+  const spec = exampleSpec(['lb-unused'], { serviceUid: 'cli-no-worker' });
+  const r = await runCli(['apply', '-f', await specFile('no-worker.json', spec), '--timeout', '2s'], {
+    env: cliEnv({ address: srv.address, namespace: stack.namespace, taskQueue: queue }),
+  });
+  assert.equal(r.code, 3, r.stderr);
+  assert.equal(r.stdout, '');
+  assert.equal(
+    r.stderr,
+    `warning: no worker has polled task queue ${queue} recently; nothing happens until one runs (lbaas worker)\n` +
+      `lbaas: timed out after 2s: the controller of service cli-no-worker did not accept the spec (is a worker polling task queue ${queue}?)\n`,
+  );
+  await stack.client.workflow.getHandle('lbaas/cli-no-worker').terminate('test cleanup');
+});
