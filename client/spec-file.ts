@@ -150,7 +150,7 @@ function parseYaml(text: string, source: string): unknown {
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, strict: true, version: '1.2', schema: 'core' });
   const problems: YAMLError[] = [...doc.errors, ...doc.warnings];
   if (problems.length > 0) {
-    const shown = problems.slice(0, MAX_PARSE_ERRORS).map((e) => `${source}: invalid YAML at ${where(lines, e)}: ${firstLine(e.message)}`);
+    const shown = problems.slice(0, MAX_PARSE_ERRORS).map((e) => `${source}: invalid YAML at ${where(lines, e)}: ${yamlMessage(e)}`);
     if (problems.length > MAX_PARSE_ERRORS) shown.push(`(${problems.length - MAX_PARSE_ERRORS} more)`);
     throw invalid(shown.join('\n'));
   }
@@ -174,6 +174,12 @@ function lineCol(text: string, offset: number): string {
   const line = before.split('\n').length;
   const col = offset - before.lastIndexOf('\n');
   return `line ${line}, column ${col}`;
+}
+
+/** The parser's message, minus advice meant for programmers using the library. */
+function yamlMessage(e: YAMLError): string {
+  if (e.code === 'MULTIPLE_DOCS') return 'a spec is one YAML document, this is the start of a second one';
+  return firstLine(e.message);
 }
 
 function firstLine(text: string): string {

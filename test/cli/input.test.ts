@@ -123,6 +123,13 @@ test('YAML: a syntax error is reported with its line and column in one line', as
   assertInvalid(r, /broken\.yaml: invalid YAML at line \d+, column \d+: /, 3);
 });
 
+test('YAML: a second document and an unknown tag are refused, not guessed at', async () => {
+  const two = await lbaas(['apply', '-f', '-'], 'serviceUid: a\n---\nserviceUid: b\n');
+  assertInvalid(two, '<stdin>: invalid YAML at line 2, column 1: a spec is one YAML document, this is the start of a second one');
+  const tag = await lbaas(['apply', '-f', '-'], 'serviceUid: !!binary aGVsbG8=\nnameSuffix: !custom x\n');
+  assertInvalid(tag, /<stdin>: invalid YAML at line 2, column 13: Unresolved tag: !custom/);
+});
+
 test('YAML: an alias bomb is refused before it expands', async () => {
   const lines = ['a: &a [x, x, x, x, x, x, x, x, x]'];
   for (let i = 1; i < 10; i++) {
