@@ -5,7 +5,7 @@
 import { Context } from '@temporalio/activity';
 import { currentContext, withHeartbeat } from './heartbeat';
 import { ApplicationFailure } from '@temporalio/common';
-import { serviceTag } from '../workflows/planner/spec';
+import { SERVICE_TAG_PREFIX, serviceTag } from '../workflows/planner/spec';
 import { KIND_TITLE, type FieldsOf, type Kind, type StateName } from '../workflows/planner/types';
 import { EngineNotFoundError, EngineValidationError, stateName, toUpdateBody, type EngineClient, type EngineCreateBodyMap } from './engine';
 import { FAILURE } from './failures';
@@ -80,6 +80,8 @@ async function findLost(engine: EngineClient, input: CreateObjectInput, tag: str
       if (!sameFields(input.fields, fieldsOf(input.kind, object as never))) return null;
       const resource = await engine.getResource(id);
       if (resource.tags.includes(tag)) return { id, tagged: true };
+      // Another service's object with the same name (services may share a suffix): never ours.
+      if (resource.tags.some((t) => t.startsWith(SERVICE_TAG_PREFIX))) return null;
       if (preexisting) return { id, tagged: false };
       const created = resource.createdAt ? Date.parse(resource.createdAt) : NaN;
       return Number.isNaN(created) || created >= since ? { id, tagged: false } : null;

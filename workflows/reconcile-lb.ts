@@ -5,7 +5,7 @@
  * empty or the pass budget is spent.
  */
 import { ApplicationFailure, type ActivityOptions } from '@temporalio/common';
-import { defineQuery, metricMeter, proxyActivities, setHandler } from '@temporalio/workflow';
+import { CancellationScope, defineQuery, metricMeter, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { invalidInput, loadBalancerId, optionalInteger, specOf } from './input';
 import { ENGINE_CALL, FAILURE_TYPES, readinessOptions, short } from './options';
@@ -112,7 +112,11 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
         break;
       case 'create': {
         const fieldsWithLink = d.kind === 'backend' ? d.fields : { ...d.fields, [LINK_FIELD[d.kind]]: parentId };
-        const created = await call(engine.createObject, `create ${title} ${on}`, { serviceUid: uid, kind: d.kind, fields: fieldsWithLink } as never);
+        // Not cancellable: a pass superseded between the create and the tag must still finish tagging (its retry would
+        // otherwise be dropped and the object left untagged, invisible to every later pass).
+        const created = await CancellationScope.nonCancellable(() =>
+          call(engine.createObject, `create ${title} ${on}`, { serviceUid: uid, kind: d.kind, fields: fieldsWithLink } as never),
+        );
         // Adopted means a lost earlier attempt of this same create made it: still one object created here.
         counts.created++;
         id = created.identifier;
