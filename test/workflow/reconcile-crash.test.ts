@@ -80,21 +80,23 @@ test('a worker SIGKILLed mid-reconciliation: a new worker finishes the same run 
 
   const handle = await runs.service({ spec: exampleSpec([lb], { serviceUid: uid }) }, 'crash');
   const runId = handle.firstExecutionRunId;
-  // Kill once the Backends are ready and the Frontends and Servers have been created, tagged and are being awaited
-  // (their readiness polls have begun), before any Bind exists: mid-graph, with only readiness waits in flight.
+  // Kill once the Backends are ready and the Frontends and Servers have been created and tagged, with the workflow
+  // holding their identifiers (so no create is still in flight: only readiness waits are), before any Bind exists.
+  const child = crashStack.client.workflow.getHandle(workflowIds.loadBalancer(uid, lb));
   const atKill = await until(
-    'Backends ready, Frontends and Servers created and awaited, no Bind yet',
-    () => {
+    'Backends ready, Frontends and Servers created and known to the workflow, no Bind yet',
+    async () => {
       const on = objectsOn(sim, lb);
-      const requests = sim.stats().requests;
-      const kinds = countByName(on);
-      const ready =
-        on.length === 8 &&
-        on.every((o) => o.tags.includes(tag)) &&
-        on.filter((o) => o.kind === 'backend').every((o) => o.state === 'Deployed') &&
-        (requests['GET /api/LBaaS/v1/frontend.json/{id}'] ?? 0) >= 2 &&
-        (requests['GET /api/LBaaS/v1/server.json/{id}'] ?? 0) >= 4;
-      return ready && Object.keys(kinds).every((k) => !k.startsWith('bind')) ? on : undefined;
+      if (on.length !== 8 || !on.every((o) => o.tags.includes(tag)) || on.some((o) => o.kind === 'bind')) return undefined;
+      let progress;
+      try {
+        progress = await child.query(loadBalancerStatusQuery);
+      } catch {
+        return undefined;
+      }
+      const known = progress.objects.filter((o) => o.kind !== 'bind' && o.identifier !== null);
+      const backendsReady = progress.objects.filter((o) => o.kind === 'backend' && o.state === 'Deployed').length === 2;
+      return known.length === 8 && backendsReady && objectsOn(sim, lb).every((o) => o.kind !== 'bind') ? on : undefined;
     },
     30_000,
     5,
@@ -130,7 +132,6 @@ test('a worker SIGKILLed mid-reconciliation: a new worker finishes the same run 
   );
 
   // Both workers worked on the child reconciliation: the first until it died, the second to the end.
-  const child = crashStack.client.workflow.getHandle(workflowIds.loadBalancer(uid, lb));
   const identities = new Set((await eventsOf(child)).flatMap((e) => (e.activityTaskStartedEventAttributes?.identity ? [e.activityTaskStartedEventAttributes.identity] : [])));
   assert.deepEqual([...identities].sort(), ['crash-worker-1', 'crash-worker-2']);
 });
