@@ -232,6 +232,23 @@ for (const c of [
   });
 }
 
+test('an object whose tag was removed out of band is no longer ours: it is left exactly as it is and a tagged one is created', async () => {
+  const { uid, lbs, spec } = fresh(1);
+  const lb = lbs[0] as string;
+  await converge(spec(), lbs);
+  const untagged = idOf(objectsOn(stack.sim, lb), 'server', n('node-2', 'http'));
+  await admin.patch(stack.sim, untagged, { tags: [] });
+  const before = stack.sim.objects().find((o) => o.identifier === untagged);
+  stack.sim.resetStats();
+
+  const r = await reconcile(spec());
+
+  assert.deepEqual(r.loadBalancers[lb], lbSummary({ created: 1, passes: 2 }));
+  assert.deepEqual(stack.sim.objects().find((o) => o.identifier === untagged), before);
+  assert.deepEqual(describeObjects(taggedOn(stack.sim, lb, uid), stack.sim), expectedLines(ORACLE));
+  assert.deepEqual(writeRequests(stack.sim.stats()), { 'POST /api/LBaaS/v1/server.json': 1, 'POST /api/core/v1/resource.json/{id}/tags/{tag}': 1 });
+});
+
 test('duplicates: of two tagged Backends (and two Servers) matching one desired object exactly one is kept, the one in use', async () => {
   const { tag, lbs, spec } = fresh(1);
   const lb = lbs[0] as string;

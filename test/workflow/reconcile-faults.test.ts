@@ -28,7 +28,8 @@ import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
 import { startStack, stopTemporalServer, type Stack } from '../helpers/stack';
 import { chainOf, eventsOf, failureOf, Runs, scheduledActivities, until } from '../helpers/workflows';
 
-const FAST_READINESS = { pollFirstMs: 20, pollMaxMs: 100 };
+/** Fast polls, and readiness attempts of 1 s so that a spent readiness policy shows within seconds. */
+const FAST_READINESS = { pollFirstMs: 20, pollMaxMs: 100, windowMs: 1000 };
 const SUFFIX = 'web.default.prod';
 const ORACLE: OracleSpec = exampleSpec([]) as unknown as OracleSpec;
 const n = (...parts: string[]) => [...parts, SUFFIX].join('.');
@@ -204,6 +205,24 @@ for (const state of ['NewlyCreated', 'Updating'] as const) {
     assert.deepEqual(writeRequests(stack.sim.stats()), {});
   });
 }
+
+test('an object that never settles fails the reconciliation once the spec\'s readiness policy is spent, naming the object', async () => {
+  const { tag, lb, spec } = fresh({ readiness: { initialInterval: '100ms', backoffCoefficient: 1, maximumInterval: '100ms', maximumAttempts: 2 } });
+  const seeded = seedConverged(stack.sim, lb, ORACLE, { tags: [tag] });
+  const stuck = seeded[`server ${n('node-1', 'https')}`] as string;
+  await admin.patch(stack.sim, stuck, { state: 'NewlyCreated', force: true });
+  stack.sim.resetStats();
+
+  const handle = await runs.loadBalancer({ spec, loadBalancer: lb });
+  const err = await failureOf(handle.result());
+
+  const chain = chainOf(err);
+  assert.deepEqual(chain.at(-1), { class: 'ApplicationFailure', type: 'NotReady', message: `Server ${n('node-1', 'https')} (${stuck}) is still NewlyCreated`, nonRetryable: false });
+  const events = await eventsOf(handle);
+  const attempts = events.flatMap((e) => (e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.attempt] : []));
+  assert.equal(Math.max(...attempts.map(Number)), 2, 'exactly maximumAttempts readiness attempts');
+  assert.equal(stack.sim.stats().mutations, 0, 'waiting never rewrites or duplicates the object');
+});
 
 // --- lost answers and storms ----------------------------------------------------------------------------------
 
