@@ -1,5 +1,6 @@
 /**
- * `npm run bench [-- --quick] [--seed N] [--reps N] [--services N] [--out FILE] [--no-write]`
+ * `npm run bench [-- --quick] [--seed N] [--reps N] [--services N] [--out FILE] [--no-write] [--save-json FILE]`
+ * `node dist/bench/run.js --from-json FILE [--out FILE]` renders the report of a saved run again, without measuring.
  *
  * Measures the orchestrator against the lower bound of the Engine's own deploy delays and against the upstream
  * controller's waves, compares readiness polling strategies, measures workflow history sizes, throughput of one
@@ -12,7 +13,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -35,6 +36,8 @@ interface Args {
   reps: number;
   services: number;
   out: string | null;
+  saveJson: string | null;
+  fromJson: string | null;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -50,14 +53,38 @@ function parseArgs(argv: string[]): Args {
     if (!Number.isInteger(n) || n < min) throw new Error(`${name}: expected an integer >= ${min}, got ${raw}`);
     return n;
   };
-  const known = new Set(['--quick', '--seed', '--reps', '--services', '--out', '--no-write']);
+  const known = new Set(['--quick', '--seed', '--reps', '--services', '--out', '--no-write', '--save-json', '--from-json']);
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
     if (!known.has(a)) throw new Error(`unknown argument ${a} (flags: ${[...known].join(' ')})`);
     if (a !== '--quick' && a !== '--no-write') i++;
   }
   const out = argv.includes('--no-write') ? null : path.resolve(value('--out') ?? path.join(__dirname, '..', '..', 'docs', 'benchmarks.md'));
-  return { quick, seed: num('--seed', 42, 0), reps: num('--reps', quick ? 2 : 5, 1), services: num('--services', quick ? 40 : 200, 1), out };
+  const file = (name: string) => (value(name) === undefined ? null : path.resolve(value(name) as string));
+  return {
+    quick,
+    seed: num('--seed', 42, 0),
+    reps: num('--reps', quick ? 2 : 5, 1),
+    services: num('--services', quick ? 40 : 200, 1),
+    out,
+    saveJson: file('--save-json'),
+    fromJson: file('--from-json'),
+  };
+}
+
+/** Prints the table, writes the markdown and the chart, and ends with the summary line. */
+function report(result: BenchResult, args: Args): void {
+  const summary = summarize(result);
+  process.stdout.write(textReport(result, summary));
+  if (args.out) {
+    mkdirSync(path.dirname(args.out), { recursive: true });
+    const svgName = `${path.basename(args.out, '.md')}.svg`;
+    const command = `npm run bench${result.quick ? ' -- --quick' : ''}${result.seed !== 42 ? ` --seed ${result.seed}` : ''}`;
+    writeFileSync(args.out, markdown(result, summary, svgName, command));
+    writeFileSync(path.join(path.dirname(args.out), svgName), svgChart(result));
+    process.stdout.write(`wrote ${path.relative(process.cwd(), args.out)} and ${svgName}\n`);
+  }
+  process.stdout.write(`${summary.line}\n`);
 }
 
 const log = (line: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
@@ -97,6 +124,11 @@ function machine(temporalPath: string): Machine {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
+  if (args.fromJson) {
+    const saved = JSON.parse(readFileSync(args.fromJson, 'utf8')) as BenchResult & { startedAt: string };
+    report({ ...saved, startedAt: new Date(saved.startedAt) }, args);
+    return;
+  }
   const startedAt = new Date();
   const t0 = Date.now();
   const temporalPath = await ensureTemporalCli({ progress: log });
@@ -193,17 +225,8 @@ async function main(): Promise<void> {
 
     mach.loadAvgEnd = os.loadavg();
     const result: BenchResult = { quick: args.quick, seed: args.seed, reps: args.reps, startedAt, durationMs: Date.now() - t0, machine: mach, modes, core, throughput };
-    const summary = summarize(result);
-    process.stdout.write(textReport(result, summary));
-    if (args.out) {
-      mkdirSync(path.dirname(args.out), { recursive: true });
-      const svgName = `${path.basename(args.out, '.md')}.svg`;
-      const command = `npm run bench${args.quick ? ' -- --quick' : ''}${args.seed !== 42 ? ` --seed ${args.seed}` : ''}`;
-      writeFileSync(args.out, markdown(result, summary, svgName, command));
-      writeFileSync(path.join(path.dirname(args.out), svgName), svgChart(result));
-      process.stdout.write(`wrote ${path.relative(process.cwd(), args.out)} and ${svgName}\n`);
-    }
-    process.stdout.write(`${summary.line}\n`);
+    if (args.saveJson) writeFileSync(args.saveJson, JSON.stringify(result, null, 1));
+    report(result, args);
   } finally {
     await Promise.all(workers.map((w) => w.stop().catch(() => {})));
     await connection?.close();
