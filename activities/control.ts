@@ -2,8 +2,9 @@
  * Activities that read Temporal itself (visibility), for fullResync. Built around a Temporal client that the worker
  * owns; they never see the Engine token.
  */
+import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import { searchAttributes, workflowIds } from '../workflows/options';
+import { runningControllersQuery, searchAttributes, workflowIds } from '../workflows/options';
 import { withHeartbeat } from './heartbeat';
 
 export interface ControllerRef {
@@ -14,8 +15,9 @@ export interface ControllerRef {
 export function createControlActivities(client: Client) {
   return {
     /** Every running serviceController (visibility is eventually consistent: a controller started seconds ago may be missing). */
+    /** Controllers of this deployment: those on the task queue this activity runs on (a namespace may hold others). */
     async listControllers(): Promise<ControllerRef[]> {
-      return withHeartbeat(() => runningControllers(client));
+      return withHeartbeat(() => runningControllers(client, Context.current().info.taskQueue));
     },
     /** Whether the service has a running controller, read directly (not from eventually consistent visibility). */
     async controllerRunning(input: { serviceUid: string }): Promise<boolean> {
@@ -31,9 +33,9 @@ export function createControlActivities(client: Client) {
   };
 }
 
-async function runningControllers(client: Client): Promise<ControllerRef[]> {
+async function runningControllers(client: Client, taskQueue: string): Promise<ControllerRef[]> {
   const out: ControllerRef[] = [];
-  for await (const wf of client.workflow.list({ query: `WorkflowType = 'serviceController' AND ExecutionStatus = 'Running'` })) {
+  for await (const wf of client.workflow.list({ query: runningControllersQuery(taskQueue) })) {
     out.push({ serviceUid: wf.typedSearchAttributes.get(searchAttributes.serviceUid) ?? wf.workflowId.replace(/^lbaas\//, ''), workflowId: wf.workflowId });
   }
   return out.sort((a, b) => a.serviceUid.localeCompare(b.serviceUid));

@@ -16,7 +16,7 @@ import {
 } from '../workflows';
 import type { ControllerStatus, PassResult } from '../workflows/controller';
 import type { LoadBalancerProgress } from '../workflows/reconcile-lb';
-import { searchAttributes, workflowIds } from '../workflows/options';
+import { runningControllersQuery, searchAttributes, workflowIds } from '../workflows/options';
 import type { PlanServiceResult } from '../workflows/plan-service';
 import type { ServiceSpec } from '../workflows/planner/types';
 
@@ -88,7 +88,7 @@ export class LbaasClient {
 
   async list(): Promise<ServiceSummary[]> {
     const out: ServiceSummary[] = [];
-    for await (const wf of this.client.workflow.list({ query: `WorkflowType = 'serviceController' AND ExecutionStatus = 'Running'` })) {
+    for await (const wf of this.client.workflow.list({ query: runningControllersQuery(this.taskQueue) })) {
       const sa = wf.typedSearchAttributes;
       out.push({
         serviceUid: sa.get(searchAttributes.serviceUid) ?? wf.workflowId.replace(/^lbaas\//, ''),

@@ -198,7 +198,8 @@ function failedResult(uid: string, pass: { number: number; revision: number }, e
     objects: partial?.objects ?? [],
     pass: pass.number,
     finishedAt: Date.now(),
-    error: causeMessage(err),
+    // The service-level failure names the load balancer ("<uid> on <lb>: <cause>"); deeper causes do not.
+    error: cause instanceof ApplicationFailure && cause.type === 'ReconcileFailed' ? cause.message : causeMessage(err),
   };
 }
 

@@ -10,6 +10,11 @@ export const workflowIds = {
   controller: (serviceUid: string) => `lbaas/${serviceUid}`,
 };
 
+/** Visibility query for the running controllers of one deployment (its task queue; a namespace may hold others). */
+export function runningControllersQuery(taskQueue: string): string {
+  return `WorkflowType = 'serviceController' AND ExecutionStatus = 'Running' AND TaskQueue = '${taskQueue.replace(/'/g, "\\'")}'`;
+}
+
 export const searchAttributes = {
   serviceUid: defineSearchAttributeKey('LbaasServiceUid', SearchAttributeType.KEYWORD),
   loadBalancers: defineSearchAttributeKey('LbaasLoadBalancers', SearchAttributeType.KEYWORD_LIST),

@@ -5,7 +5,7 @@
  * empty or the pass budget is spent.
  */
 import { ApplicationFailure, type ActivityOptions } from '@temporalio/common';
-import { CancellationScope, defineQuery, metricMeter, proxyActivities, setHandler } from '@temporalio/workflow';
+import { CancellationScope, defineQuery, isCancellation, metricMeter, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { invalidInput, loadBalancerId, optionalInteger, specOf } from './input';
 import { ENGINE_CALL, FAILURE_TYPES, readinessOptions, short } from './options';
@@ -36,6 +36,21 @@ export interface LoadBalancerProgress {
   pass: number;
   phase: 'observing' | 'destroying' | 'creating' | 'converged' | 'failed';
   objects: ObjectStatus[];
+}
+
+/** Details of a failed reconcileLoadBalancer: what it did and the state of every object when it stopped. */
+export interface LoadBalancerFailureDetails {
+  created: number;
+  destroyed: number;
+  recovered: number;
+  objects: ObjectStatus[];
+}
+
+/** The innermost message of a failure chain: what actually went wrong, not "activity task failed". */
+export function causeOf(err: unknown): string {
+  let e = err as { message?: string; cause?: unknown } | undefined;
+  while (e && typeof e === 'object' && e.cause && typeof e.cause === 'object') e = e.cause as typeof e;
+  return e?.message ?? String(err);
 }
 
 export const loadBalancerStatusQuery = defineQuery<LoadBalancerProgress>('status');
@@ -149,34 +164,50 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
     if (failed) throw failed.reason;
   };
 
-  for (let pass = 1; ; pass++) {
-    progress.pass = pass;
-    progress.phase = 'observing';
-    const snapshot = await call(engine.retrieveState, `observe ${uid} ${on}`, { serviceUid: uid, loadBalancer });
-    const plan = planLoadBalancer(desired, snapshot, spec.failedResources);
-    book.observe(plan, snapshot);
-    pendingGauge.set(plan.objects.filter((p) => p.action.type !== 'keep').length);
-    if (isPlanEmpty(plan)) {
-      progress.phase = 'converged';
-      metrics.total().record((Date.now() - startedAt) / 1000);
-      return { serviceUid: uid, revision, loadBalancer, converged: true, status: statusFromSnapshot(snapshot), ...counts, passes: pass, objects: book.list() };
+  const run = async (): Promise<ReconcileLoadBalancerResult> => {
+    for (let pass = 1; ; pass++) {
+      progress.pass = pass;
+      progress.phase = 'observing';
+      const snapshot = await call(engine.retrieveState, `observe ${uid} ${on}`, { serviceUid: uid, loadBalancer });
+      const plan = planLoadBalancer(desired, snapshot, spec.failedResources);
+      book.observe(plan, snapshot);
+      pendingGauge.set(plan.objects.filter((p) => p.action.type !== 'keep').length);
+      if (isPlanEmpty(plan)) {
+        progress.phase = 'converged';
+        metrics.total().record((Date.now() - startedAt) / 1000);
+        return { serviceUid: uid, revision, loadBalancer, converged: true, status: statusFromSnapshot(snapshot), ...counts, passes: pass, objects: book.list() };
+      }
+      if (pass > maxPasses) {
+        progress.phase = 'failed';
+        const pending = book.pending().map((o) => `${KIND_TITLE[o.kind]} ${o.name} (${o.state}${o.error ? `: ${o.error}` : ''})`);
+        throw ApplicationFailure.create({
+          type: FAILURE_TYPES.notConverged,
+          nonRetryable: true,
+          message: `${uid} on ${loadBalancer} did not converge after ${maxPasses} passes; still pending: ${pending.slice(0, 10).join(', ')}${pending.length > 10 ? ', …' : ''}`,
+        });
+      }
+      // Destroy before create: a new object may clash with one being removed. Stages run dependents first because the
+      // Engine refuses to delete what something still references.
+      progress.phase = 'destroying';
+      for (const kinds of DESTROY_STAGES) await Promise.all(plan.destroy.filter((d) => kinds.includes(d.kind)).map(destroy));
+      progress.phase = 'creating';
+      const createStart = Date.now();
+      await applyGraph(plan);
+      metrics.create().record((Date.now() - createStart) / 1000);
     }
-    if (pass > maxPasses) {
-      progress.phase = 'failed';
-      const pending = book.pending().map((o) => `${KIND_TITLE[o.kind]} ${o.name} (${o.state}${o.error ? `: ${o.error}` : ''})`);
-      throw ApplicationFailure.create({
-        type: FAILURE_TYPES.notConverged,
-        nonRetryable: true,
-        message: `${uid} on ${loadBalancer} did not converge after ${maxPasses} passes; still pending: ${pending.slice(0, 10).join(', ')}${pending.length > 10 ? ', …' : ''}`,
-      });
+  };
+
+  try {
+    return await run();
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    progress.phase = 'failed';
+    // Carry the per-object status and counts out with the failure: the parent reports what exists and what is
+    // pending on a load balancer that failed, not just the message.
+    const details: LoadBalancerFailureDetails = { ...counts, objects: book.list() };
+    if (err instanceof ApplicationFailure && err.type === FAILURE_TYPES.notConverged) {
+      throw ApplicationFailure.create({ type: err.type, message: err.message, nonRetryable: true, details: [details] });
     }
-    // Destroy before create: a new object may clash with one being removed. Stages run dependents first because the
-    // Engine refuses to delete what something still references.
-    progress.phase = 'destroying';
-    for (const kinds of DESTROY_STAGES) await Promise.all(plan.destroy.filter((d) => kinds.includes(d.kind)).map(destroy));
-    progress.phase = 'creating';
-    const createStart = Date.now();
-    await applyGraph(plan);
-    metrics.create().record((Date.now() - createStart) / 1000);
+    throw ApplicationFailure.create({ type: 'ReconcileFailed', message: causeOf(err), nonRetryable: true, details: [details], cause: err as Error });
   }
 }

@@ -9,7 +9,7 @@ import { optionalInteger, specOf } from './input';
 import { ENGINE_CALL, searchAttributes, short, workflowIds } from './options';
 import { mergeStatus } from './planner';
 import type { AddressStatus, LoadBalancerResult, ObjectStatus } from './planner/types';
-import { reconcileLoadBalancer, type ReconcileLoadBalancerResult } from './reconcile-lb';
+import { causeOf, reconcileLoadBalancer, type LoadBalancerFailureDetails, type ReconcileLoadBalancerResult } from './reconcile-lb';
 
 export interface ReconcileServiceInput {
   spec: unknown;
@@ -89,7 +89,18 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
       } else {
         if (isCancellation(s.reason)) throw s.reason;
         errors.push({ loadBalancer: run.loadBalancer, err: s.reason });
-        results[run.loadBalancer] = { converged: false, status: {}, created: 0, destroyed: 0, recovered: 0, passes: 0, cleanup: run.cleanup, error: causeMessage(s.reason) };
+        const d = failureDetails(s.reason);
+        results[run.loadBalancer] = {
+          converged: false,
+          status: {},
+          created: d?.created ?? 0,
+          destroyed: d?.destroyed ?? 0,
+          recovered: d?.recovered ?? 0,
+          passes: 0,
+          cleanup: run.cleanup,
+          error: causeMessage(s.reason),
+        };
+        objects.push(...(d?.objects ?? []));
       }
     });
   };
@@ -126,10 +137,12 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
 }
 
 /** The innermost message of a failure chain: what actually went wrong, not "child workflow failed". */
-export function causeMessage(err: unknown): string {
-  let e = err as { message?: string; cause?: unknown } | undefined;
-  while (e && typeof e === 'object' && e.cause && typeof e.cause === 'object') e = e.cause as typeof e;
-  return e?.message ?? String(err);
+export const causeMessage = causeOf;
+
+/** What a failed child carried out with its failure. */
+function failureDetails(err: unknown): LoadBalancerFailureDetails | undefined {
+  const cause = err instanceof ChildWorkflowFailure ? err.cause : undefined;
+  return cause instanceof ApplicationFailure ? (cause.details?.[0] as LoadBalancerFailureDetails | undefined) : undefined;
 }
 
 export { short };
