@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
+import type { Worker } from '@temporalio/worker';
 import { planService } from '../../workflows/plan-service';
 import { reconcileLoadBalancer, type ReconcileLoadBalancerInput } from '../../workflows/reconcile-lb';
 import { reconcileService, type ReconcileServiceInput } from '../../workflows/reconcile-service';
@@ -118,4 +119,28 @@ export async function until<T>(what: string, probe: () => T | undefined | false 
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
+}
+
+/**
+ * Waits until `worker` runs no activity and the Engine has seen no request for `quietMs`. A terminated workflow's
+ * activity attempt that is already running (or already handed to the worker) finishes on the worker, its result
+ * then refused; waiting for that keeps its Engine requests out of the next test's counters.
+ */
+export async function drained(worker: Worker, engineRequests: () => number, quietMs = 300, timeoutMs = 30_000): Promise<void> {
+  let last = -1;
+  let since = Date.now();
+  await until(
+    'the worker to finish its running activities',
+    () => {
+      const total = engineRequests();
+      if (total !== last || worker.getStatus().numInFlightActivities > 0) {
+        last = total;
+        since = Date.now();
+        return false;
+      }
+      return Date.now() - since >= quietMs;
+    },
+    timeoutMs,
+    20,
+  );
 }

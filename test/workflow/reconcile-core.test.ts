@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, afterEach, before, test } from 'node:test';
+import type { Worker } from '@temporalio/worker';
 import type { ReconcileServiceResult } from '../../workflows/reconcile-service';
 import {
   admin,
@@ -25,7 +26,7 @@ import {
 } from '../helpers/engine-state';
 import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
 import { startStack, stopTemporalServer, type Stack } from '../helpers/stack';
-import { Runs } from '../helpers/workflows';
+import { drained, Runs } from '../helpers/workflows';
 
 /** Readiness polls fast enough that a pass over the 20-60 ms simulated deploys takes about a second. */
 const FAST_READINESS = { pollFirstMs: 20, pollMaxMs: 100 };
@@ -35,14 +36,17 @@ const STATUS = { '2001:db8::10': [80, 443], '203.0.113.10': [80, 443] };
 const n = (...parts: string[]) => [...parts, SUFFIX].join('.');
 
 let stack: Stack;
+let worker: Worker;
 let runs: Runs;
 
 before(async () => {
-  stack = await startStack({ activities: { readiness: FAST_READINESS } });
+  stack = await startStack({ worker: false });
+  worker = await stack.startWorker({ activities: { readiness: FAST_READINESS } });
   runs = new Runs(stack.client, stack.taskQueue);
 });
 afterEach(async () => {
   await runs.terminateRunning();
+  await drained(worker, () => stack.sim.stats().total);
 });
 after(async () => {
   await stack?.stop();
