@@ -7,7 +7,7 @@ import { currentContext, withHeartbeat } from './heartbeat';
 import { ApplicationFailure } from '@temporalio/common';
 import { SERVICE_TAG_PREFIX, serviceTag } from '../workflows/planner/spec';
 import { KIND_TITLE, type FieldsOf, type Kind, type StateName } from '../workflows/planner/types';
-import { EngineNotFoundError, EngineValidationError, stateName, toUpdateBody, type EngineClient, type EngineCreateBodyMap } from './engine';
+import { EngineConflictError, EngineNotFoundError, EngineValidationError, stateName, toUpdateBody, type EngineClient, type EngineCreateBodyMap } from './engine';
 import { FAILURE } from './failures';
 import { fieldsOf, PARENT_FIELD, sameFields } from './kinds';
 import { mapLimit, RETRIEVE_CONCURRENCY } from './state';
@@ -154,7 +154,37 @@ async function destroyTagged(engine: EngineClient, input: DestroyObjectInput): P
     return 'deleted';
   } catch (err) {
     if (err instanceof EngineNotFoundError) return 'gone';
+    if (err instanceof EngineConflictError) await explainConflict(engine, input, err);
     throw err;
+  }
+}
+
+/**
+ * A 409 on delete means something still references the object. When that is one of ours still being removed,
+ * retrying is right. When it is not ours (untagged, or another service's), no retry will ever succeed and we may not
+ * remove it: fail non-retryably, naming it, instead of retrying a 409 forever with nobody told why.
+ */
+async function explainConflict(engine: EngineClient, input: DestroyObjectInput, conflict: EngineConflictError): Promise<void> {
+  const dependents: { kind: Kind; identifier: string; name: string }[] = [];
+  if (input.kind === 'frontend') {
+    for (const r of await engine.list('bind', { filters: { frontend: input.identifier } })) dependents.push({ kind: 'bind', ...r });
+  } else if (input.kind === 'backend') {
+    for (const r of await engine.list('server', { filters: { backend: input.identifier } })) dependents.push({ kind: 'server', ...r });
+    const backend = await engine.get('backend', input.identifier);
+    for (const r of await engine.list('frontend', { filters: { load_balancer: backend.load_balancer.identifier } })) {
+      const f = await engine.get('frontend', r.identifier).catch(() => null);
+      if (f?.default_backend.identifier === input.identifier) dependents.push({ kind: 'frontend', ...r });
+    }
+  }
+  const tag = serviceTag(input.serviceUid);
+  for (const d of dependents) {
+    const tags = await engine.getResource(d.identifier).then((r) => r.tags, () => [tag]);
+    if (tags.includes(tag)) continue;
+    throw ApplicationFailure.create({
+      type: FAILURE.rejected,
+      nonRetryable: true,
+      message: `cannot destroy ${ident(input.kind, input.name, input.identifier)}: ${ident(d.kind, d.name, d.identifier)} still references it and is not ours (${tags.find((t) => t.startsWith(SERVICE_TAG_PREFIX)) ?? 'untagged'}); remove or retag it (${conflict.message})`,
+    });
   }
 }
 
