@@ -9,9 +9,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, afterEach, before, beforeEach, test } from 'node:test';
+import type { ApplicationFailure } from '@temporalio/common';
 import type { Worker } from '@temporalio/worker';
 import type { AdminObject } from '../../simulator';
 import { loadBalancerStatusQuery } from '../../workflows/reconcile-lb';
+import type { ReconcileServiceResult } from '../../workflows/reconcile-service';
 import {
   admin,
   countByName,
@@ -35,6 +37,7 @@ const SUFFIX = 'web.default.prod';
 const ORACLE: OracleSpec = exampleSpec([]) as unknown as OracleSpec;
 const n = (...parts: string[]) => [...parts, SUFFIX].join('.');
 const POLICIES = ['recover', 'recreate'] as const;
+const STATUS = { '2001:db8::10': [80, 443], '203.0.113.10': [80, 443] };
 
 let stack: Stack;
 let worker: Worker;
@@ -327,6 +330,26 @@ test('a 4xx no retry can fix (a load balancer the Engine does not know: 422) fai
   // Each of the two Backends was tried exactly once: the rejection is not retried.
   assert.deepEqual(writeRequests(stack.sim.stats()), { 'POST /api/LBaaS/v1/backend.json': 2 });
   assert.deepEqual(objectsOn(stack.sim, missing), []);
+});
+
+test('one load balancer failing does not stop the other: it converges, and the failure names the failed load balancer with the merged status empty', async () => {
+  const missing = 'fedcba9876543210fedcba9876543210';
+  const { uid, tag, lb, spec } = fresh();
+  const both = { ...spec, loadBalancers: [lb, missing] };
+
+  const err = await failureOf((await runs.service({ spec: both })).result());
+
+  const engineMessage = `POST /api/LBaaS/v1/backend.json: 422 Unprocessable Entity: load_balancer: Object "${missing}" does not exist.`;
+  const cause = err.cause as ApplicationFailure;
+  assert.equal(cause.type, 'ReconcileFailed');
+  assert.equal(cause.message, `${uid} on ${missing}: ${engineMessage}`);
+  const details = cause.details?.[0] as ReconcileServiceResult;
+  assert.equal(details.converged, false);
+  assert.deepEqual(details.status, {}, 'nothing is served on every load balancer');
+  assert.deepEqual(details.loadBalancers[lb], { converged: true, status: STATUS, created: 12, destroyed: 0, recovered: 0, passes: 2, cleanup: false });
+  const failed = details.loadBalancers[missing];
+  assert.deepEqual([failed?.converged, failed?.status, failed?.created, failed?.error], [false, {}, 0, engineMessage]);
+  assertConverged(lb, tag);
 });
 
 for (const policy of POLICIES) {
