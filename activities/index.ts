@@ -13,6 +13,7 @@ import {
   createObject,
   destroyObject,
   recoverObject,
+  type AwaitReadyInput,
   type AwaitReadyOptions,
   type CreateObjectInput,
   type CreateObjectResult,
@@ -63,6 +64,8 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
         try {
           // An adopted object was created by a lost earlier attempt of this same call: it counts as created once.
           const result = await createObject(engine, input);
+          kinds.set(result.identifier, input.kind);
+          if (input.loadBalancer) kinds.setLoadBalancer(result.identifier, input.loadBalancer);
           events.created?.(input.kind);
           return result;
         } catch (err) {
@@ -90,7 +93,7 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
         return state;
       });
     },
-    async awaitReady(input: ObjectRef): Promise<ReadyOutcome> {
+    async awaitReady(input: AwaitReadyInput): Promise<ReadyOutcome> {
       return translated(() => awaitReady(engine, input, options.readiness));
     },
   };

@@ -39,18 +39,29 @@ async function orNull<T>(p: Promise<T>): Promise<T | null> {
 }
 
 /**
- * A cache of identifier -> kind. A Core resource never changes its type, so once learned it saves one GET per
- * object on every later retrieval (a no-op resync then reads each object once). Bounded: cleared when full.
+ * What a worker learned about objects it created or read: an identifier's kind (a Core resource never changes its
+ * type) and the load balancer its parent chain leads to (links are never re-pointed by reconciliation). Knowing the
+ * kind saves the type lookup on every later observation; knowing the load balancer lets one load balancer's
+ * observation skip the service's objects on other load balancers. Bounded: cleared when full. An object re-parented
+ * to another load balancer out of band is seen again once the cache is cleared or the worker restarts.
  */
 export class KindCache {
-  readonly #map = new Map<string, Kind | null>();
+  readonly #kinds = new Map<string, Kind | null>();
+  readonly #lbs = new Map<string, string>();
   constructor(readonly max = 100_000) {}
   get(id: string): Kind | null | undefined {
-    return this.#map.get(id);
+    return this.#kinds.get(id);
   }
   set(id: string, kind: Kind | null): void {
-    if (this.#map.size >= this.max) this.#map.clear();
-    this.#map.set(id, kind);
+    if (this.#kinds.size >= this.max) this.#kinds.clear();
+    this.#kinds.set(id, kind);
+  }
+  loadBalancerOf(id: string): string | undefined {
+    return this.#lbs.get(id);
+  }
+  setLoadBalancer(id: string, lb: string): void {
+    if (this.#lbs.size >= this.max) this.#lbs.clear();
+    this.#lbs.set(id, lb);
   }
 }
 
@@ -62,8 +73,8 @@ type Found = { [K in Kind]: { kind: K; object: EngineObjectMap[K] } }[Kind];
  * parent is not itself tagged). Objects that vanish while being read are left out; untagged objects are never
  * included.
  */
-export async function observeService(engine: EngineClient, kinds: KindCache, serviceUid: string): Promise<Map<string, ObservedObject[]>> {
-  return withHeartbeat<ObserveProgress, Map<string, ObservedObject[]>>((hb) => observe(engine, kinds, serviceUid, hb));
+export async function observeService(engine: EngineClient, kinds: KindCache, serviceUid: string, only?: string): Promise<Map<string, ObservedObject[]>> {
+  return withHeartbeat<ObserveProgress, Map<string, ObservedObject[]>>((hb) => observe(engine, kinds, serviceUid, hb, only));
 }
 
 /**
@@ -79,7 +90,13 @@ interface ObserveProgress {
 /** Progress is recorded at most this often: serializing it is linear in the objects read. */
 const PROGRESS_EVERY_MS = 500;
 
-async function observe(engine: EngineClient, kinds: KindCache, serviceUid: string, hb: Heartbeat<ObserveProgress>): Promise<Map<string, ObservedObject[]>> {
+async function observe(
+  engine: EngineClient,
+  kinds: KindCache,
+  serviceUid: string,
+  hb: Heartbeat<ObserveProgress>,
+  only: string | undefined,
+): Promise<Map<string, ObservedObject[]>> {
   const previous = hb.previous?.serviceUid === serviceUid ? hb.previous.found : {};
   const done = new Map<string, Found | null>(Object.entries(previous));
   let recordedAt = 0;
@@ -94,6 +111,8 @@ async function observe(engine: EngineClient, kinds: KindCache, serviceUid: strin
   const found = await mapLimit(refs, RETRIEVE_CONCURRENCY, async (ref): Promise<Found | null> => {
     const known = done.get(ref.identifier);
     if (known !== undefined) return known;
+    const lb = kinds.loadBalancerOf(ref.identifier);
+    if (only !== undefined && lb !== undefined && lb !== only) return null;
     try {
       const f = await readTagged(engine, kinds, ref.identifier);
       done.set(ref.identifier, f);
@@ -108,7 +127,9 @@ async function observe(engine: EngineClient, kinds: KindCache, serviceUid: strin
     progress(true);
     throw failures[0];
   }
-  return groupByLoadBalancer(engine, found);
+  const groups = await groupByLoadBalancer(engine, found);
+  for (const [lb, objects] of groups) for (const o of objects) kinds.setLoadBalancer(o.identifier, lb);
+  return groups;
 }
 
 async function readTagged(engine: EngineClient, kinds: KindCache, identifier: string): Promise<Found | null> {
@@ -167,6 +188,6 @@ async function groupByLoadBalancer(engine: EngineClient, found: (Found | null)[]
 
 /** The snapshot of one service on one load balancer. */
 export async function retrieveState(engine: EngineClient, kinds: KindCache, input: ServiceOnLoadBalancer): Promise<Snapshot> {
-  const groups = await observeService(engine, kinds, input.serviceUid);
+  const groups = await observeService(engine, kinds, input.serviceUid, input.loadBalancer);
   return { loadBalancer: input.loadBalancer, objects: groups.get(input.loadBalancer) ?? [] };
 }

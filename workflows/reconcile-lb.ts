@@ -130,7 +130,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
         // Not cancellable: a pass superseded between the create and the tag must still finish tagging (its retry would
         // otherwise be dropped and the object left untagged, invisible to every later pass).
         const created = await CancellationScope.nonCancellable(() =>
-          call(engine.createObject, `create ${title} ${on}`, { serviceUid: uid, kind: d.kind, fields: fieldsWithLink } as never),
+          call(engine.createObject, `create ${title} ${on}`, { serviceUid: uid, kind: d.kind, fields: fieldsWithLink, loadBalancer } as never),
         );
         // Adopted means a lost earlier attempt of this same create made it: still one object created here.
         counts.created++;
@@ -139,7 +139,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
         break;
       }
     }
-    const outcome = await call(readiness.awaitReady, `await ${title} ${on}`, { kind: d.kind, identifier: id, name: d.name });
+    const outcome = await call(readiness.awaitReady, `await ${title} ${on}`, { kind: d.kind, identifier: id, name: d.name, justCreated: action.type === 'create' });
     if (outcome === 'Deployed' || outcome === 'Updated') {
       book.update(d.key, { identifier: id, state: outcome });
       return id;
