@@ -36,6 +36,7 @@ const FAST_READINESS = { pollFirstMs: 20, pollMaxMs: 100, windowMs: 1000 };
 const SUFFIX = 'web.default.prod';
 const ORACLE: OracleSpec = exampleSpec([]) as unknown as OracleSpec;
 const n = (...parts: string[]) => [...parts, SUFFIX].join('.');
+const HTTP_ONLY = { http: { external: 80, internal: 30080 } };
 const POLICIES = ['recover', 'recreate'] as const;
 const STATUS = { '2001:db8::10': [80, 443], '203.0.113.10': [80, 443] };
 
@@ -330,6 +331,32 @@ test('a 4xx no retry can fix (a load balancer the Engine does not know: 422) fai
   // Each of the two Backends was tried exactly once: the rejection is not retried.
   assert.deepEqual(writeRequests(stack.sim.stats()), { 'POST /api/LBaaS/v1/backend.json': 2 });
   assert.deepEqual(objectsOn(stack.sim, missing), []);
+});
+
+test('a Backend to destroy that a foreign (untagged) Server still references: fails at once, non-retryably, naming that Server, and leaves it alone', async () => {
+  const { uid, tag, lb, spec } = fresh();
+  const seeded = seedConverged(stack.sim, lb, ORACLE, { tags: [tag] });
+  const backend = seeded[`backend ${n('https')}`] as string;
+  const manual = stack.sim.seedObject({ kind: 'server', fields: { name: 'manual', ip: '10.1.1.1', port: 1, check: 'enabled', backend }, state: 'Deployed' });
+  const manualBefore = stack.sim.objects().find((o) => o.identifier === manual);
+  stack.sim.resetStats();
+
+  // Dropping the https port means destroying its Backend, which the Engine refuses (409) while `manual` points at it.
+  const handle = await runs.service({ spec: { ...spec, ports: HTTP_ONLY } });
+  const err = await failureOf(handle.result());
+
+  const last = chainOf(err).at(-1);
+  assert.equal(last?.type, 'EngineRejected');
+  assert.equal(last?.nonRetryable, true);
+  assert.ok(last?.message.startsWith(`cannot destroy Backend ${n('https')} (${backend}): Server manual (${manual}) still references it and is not ours (untagged)`), last?.message);
+  assert.ok(chainOf(err)[0]?.message.startsWith(`${uid} on ${lb}: cannot destroy Backend`));
+  assert.deepEqual(stack.sim.objects().find((o) => o.identifier === manual), manualBefore);
+  assert.equal(writeRequests(stack.sim.stats())['DELETE /api/LBaaS/v1/backend.json/{id}'], 1, 'the refused delete was not retried');
+  // What could go is gone (dependents first); what could not stayed: the https Backend, still ours.
+  assert.deepEqual(
+    describeObjects(objectsOn(stack.sim, lb).filter((o) => o.tags.includes(tag)), stack.sim),
+    [...expectedLines({ ...ORACLE, ports: HTTP_ONLY }), `Backend ${n('https')} mode=tcp health_check="adv_check": "tcp-check" load_balancer=LB`].sort(),
+  );
 });
 
 test('one load balancer failing does not stop the other: it converges, and the failure names the failed load balancer with the merged status empty', async () => {
