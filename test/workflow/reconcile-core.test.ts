@@ -26,7 +26,7 @@ import {
 } from '../helpers/engine-state';
 import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
 import { startStack, stopTemporalServer, type Stack } from '../helpers/stack';
-import { drained, Runs } from '../helpers/workflows';
+import { drained, Runs, until } from '../helpers/workflows';
 
 /** Readiness polls fast enough that a pass over the 20-60 ms simulated deploys takes about a second. */
 const FAST_READINESS = { pollFirstMs: 20, pollMaxMs: 100 };
@@ -251,6 +251,39 @@ test('an object whose tag was removed out of band is no longer ours: it is left 
   assert.deepEqual(stack.sim.objects().find((o) => o.identifier === untagged), before);
   assert.deepEqual(describeObjects(taggedOn(stack.sim, lb, uid), stack.sim), expectedLines(ORACLE));
   assert.deepEqual(writeRequests(stack.sim.stats()), { 'POST /api/LBaaS/v1/server.json': 1, 'POST /api/core/v1/resource.json/{id}/tags/{tag}': 1 });
+});
+
+test('creation follows the dependency graph, not waves: Servers do not wait for their port\'s Frontend, and one port does not wait for another', async () => {
+  const { uid, tag, lbs, spec } = fresh(1);
+  const lb = lbs[0] as string;
+  // The http Backend is ready, the http Frontend and the https Backend are still deploying (no timer: they settle when
+  // the test says so).
+  const httpBackend = stack.sim.seedObject({ kind: 'backend', fields: { name: n('http'), mode: 'tcp', health_check: '"adv_check": "tcp-check"', load_balancer: lb }, state: 'Deployed', tags: [tag] });
+  const httpFrontend = stack.sim.seedObject({ kind: 'frontend', fields: { name: n('http'), mode: 'tcp', load_balancer: lb, default_backend: httpBackend }, state: 'Deployed', tags: [tag] });
+  const httpsBackend = stack.sim.seedObject({ kind: 'backend', fields: { name: n('https'), mode: 'tcp', health_check: '"adv_check": "tcp-check"', load_balancer: lb }, state: 'Deployed', tags: [tag] });
+  await admin.patch(stack.sim, httpFrontend, { state: 'NewlyCreated', force: true });
+  await admin.patch(stack.sim, httpsBackend, { state: 'NewlyCreated', force: true });
+
+  const handle = await runs.loadBalancer({ spec: spec(), loadBalancer: lb });
+  const lines = () => objectsOn(stack.sim, lb).map((o) => `${o.kind} ${o.name} ${o.state}`).sort();
+  await until('the http Servers deployed', () => objectsOn(stack.sim, lb).filter((o) => o.kind === 'server' && o.state === 'Deployed').length === 2);
+  // Nothing else moved: no Bind under the deploying Frontend, nothing under the deploying https Backend.
+  assert.deepEqual(lines(), [
+    `backend ${n('http')} Deployed`,
+    `backend ${n('https')} NewlyCreated`,
+    `frontend ${n('http')} NewlyCreated`,
+    `server ${n('node-1', 'http')} Deployed`,
+    `server ${n('node-2', 'http')} Deployed`,
+  ]);
+  await admin.patch(stack.sim, httpFrontend, { state: 'Deployed' });
+  await until('the http Binds deployed', () => objectsOn(stack.sim, lb).filter((o) => o.kind === 'bind' && o.state === 'Deployed').length === 2);
+  assert.equal(objectsOn(stack.sim, lb).filter((o) => o.name.startsWith('https.') || o.name.includes('.https.')).length, 1, 'https still waits for its Backend only');
+  await admin.patch(stack.sim, httpsBackend, { state: 'Deployed' });
+
+  const r = await handle.result();
+  assert.equal(r.serviceUid, uid);
+  assert.deepEqual([r.converged, r.created, r.destroyed], [true, 9, 0]);
+  assert.deepEqual(describeObjects(objectsOn(stack.sim, lb), stack.sim), expectedLines(ORACLE));
 });
 
 test('duplicates: of two tagged Backends (and two Servers) matching one desired object exactly one is kept, the one in use', async () => {
