@@ -31,3 +31,24 @@ export function historyFromJson(json: unknown): History {
   if (loaded === null || typeof loaded !== 'object') throw new TypeError('not a history');
   return loaded as History;
 }
+
+/**
+ * Every text a JSON history holds, payloads decoded: the strings of the JSON itself plus each base64 `data` field
+ * decoded as UTF-8. What a person with the history could read, for checks that a secret is not in it.
+ */
+export function historyTexts(json: unknown): { strings: string[]; payloads: string[] } {
+  const strings: string[] = [];
+  const payloads: string[] = [];
+  const walk = (value: unknown, key: string): void => {
+    if (typeof value === 'string') {
+      strings.push(value);
+      if (key === 'data') payloads.push(Buffer.from(value, 'base64').toString('utf8'));
+    } else if (Array.isArray(value)) {
+      for (const v of value) walk(v, key);
+    } else if (value && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value)) walk(v, k);
+    }
+  };
+  walk(json, '');
+  return { strings, payloads };
+}

@@ -12,8 +12,11 @@ import { after, afterEach, before, beforeEach, test } from 'node:test';
 import type { ApplicationFailure } from '@temporalio/common';
 import type { Worker } from '@temporalio/worker';
 import type { AdminObject } from '../../simulator';
+import { EngineClient } from '../../activities/engine';
+import { workflowIds } from '../../workflows/options';
 import { loadBalancerStatusQuery } from '../../workflows/reconcile-lb';
-import type { ReconcileServiceResult } from '../../workflows/reconcile-service';
+import { reconcileService, type ReconcileServiceResult } from '../../workflows/reconcile-service';
+import { createLbaasWorker } from '../../worker/main';
 import {
   admin,
   countByName,
@@ -28,7 +31,8 @@ import {
   type OracleSpec,
 } from '../helpers/engine-state';
 import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
-import { startStack, stopTemporalServer, type Stack } from '../helpers/stack';
+import { historyTexts, historyToJson } from '../helpers/history-json';
+import { startStack, stopTemporalServer, workflowBundle, type Stack } from '../helpers/stack';
 import { chainOf, drained, eventsOf, failureOf, Runs, scheduledActivities, until } from '../helpers/workflows';
 
 /** Fast polls, and readiness attempts of 1 s so that a spent readiness policy shows within seconds. */
@@ -357,6 +361,49 @@ test('a Backend to destroy that a foreign (untagged) Server still references: fa
     describeObjects(objectsOn(stack.sim, lb).filter((o) => o.tags.includes(tag)), stack.sim),
     [...expectedLines({ ...ORACLE, ports: HTTP_ONLY }), `Backend ${n('https')} mode=tcp health_check="adv_check": "tcp-check" load_balancer=LB`].sort(),
   );
+});
+
+test('an Engine that refuses the worker\'s token (401) fails the reconciliation at once, non-retryably, and the token is nowhere in the history', async () => {
+  const wrongToken = `wrong-token-${randomUUID()}`;
+  const taskQueue = `${stack.taskQueue}-401`;
+  const engine = new EngineClient({ baseUrl: stack.sim.url, token: wrongToken });
+  const other = await createLbaasWorker({
+    connection: stack.nativeConnection,
+    namespace: stack.namespace,
+    taskQueue,
+    engine,
+    temporalClient: stack.client,
+    workflowBundle: await workflowBundle(),
+    activities: { readiness: FAST_READINESS },
+    shutdownGraceTime: '1s',
+  });
+  const running = other.run();
+  try {
+    const { lb, spec } = fresh();
+    stack.sim.resetStats();
+    const handle = await stack.client.workflow.start(reconcileService, { taskQueue, workflowId: `faults-401-${randomUUID()}`, args: [{ spec }] });
+
+    const err = await failureOf(handle.result());
+
+    const last = chainOf(err).at(-1);
+    assert.equal(last?.type, 'EngineRejected');
+    assert.equal(last?.nonRetryable, true);
+    assert.match(last?.message ?? '', /^GET \/api\/core\/v1\/resource\.json\?tag_name=\S+: 401 Unauthorized/);
+    // The child's observation and the parent's look for objects elsewhere, each refused once and not retried.
+    assert.deepEqual(stack.sim.stats().requests, { 'GET /api/core/v1/resource.json': 2 });
+    assert.deepEqual(objectsOn(stack.sim, lb), []);
+    const histories = [await handle.fetchHistory(), await stack.client.workflow.getHandle(workflowIds.loadBalancer(String(spec.serviceUid), lb)).fetchHistory()];
+    for (const history of histories) {
+      const { strings, payloads } = historyTexts(historyToJson(history));
+      assert.ok(strings.some((t) => t.includes('401 Unauthorized')), 'the history holds the failure');
+      assert.ok(payloads.some((t) => t.includes(lb)), 'payloads were decoded');
+      assert.deepEqual([...strings, ...payloads].filter((t) => t.includes(wrongToken)), [], 'the history does not hold the token');
+    }
+  } finally {
+    other.shutdown();
+    await running;
+    await engine.close();
+  }
 });
 
 test('one load balancer failing does not stop the other: it converges, and the failure names the failed load balancer with the merged status empty', async () => {
