@@ -17,6 +17,7 @@ import {
   executeChild,
   isCancellation,
   ParentClosePolicy,
+  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -25,7 +26,7 @@ import {
 import { ControllerState, type ControllerSnapshot, type ControllerStatus, type PassResult } from './controller-state';
 
 export { RETRY_FIRST_MS, RETRY_MAX_MS } from './controller-state';
-import { invalidInput } from './input';
+import { invalidInput, optionalInteger } from './input';
 import { searchAttributes, workflowIds, type Phase } from './options';
 import { formatIssues, validateSpec } from './planner';
 import { causeMessage, reconcileService, type ReconcileServiceResult } from './reconcile-service';
@@ -36,6 +37,8 @@ export interface ServiceControllerInput {
   serviceUid: string;
   /** Carried over by continue-as-new. */
   state?: ControllerSnapshot;
+  /** Continue as new once the history has this many events (default CONTINUE_AS_NEW_EVENTS; tests set it low). */
+  historyLimit?: number;
 }
 
 export const applyUpdate = defineUpdate<{ revision: number }, [spec: unknown]>('apply');
@@ -55,6 +58,7 @@ export async function serviceController(input: ServiceControllerInput): Promise<
     throw invalidInput('serviceController: serviceUid: must be 1-128 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit');
   }
   const uid = input.serviceUid;
+  const historyLimit = optionalInteger(input as unknown as Record<string, unknown>, 'historyLimit', 'serviceController', 20, 50_000) ?? CONTINUE_AS_NEW_EVENTS;
   const st = new ControllerState(uid, input.state, () => Date.now());
 
   // Defined before the handlers: update-with-start delivers the first apply in the very first activation.
@@ -118,11 +122,23 @@ export async function serviceController(input: ServiceControllerInput): Promise<
   upsertSearchAttributes([{ key: searchAttributes.serviceUid, value: uid }]);
   publish();
 
+  const historyIsLong = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > historyLimit;
+  const rotate = async () => {
+    await condition(allHandlersFinished);
+    await continueAsNew<typeof serviceController>({ serviceUid: uid, state: st.snapshot(), ...(input.historyLimit ? { historyLimit } : {}) });
+  };
+  // Controllers started before this change only rotated right after a pass; they replay without the idle check.
+  const rotateWhenIdle = patched('continue-as-new-when-idle');
+  const idleAndLong = () => rotateWhenIdle && !st.hasWork() && historyIsLong();
+
   for (;;) {
-    // Wait for work: a new revision, a resync, a delete, or the retry delay of a failed pass running out.
+    if (idleAndLong()) await rotate();
+    // Wait for work: a new revision, a resync, a delete, or the retry delay of a failed pass running out. Updates and
+    // queries grow the history too, so a long history wakes the loop to continue as new.
     const retryIn = st.retryDelayMs();
-    if (retryIn === null) await condition(() => st.hasWork());
-    else if (retryIn <= 0 || !(await condition(() => st.hasWork(), retryIn))) st.retryDue();
+    if (retryIn === null) await condition(() => st.hasWork() || idleAndLong());
+    else if (retryIn <= 0 || !(await condition(() => st.hasWork() || idleAndLong(), retryIn))) st.retryDue();
+    if (idleAndLong()) continue;
 
     if (st.deleting) {
       const result = await runPass(st, { teardown: true });
@@ -139,10 +155,7 @@ export async function serviceController(input: ServiceControllerInput): Promise<
       await runPass(st, { teardown: false });
       publish();
     }
-    if (!st.hasWork() && (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > CONTINUE_AS_NEW_EVENTS)) {
-      await condition(allHandlersFinished);
-      await continueAsNew<typeof serviceController>({ serviceUid: uid, state: st.snapshot() });
-    }
+    if (!st.hasWork() && historyIsLong()) await rotate();
   }
 
   /**
