@@ -133,13 +133,17 @@ async function observe(
 }
 
 async function readTagged(engine: EngineClient, kinds: KindCache, identifier: string): Promise<Found | null> {
-  let kind = kinds.get(identifier);
-  if (kind === undefined) {
-    const resource = await orNull(engine.getResource(identifier));
-    if (!resource) return null;
-    kind = RESOURCE_TYPE_KIND[resource.type.identifier] ?? null;
-    kinds.set(identifier, kind);
+  const cached = kinds.get(identifier);
+  if (cached === null) return null;
+  if (cached !== undefined) {
+    const object = await orNull(engine.get(cached, identifier));
+    if (object) return { kind: cached, object } as Found;
+    // Gone, or the identifier now names another kind (only a simulator reset reuses identifiers): look it up again.
   }
+  const resource = await orNull(engine.getResource(identifier));
+  if (!resource) return null;
+  const kind = RESOURCE_TYPE_KIND[resource.type.identifier] ?? null;
+  kinds.set(identifier, kind);
   if (kind === null) return null;
   const object = await orNull(engine.get(kind, identifier));
   return object ? ({ kind, object } as Found) : null;
