@@ -40,7 +40,7 @@ export const WORKER_READINESS: Record<WorkerKind, AwaitReadyOptions | undefined>
 };
 
 export const MODES: readonly Mode[] = [
-  { name: 'heartbeat', title: 'Temporal, polling in a heartbeating activity (product default: 250 ms x 1.25, max 1 s)', worker: 'heartbeat', quick: true },
+  { name: 'heartbeat', title: 'Temporal, polling in a heartbeating activity (product default: 250 ms x 1.25, max 500 ms; no GET right after a create)', worker: 'heartbeat', quick: true },
   { name: 'heartbeat-500', title: 'the same with polls capped at 500 ms (awaitReady option pollMaxMs: 500, an existing option)', worker: 'tuned', quick: false },
   { name: 'retry', title: 'Temporal, retry-based polling on the spec default policy (1 s x 1.5)', worker: 'retry', quick: true },
   {
