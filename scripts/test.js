@@ -15,13 +15,21 @@ async function main() {
   progress(`Temporal CLI: ${temporalPath}`);
   const server = await startDevServer({ temporalPath });
   progress(`Temporal dev server: ${server.address}`);
+  // Interrupted (Ctrl-C, a CI timeout): stop the server too, or it outlives the run.
+  let child = null;
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.once(signal, () => {
+      child?.kill(signal);
+      void server.stop().finally(() => process.exit(130));
+    });
+  }
   // Node 20 would run every .js below a directory named test (helpers and the chaos runner included): pass the
   // *.test.js files explicitly.
   const targets = process.argv.slice(2);
   const files = (targets.length > 0 ? targets : [path.join('dist', 'test')]).flatMap(testFiles);
   if (files.length === 0) throw new Error(`no *.test.js files in ${targets.join(' ') || 'dist/test'}`);
   const code = await new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--test', '--test-reporter=spec', ...files], {
+    child = spawn(process.execPath, ['--test', '--test-reporter=spec', ...files], {
       stdio: 'inherit',
       env: { ...process.env, TEMPORAL_CLI_PATH: temporalPath, LBAAS_TEST_TEMPORAL_ADDRESS: server.address },
     });
