@@ -27,7 +27,7 @@ import { ControllerState, type ControllerSnapshot, type ControllerStatus, type P
 
 export { RETRY_FIRST_MS, RETRY_MAX_MS } from './controller-state';
 import { invalidInput, optionalInteger } from './input';
-import { searchAttributes, workflowIds, type Phase } from './options';
+import { searchAttributes, type Phase } from './options';
 import { formatIssues, validateSpec } from './planner';
 import { causeMessage, reconcileService, type ReconcileServiceResult } from './reconcile-service';
 
@@ -216,4 +216,3 @@ function failedResult(uid: string, pass: { number: number; revision: number }, e
   };
 }
 
-export { workflowIds };

@@ -6,7 +6,7 @@ import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@tempo
 import { ChildWorkflowFailure, executeChild, isCancellation, ParentClosePolicy, proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { optionalInteger, specOf } from './input';
-import { ENGINE_CALL, searchAttributes, short, workflowIds } from './options';
+import { ENGINE_CALL, searchAttributes, workflowIds } from './options';
 import { mergeStatus } from './planner';
 import type { AddressStatus, LoadBalancerResult, ObjectStatus } from './planner/types';
 import { causeOf, reconcileLoadBalancer, type LoadBalancerFailureDetails, type ReconcileLoadBalancerResult } from './reconcile-lb';
@@ -145,4 +145,3 @@ function failureDetails(err: unknown): LoadBalancerFailureDetails | undefined {
   return cause instanceof ApplicationFailure ? (cause.details?.[0] as LoadBalancerFailureDetails | undefined) : undefined;
 }
 
-export { short };
