@@ -12,7 +12,7 @@ import { access, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { request } from 'undici';
+import { Agent, interceptors, request } from 'undici';
 
 const execFileAsync = promisify(execFile);
 
@@ -24,8 +24,13 @@ const MIN_GO = [1, 25] as const;
 /** Short: on a machine without internet the download must give up quickly and fall through to `go install`. */
 const DOWNLOAD_TIMEOUT_MS = 15_000;
 
+/** Where release archives live; `<base>/v<version>/<archive>` (GitHub answers with a redirect). */
+export const RELEASE_BASE = 'https://github.com/temporalio/cli/releases/download';
+
 export interface TemporalPathOptions {
   env?: NodeJS.ProcessEnv;
+  /** Release download base (tests point it at a local server). */
+  releaseBase?: string;
   /** Progress lines for people (stderr in the CLI). */
   progress?: (line: string) => void;
   /** Skip the release download (tests of the fallback). */
@@ -123,7 +128,7 @@ export async function ensureTemporalCli(opts: TemporalPathOptions = {}): Promise
 
   if (!opts.skipDownload) {
     try {
-      await downloadRelease(dir, progress);
+      await downloadRelease(dir, progress, opts.releaseBase ?? RELEASE_BASE);
       if ((await cliVersion(cached)) === TEMPORAL_CLI_VERSION) return cached;
       tried.push(`official release archive: extracted, but ${cached} does not report ${TEMPORAL_CLI_VERSION}`);
     } catch (err) {
@@ -150,24 +155,25 @@ function releasePlatform(): { os: string; arch: string } {
 }
 
 async function fetchBytes(url: string): Promise<Buffer> {
-  const res = await request(url, {
-    maxRedirections: 5,
-    headersTimeout: DOWNLOAD_TIMEOUT_MS,
-    bodyTimeout: 120_000,
-    signal: AbortSignal.timeout(180_000),
-  } as Parameters<typeof request>[1]);
-  if (res.statusCode !== 200) {
-    await res.body.dump();
-    throw new Error(`GET ${url}: HTTP ${res.statusCode}`);
+  // Release assets answer with a redirect to their storage; undici 7 follows redirects only through this interceptor.
+  const dispatcher = new Agent({ headersTimeout: DOWNLOAD_TIMEOUT_MS, bodyTimeout: 120_000 }).compose(interceptors.redirect({ maxRedirections: 5 }));
+  try {
+    const res = await request(url, { dispatcher, signal: AbortSignal.timeout(180_000) });
+    if (res.statusCode !== 200) {
+      await res.body.dump();
+      throw new Error(`GET ${url}: HTTP ${res.statusCode}`);
+    }
+    return Buffer.from(await res.body.arrayBuffer());
+  } finally {
+    await dispatcher.close();
   }
-  return Buffer.from(await res.body.arrayBuffer());
 }
 
-async function downloadRelease(dir: string, progress: (l: string) => void): Promise<void> {
+async function downloadRelease(dir: string, progress: (l: string) => void, releaseBase: string): Promise<void> {
   if (process.platform === 'win32') throw new Error('automatic download is not supported on Windows');
   const { os: osName, arch } = releasePlatform();
   const v = TEMPORAL_CLI_VERSION;
-  const base = `https://github.com/temporalio/cli/releases/download/v${v}`;
+  const base = `${releaseBase}/v${v}`;
   const archive = `temporal_cli_${v}_${osName}_${arch}.tar.gz`;
   progress(`downloading ${base}/${archive}`);
   const [sums, data] = await Promise.all([fetchBytes(`${base}/temporal_cli_${v}_checksums.txt`), fetchBytes(`${base}/${archive}`)]);

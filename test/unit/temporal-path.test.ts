@@ -3,6 +3,9 @@ import { execFile } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { cacheDir, ensureTemporalCli, TemporalCliNotFoundError } from '../../client/temporal-path';
@@ -79,4 +82,56 @@ test('lbaas temporal-path prints the path on stdout and exits 0 (as a process)',
     env: { ...process.env, TEMPORAL_CLI_PATH: explicit },
   });
   assert.equal(stdout, `${explicit}\n`);
+});
+
+describe('the release download (redirects followed, checksum verified, binary extracted)', () => {
+  const arch = ({ x64: 'amd64', arm64: 'arm64' } as Record<string, string>)[process.arch] ?? process.arch;
+  const archive = `temporal_cli_1.5.1_${process.platform}_${arch}.tar.gz`;
+  let server: http.Server;
+  let base: string;
+  let archiveBytes: Buffer;
+  let checksums: string;
+
+  before(async () => {
+    // A release archive holding a stand-in `temporal`, like the real one holds the CLI.
+    const src = path.join(dir, 'release-src');
+    await fakeCli(src, '1.5.1');
+    await promisify(execFile)('tar', ['-czf', path.join(dir, archive), '-C', src, 'temporal']);
+    archiveBytes = await readFile(path.join(dir, archive));
+    checksums = `${createHash('sha256').update(archiveBytes).digest('hex')}  ${archive}\n`;
+    server = http.createServer((req, res) => {
+      // Like the real release host: the asset URL redirects to where the bytes are.
+      if (req.url === `/v1.5.1/${archive}`) return void res.writeHead(302, { location: '/storage/archive' }).end();
+      if (req.url === '/v1.5.1/temporal_cli_1.5.1_checksums.txt') return void res.writeHead(302, { location: '/storage/checksums' }).end();
+      if (req.url === '/storage/archive') return void res.writeHead(200).end(archiveBytes);
+      if (req.url === '/storage/checksums') return void res.writeHead(200).end(checksums);
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  });
+  after(() => new Promise<void>((r) => server.close(() => r())));
+
+  test('installs the binary from the archive into the user cache after following the redirects and checking the checksum', async () => {
+    const env = bare();
+    const installed = await ensureTemporalCli({ env, releaseBase: base });
+    assert.equal(installed, path.join(cacheDir(env), 'temporal'));
+    const { stdout } = await promisify(execFile)(installed, ['--version']);
+    assert.match(stdout, /^temporal version 1\.5\.1 /);
+  });
+
+  test('an archive whose checksum does not match is refused, and the error says so', async () => {
+    const good = checksums;
+    checksums = `${'0'.repeat(64)}  ${archive}\n`;
+    try {
+      const env = bare();
+      await assert.rejects(ensureTemporalCli({ env, releaseBase: base }), (err: Error) => {
+        assert.ok(err instanceof TemporalCliNotFoundError);
+        assert.ok(err.tried.includes(`official release archive: checksum mismatch for ${archive}`), err.tried.join('\n'));
+        return true;
+      });
+    } finally {
+      checksums = good;
+    }
+  });
 });
