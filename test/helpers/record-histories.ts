@@ -11,12 +11,15 @@
  *     TEMPORAL_CLI_PATH=$HOME/.cache/lbaas-orchestrator/temporal-cli/v1.5.1/temporal \
  *     node dist/test/helpers/record-histories.js [output directory]
  *
- * It starts its own dev server (or uses LBAAS_TEST_TEMPORAL_ADDRESS) and a simulator with a fixed seed.
+ * It starts its own dev server (or uses LBAAS_TEST_TEMPORAL_ADDRESS) and a simulator with a fixed seed. Names given
+ * after the output directory record only those histories (the others keep the code they were recorded with).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
+import { LbaasClient } from '../../client/service-client';
 import { workflowIds } from '../../workflows/options';
+import { formatIssues, validateSpec } from '../../workflows/planner';
 import { loadBalancerStatusQuery } from '../../workflows/reconcile-lb';
 import { admin, seedConverged, tagOf, type OracleSpec } from './engine-state';
 import { historyToJson } from './history-json';
@@ -35,15 +38,23 @@ export const RECORDED = [
   'reconcile-service-cleanup',
   'reconcile-service-busy-child',
   'plan-service',
+  'service-controller',
 ] as const;
 
 type Name = (typeof RECORDED)[number];
 
 const ORACLE: OracleSpec = exampleSpec([]) as unknown as OracleSpec;
 
-async function record(stack: Stack, out: string): Promise<void> {
+async function record(stack: Stack, out: string, only: string[]): Promise<void> {
   const runs = new Runs(stack.client, stack.taskQueue);
   const sim = stack.sim;
+  if (only.length > 0) {
+    for (const name of only) {
+      if (name !== 'service-controller') throw new Error(`only service-controller can be recorded alone (got ${name})`);
+      await recordController(stack, out);
+    }
+    return;
+  }
   const save = async (name: Name, handle: WorkflowHandle) => {
     const history = await handle.fetchHistory();
     writeFileSync(path.join(out, `${name}.json`), `${JSON.stringify(historyToJson(history), null, 1)}\n`);
@@ -141,7 +152,38 @@ async function record(stack: Stack, out: string): Promise<void> {
     await settle(h);
     await save('plan-service', h);
   }
+  await recordController(stack, out);
   await runs.terminateRunning();
+}
+
+/**
+ * A controller's whole life: apply (update-with-start), a second revision that supersedes the pass in flight,
+ * waitConverged, a resync, and delete, which tears down and completes the workflow.
+ */
+async function recordController(stack: Stack, out: string): Promise<void> {
+  const sim = stack.sim;
+  const lbaas = new LbaasClient(stack.client, stack.taskQueue);
+  const lb = seedLoadBalancer(sim, 'lb-controller');
+  const uid = 'record-controller';
+  const valid = (raw: Record<string, unknown>) => {
+    const r = validateSpec(raw);
+    if (!r.ok) throw new Error(formatIssues(r.issues));
+    return r.spec;
+  };
+  const rev1 = exampleSpec([lb], { serviceUid: uid });
+  const rev2 = exampleSpec([lb], { serviceUid: uid, ports: { http: { external: 8080, internal: 30080 } } });
+  await lbaas.apply(rev1, valid(rev1));
+  await until('the first pass creating', () => (sim.stats().requests['POST /api/LBaaS/v1/backend.json'] ?? 0) > 0);
+  const { revision } = await lbaas.apply(rev2, valid(rev2));
+  await lbaas.waitConverged(uid, revision);
+  await lbaas.resync(uid);
+  await until('the resync pass', async () => ((await lbaas.status(uid)).lastPass?.pass ?? 0) >= 3);
+  await lbaas.delete(uid);
+  const handle = lbaas.controller(uid);
+  await handle.result();
+  const history = await handle.fetchHistory();
+  writeFileSync(path.join(out, 'service-controller.json'), `${JSON.stringify(historyToJson(history), null, 1)}\n`);
+  process.stderr.write(`recorded service-controller: ${history.events?.length ?? 0} events\n`);
 }
 
 async function main(): Promise<void> {
@@ -149,7 +191,7 @@ async function main(): Promise<void> {
   mkdirSync(out, { recursive: true });
   const stack = await startStack({ sim: { seed: 20 }, activities: { readiness: { pollFirstMs: 20, pollMaxMs: 100 } } });
   try {
-    await record(stack, out);
+    await record(stack, out, process.argv.slice(3));
   } finally {
     await stack.stop();
     await stopTemporalServer();
