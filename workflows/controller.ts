@@ -4,11 +4,9 @@
  * retries failed passes with growing delays, resyncs on demand, deletes, and continues as new before its history
  * grows large. The entity state lives in ControllerState (controller-state.ts); this file is the loop and handlers.
  */
-import { ApplicationFailure } from '@temporalio/common';
 import {
   allHandlersFinished,
   CancellationScope,
-  ChildWorkflowFailure,
   condition,
   continueAsNew,
   defineQuery,
@@ -27,9 +25,10 @@ import { ControllerState, type ControllerSnapshot, type ControllerStatus, type P
 
 export { RETRY_FIRST_MS, RETRY_MAX_MS } from './controller-state';
 import { invalidInput, optionalInteger } from './input';
-import { searchAttributes, type Phase } from './options';
+import { FAILURE_TYPES, searchAttributes, type Phase } from './options';
 import { formatIssues, validateSpec } from './planner';
-import { causeMessage, reconcileService, type ReconcileServiceResult } from './reconcile-service';
+import { reconcileService, type ReconcileServiceResult } from './reconcile-service';
+import { causeOf, childFailureOfType, failureDetails } from './failures';
 
 export type { ControllerStatus, PassResult } from './controller-state';
 
@@ -200,8 +199,7 @@ export async function serviceController(input: ServiceControllerInput): Promise<
 }
 
 function failedResult(uid: string, pass: { number: number; revision: number }, err: unknown): PassResult {
-  const cause = err instanceof ChildWorkflowFailure ? err.cause : err;
-  const partial = cause instanceof ApplicationFailure ? (cause.details?.[0] as Partial<ReconcileServiceResult> | undefined) : undefined;
+  const partial = failureDetails<Partial<ReconcileServiceResult>>(err);
   return {
     serviceUid: uid,
     revision: pass.revision,
@@ -212,7 +210,7 @@ function failedResult(uid: string, pass: { number: number; revision: number }, e
     pass: pass.number,
     finishedAt: Date.now(),
     // The service-level failure names the load balancer ("<uid> on <lb>: <cause>"); deeper causes do not.
-    error: cause instanceof ApplicationFailure && cause.type === 'ReconcileFailed' ? cause.message : causeMessage(err),
+    error: childFailureOfType(err, FAILURE_TYPES.reconcileFailed)?.message ?? causeOf(err),
   };
 }
 

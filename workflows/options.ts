@@ -27,6 +27,8 @@ export type Phase = 'Converging' | 'Converged' | 'Failed' | 'Deleting';
 export const FAILURE_TYPES = {
   invalidInput: 'InvalidInput',
   notConverged: 'NotConverged',
+  /** A reconciliation failed; its message names what failed, its details carry the partial result. */
+  reconcileFailed: 'ReconcileFailed',
 } as const;
 
 /**

@@ -7,6 +7,7 @@
 import { ApplicationFailure, type ActivityOptions } from '@temporalio/common';
 import { CancellationScope, defineQuery, isCancellation, metricMeter, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { causeOf } from './failures';
 import { invalidInput, loadBalancerId, optionalInteger, specOf } from './input';
 import { ENGINE_CALL, FAILURE_TYPES, readinessOptions, short } from './options';
 import { desiredObjects, isPlanEmpty, planLoadBalancer, statusFromSnapshot } from './planner';
@@ -44,13 +45,6 @@ export interface LoadBalancerFailureDetails {
   destroyed: number;
   recovered: number;
   objects: ObjectStatus[];
-}
-
-/** The innermost message of a failure chain: what actually went wrong, not "activity task failed". */
-export function causeOf(err: unknown): string {
-  let e = err as { message?: string; cause?: unknown } | undefined;
-  while (e && typeof e === 'object' && e.cause && typeof e.cause === 'object') e = e.cause as typeof e;
-  return e?.message ?? String(err);
 }
 
 export const loadBalancerStatusQuery = defineQuery<LoadBalancerProgress>('status');
@@ -208,6 +202,6 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
     if (err instanceof ApplicationFailure && err.type === FAILURE_TYPES.notConverged) {
       throw ApplicationFailure.create({ type: err.type, message: err.message, nonRetryable: true, details: [details] });
     }
-    throw ApplicationFailure.create({ type: 'ReconcileFailed', message: causeOf(err), nonRetryable: true, details: [details], cause: err as Error });
+    throw ApplicationFailure.create({ type: FAILURE_TYPES.reconcileFailed, message: causeOf(err), nonRetryable: true, details: [details], cause: err as Error });
   }
 }

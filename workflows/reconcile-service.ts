@@ -6,10 +6,11 @@ import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@tempo
 import { ChildWorkflowFailure, executeChild, isCancellation, ParentClosePolicy, proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { optionalInteger, specOf } from './input';
-import { ENGINE_CALL, searchAttributes, workflowIds } from './options';
+import { ENGINE_CALL, FAILURE_TYPES, searchAttributes, workflowIds } from './options';
 import { mergeStatus } from './planner';
 import type { AddressStatus, LoadBalancerResult, ObjectStatus } from './planner/types';
-import { causeOf, reconcileLoadBalancer, type LoadBalancerFailureDetails, type ReconcileLoadBalancerResult } from './reconcile-lb';
+import { reconcileLoadBalancer, type LoadBalancerFailureDetails, type ReconcileLoadBalancerResult } from './reconcile-lb';
+import { causeOf, failureDetails } from './failures';
 
 export interface ReconcileServiceInput {
   spec: unknown;
@@ -89,7 +90,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
       } else {
         if (isCancellation(s.reason)) throw s.reason;
         errors.push({ loadBalancer: run.loadBalancer, err: s.reason });
-        const d = failureDetails(s.reason);
+        const d = failureDetails<LoadBalancerFailureDetails>(s.reason);
         results[run.loadBalancer] = {
           converged: false,
           status: {},
@@ -98,7 +99,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
           recovered: d?.recovered ?? 0,
           passes: 0,
           cleanup: run.cleanup,
-          error: causeMessage(s.reason),
+          error: causeOf(s.reason),
         };
         objects.push(...(d?.objects ?? []));
       }
@@ -124,9 +125,9 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   const result: ReconcileServiceResult = { serviceUid: uid, revision, converged: errors.length === 0, status, loadBalancers: results, objects };
   const first = errors[0];
   if (first) {
-    const message = `${uid} on ${first.loadBalancer}: ${causeMessage(first.err)}`;
+    const message = `${uid} on ${first.loadBalancer}: ${causeOf(first.err)}`;
     throw ApplicationFailure.create({
-      type: 'ReconcileFailed',
+      type: FAILURE_TYPES.reconcileFailed,
       message,
       nonRetryable: true,
       details: [{ ...result, error: message }],
@@ -136,12 +137,4 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   return result;
 }
 
-/** The innermost message of a failure chain: what actually went wrong, not "child workflow failed". */
-export const causeMessage = causeOf;
-
-/** What a failed child carried out with its failure. */
-function failureDetails(err: unknown): LoadBalancerFailureDetails | undefined {
-  const cause = err instanceof ChildWorkflowFailure ? err.cause : undefined;
-  return cause instanceof ApplicationFailure ? (cause.details?.[0] as LoadBalancerFailureDetails | undefined) : undefined;
-}
 
