@@ -23,7 +23,7 @@ import {
   type ReadyOutcome,
 } from './objects';
 import { scanTaggedServices, type TaggedService } from './scan';
-import { KindCache, observeService, retrieveState, type ServiceOnLoadBalancer } from './state';
+import { IdentifierCache, observeService, retrieveState, type ServiceOnLoadBalancer } from './state';
 
 /** What the activities report to the worker's metrics. */
 export interface ActivityEvents {
@@ -40,16 +40,16 @@ export interface ActivitiesOptions {
 }
 
 export function createActivities(engine: EngineClient, options: ActivitiesOptions = {}) {
-  const kinds = new KindCache();
+  const known = new IdentifierCache();
   const events = options.events ?? {};
   return {
     /** Every object tagged for the service on one load balancer. */
     async retrieveState(input: ServiceOnLoadBalancer): Promise<Snapshot> {
-      return translated(() => retrieveState(engine, kinds, input));
+      return translated(() => retrieveState(engine, known, input));
     },
     /** The load balancers that hold objects tagged for the service, with what each holds. */
     async observeService(input: { serviceUid: string }): Promise<Record<string, ObservedObject[]>> {
-      return translated(async () => Object.fromEntries(await observeService(engine, kinds, input.serviceUid)));
+      return translated(async () => Object.fromEntries(await observeService(engine, known, input.serviceUid)));
     },
     /** Identifiers of every object tagged for the service (one list request; cheap check for stray objects). */
     async listTagged(input: { serviceUid: string }): Promise<string[]> {
@@ -64,8 +64,8 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
         try {
           // An adopted object was created by a lost earlier attempt of this same call: it counts as created once.
           const result = await createObject(engine, input);
-          kinds.set(result.identifier, input.kind);
-          if (input.loadBalancer) kinds.setLoadBalancer(result.identifier, input.loadBalancer);
+          known.set(result.identifier, input.kind);
+          if (input.loadBalancer) known.setLoadBalancer(result.identifier, input.loadBalancer);
           events.created?.(input.kind);
           return result;
         } catch (err) {

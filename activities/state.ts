@@ -45,7 +45,7 @@ async function orNull<T>(p: Promise<T>): Promise<T | null> {
  * observation skip the service's objects on other load balancers. Bounded: cleared when full. An object re-parented
  * to another load balancer out of band is seen again once the cache is cleared or the worker restarts.
  */
-export class KindCache {
+export class IdentifierCache {
   readonly #kinds = new Map<string, Kind | null>();
   readonly #lbs = new Map<string, string>();
   constructor(readonly max = 100_000) {}
@@ -73,7 +73,7 @@ type Found = { [K in Kind]: { kind: K; object: EngineObjectMap[K] } }[Kind];
  * parent is not itself tagged). Objects that vanish while being read are left out; untagged objects are never
  * included.
  */
-export async function observeService(engine: EngineClient, kinds: KindCache, serviceUid: string, only?: string): Promise<Map<string, ObservedObject[]>> {
+export async function observeService(engine: EngineClient, kinds: IdentifierCache, serviceUid: string, only?: string): Promise<Map<string, ObservedObject[]>> {
   return withHeartbeat<ObserveProgress, Map<string, ObservedObject[]>>((hb) => observe(engine, kinds, serviceUid, hb, only));
 }
 
@@ -92,7 +92,7 @@ const PROGRESS_EVERY_MS = 500;
 
 async function observe(
   engine: EngineClient,
-  kinds: KindCache,
+  kinds: IdentifierCache,
   serviceUid: string,
   hb: Heartbeat<ObserveProgress>,
   only: string | undefined,
@@ -132,7 +132,7 @@ async function observe(
   return groups;
 }
 
-async function readTagged(engine: EngineClient, kinds: KindCache, identifier: string): Promise<Found | null> {
+async function readTagged(engine: EngineClient, kinds: IdentifierCache, identifier: string): Promise<Found | null> {
   const cached = kinds.get(identifier);
   if (cached === null) return null;
   if (cached !== undefined) {
@@ -191,7 +191,7 @@ async function groupByLoadBalancer(engine: EngineClient, found: (Found | null)[]
 }
 
 /** The snapshot of one service on one load balancer. */
-export async function retrieveState(engine: EngineClient, kinds: KindCache, input: ServiceOnLoadBalancer): Promise<Snapshot> {
+export async function retrieveState(engine: EngineClient, kinds: IdentifierCache, input: ServiceOnLoadBalancer): Promise<Snapshot> {
   const groups = await observeService(engine, kinds, input.serviceUid, input.loadBalancer);
   return { loadBalancer: input.loadBalancer, objects: groups.get(input.loadBalancer) ?? [] };
 }

@@ -14,7 +14,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { EngineClient, stateName } from '../activities/engine';
-import { KindCache, observeService } from '../activities/state';
+import { IdentifierCache, observeService } from '../activities/state';
 import { Prng } from '../simulator/prng';
 import { desiredObjects, planLoadBalancer, serviceTag } from '../workflows/planner';
 import type { Kind, PlannedObject, ServiceSpec, Snapshot } from '../workflows/planner/types';
@@ -85,7 +85,7 @@ export async function reconcileInWaves(engine: EngineClient, spec: ServiceSpec, 
   const jittered = (ms: number) => (rng && opts.jitter ? ms + rng.next() * opts.jitter.factor * ms : ms);
 
   const retrieve = async (loadBalancer: string): Promise<Snapshot> => {
-    const groups = await as('observe', () => observeService(engine, new KindCache(), spec.serviceUid));
+    const groups = await as('observe', () => observeService(engine, new IdentifierCache(), spec.serviceUid));
     return { loadBalancer, objects: groups.get(loadBalancer) ?? [] };
   };
 
