@@ -26,9 +26,9 @@ export default tseslint.config(
           paths: nodeBuiltins.map((name) => ({ name, message: 'Workflow code runs in the Temporal sandbox: no Node built-ins.' })),
           patterns: [
             {
-              group: ['**/activities', '**/activities/**', '**/worker/**', '**/client/**', '**/simulator/**', 'undici', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'],
+              group: ['**/activities', '**/activities/**', '**/worker/**', '**/client/**', '**/cli/**', '**/dev/**', '**/common/**', '**/simulator/**', 'undici', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'],
               allowTypeImports: true,
-              message: 'Workflow code may only import types from activities/worker/client (sandbox and determinism).',
+              message: 'Workflow code may only import types from activities/worker/client/cli/dev/common/simulator (sandbox and determinism).',
             },
           ],
         },

@@ -5,7 +5,7 @@
  * interval late; older misses are dropped (SKIP would drop them anyway).
  */
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleDescription, type ScheduleHandle } from '@temporalio/client';
-import { invalid } from './errors';
+import { invalid } from '../common/errors';
 import { formatDuration, parseDuration } from '../workflows/planner';
 import type { fullResync, FullResyncInput } from '../workflows/full-resync';
 

@@ -5,7 +5,7 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { LineCounter, parseDocument, type YAMLError } from 'yaml';
-import { CliError, invalid } from './errors';
+import { CliError, invalid } from '../common/errors';
 import { formatIssues, validateSpec, type ServiceSpec } from '../workflows/planner';
 
 /** A spec is a few KiB; anything past 1 MiB is a mistake (or an attack), and could not travel as one payload anyway. */

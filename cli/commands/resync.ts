@@ -5,10 +5,10 @@
  * and whatever its state (paused, or skipping because a run is in progress); and it never destroys orphaned
  * objects, whatever the Schedule is set to: a manual run only reports them.
  */
-import type { CliIo } from '../cli';
+import type { CliIo } from '../io';
 import { noAnswerHint, requireController, warnIfNoWorker, withTemporal } from '../connect';
-import { CliError, EXIT, invalid } from '../errors';
-import { manualResyncWorkflowId } from '../schedule';
+import { CliError, EXIT, invalid } from '../../common/errors';
+import { manualResyncWorkflowId } from '../../client/schedule';
 import { checkUid } from '../views';
 import { within } from '../wait';
 

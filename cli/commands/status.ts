@@ -2,9 +2,9 @@
  * `lbaas status UID` and `lbaas list`: the controllers' own view (the `status` query) and the list of running
  * controllers (visibility, so a controller started a second ago may be missing for a moment).
  */
-import type { CliIo } from '../cli';
+import type { CliIo } from '../io';
 import { noAnswerHint, requireController, warnIfNoWorker, withTemporal } from '../connect';
-import { CliError, EXIT } from '../errors';
+import { CliError, EXIT } from '../../common/errors';
 import { json, type OutputFormat } from '../output';
 import { checkUid, listEntry, listText, statusText, statusView } from '../views';
 import { within } from '../wait';

@@ -1,9 +1,9 @@
 /** `lbaas plan -f FILE [-o text|json]`: a read-only dry run (planService) of what a pass would do per load balancer. */
-import type { CliIo } from '../cli';
+import type { CliIo } from '../io';
 import { noAnswerHint, warnIfNoWorker, withTemporal } from '../connect';
-import { CliError, EXIT } from '../errors';
+import { CliError, EXIT } from '../../common/errors';
 import { json, type OutputFormat } from '../output';
-import { loadSpec } from '../spec-file';
+import { loadSpec } from '../../client/spec-file';
 import { planText } from '../views';
 import { within } from '../wait';
 

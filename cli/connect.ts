@@ -7,9 +7,9 @@
 import net from 'node:net';
 import { Client, Connection, isGrpcServiceError, ServiceError, WorkflowFailedError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { NamespaceNotFoundError, WorkflowNotFoundError } from '@temporalio/common';
-import { CliError, EXIT, invalid, unreachable } from './errors';
-import { LbaasClient } from './service-client';
-import { clientConnectionOptions, temporalSettings, type TemporalSettings } from './settings';
+import { CliError, EXIT, invalid, unreachable } from '../common/errors';
+import { LbaasClient } from '../client/service-client';
+import { clientConnectionOptions, temporalSettings, type TemporalSettings } from '../common/settings';
 
 /** A CLI command gives up on an unreachable server after this long: long enough for a remote cluster over TLS. */
 export const CONNECT_TIMEOUT_MS = 5_000;
