@@ -9,7 +9,7 @@ import { machineCpuSeconds, mapLimit, procCpuSeconds, procMemory, quantile, slee
 import type { ChildWorker } from '../test/helpers/child-worker';
 import { CORE_SHAPE, fleetSpec } from './workload';
 
-export const FLEET_DEPLOY_MS: MsRange = { min: 100, max: 300 };
+const FLEET_DEPLOY_MS: MsRange = { min: 100, max: 300 };
 /** How many workflow starts the benchmark client has in flight at once. */
 const START_CONCURRENCY = 32;
 

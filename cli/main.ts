@@ -23,7 +23,7 @@ import { processIo, type CliIo } from './io';
 
 const outputOption = () => new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text');
 
-export function buildProgram(io: CliIo = processIo): Command {
+function buildProgram(io: CliIo = processIo): Command {
   const program = new Command('lbaas')
     .description('Keeps Anexia LBaaS load balancers configured for a service, durably, on Temporal.')
     .showHelpAfterError('(run with --help for usage)')

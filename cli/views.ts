@@ -202,7 +202,7 @@ function summaryText(s: { create: number; destroy: number; recover: number; wait
 // ---- progress while waiting ----
 
 /** Objects still on their way: desired ones not ready, and ones planned for destruction not yet destroyed. */
-export function pendingObjects(p: LoadBalancerProgress): ObjectStatus[] {
+function pendingObjects(p: LoadBalancerProgress): ObjectStatus[] {
   return p.objects.filter((o) => (o.key.startsWith('destroy:') ? o.state !== 'Destroyed' : o.state !== 'Deployed' && o.state !== 'Updated'));
 }
 

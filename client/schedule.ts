@@ -11,10 +11,10 @@ import type { fullResync, FullResyncInput } from '../workflows/full-resync';
 
 export const SCHEDULE_ID = 'lbaas-full-resync';
 /** Runs get ids `lbaas-full-resync-<UTC time>`; manual ones (`lbaas resync --all`) `lbaas-full-resync-manual-<time>`. */
-export const SCHEDULED_WORKFLOW_ID = 'lbaas-full-resync';
+const SCHEDULED_WORKFLOW_ID = 'lbaas-full-resync';
 export const manualResyncWorkflowId = (now: Date) => `${SCHEDULED_WORKFLOW_ID}-manual-${now.toISOString()}`;
 /** Shorter intervals would only make runs skip each other; the server also refuses catchup windows under 10 s. */
-export const MIN_INTERVAL_MS = 10_000;
+const MIN_INTERVAL_MS = 10_000;
 
 export interface ScheduleSettings {
   everyMs: number;

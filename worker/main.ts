@@ -13,7 +13,7 @@ import type { EngineClient } from '../activities/engine';
  * Activity slots. Most activities spend their time waiting on the Engine (readiness polls sleep between GETs), so
  * a worker can hold many at once; 200 keeps memory bounded while 20+ services converge in parallel.
  */
-export const DEFAULT_MAX_CONCURRENT_ACTIVITIES = 200;
+const DEFAULT_MAX_CONCURRENT_ACTIVITIES = 200;
 /** Running activities get this long to finish when the worker is asked to stop, before they are cancelled. */
 export const DEFAULT_SHUTDOWN_GRACE = '30s';
 

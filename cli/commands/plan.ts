@@ -8,7 +8,7 @@ import { planText } from '../views';
 import { within } from '../wait';
 
 /** A plan is one observation of the Engine and pure planning: minutes would mean no worker is taking it. */
-export const PLAN_TIMEOUT_MS = 5 * 60_000;
+const PLAN_TIMEOUT_MS = 5 * 60_000;
 
 export async function plan(opts: { file: string; output: OutputFormat }, io: CliIo): Promise<void> {
   const { raw, spec } = await loadSpec(opts.file);

@@ -13,7 +13,7 @@ import { checkUid } from '../views';
 import { within } from '../wait';
 
 /** A full resync lists controllers, signals them and scans the Engine once: minutes would mean something is stuck. */
-export const FULL_RESYNC_TIMEOUT_MS = 10 * 60_000;
+const FULL_RESYNC_TIMEOUT_MS = 10 * 60_000;
 import type { fullResync as fullResyncWorkflow } from '../../workflows/full-resync';
 
 export async function resync(uid: string | undefined, opts: { all?: boolean }, io: CliIo): Promise<void> {

@@ -10,7 +10,7 @@ import { checkUid, listEntry, listText, statusText, statusView } from '../views'
 import { within } from '../wait';
 
 /** A query is answered by a worker replaying the controller: seconds at most; 30 s means nobody is answering. */
-export const QUERY_TIMEOUT_MS = 30_000;
+const QUERY_TIMEOUT_MS = 30_000;
 
 export async function status(uid: string, opts: { output: OutputFormat }, io: CliIo): Promise<void> {
   checkUid(uid);
