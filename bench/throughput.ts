@@ -11,7 +11,7 @@ import { CORE_SHAPE, fleetSpec } from './workload';
 
 const FLEET_DEPLOY_MS: MsRange = { min: 100, max: 300 };
 /** How many workflow starts the benchmark client has in flight at once. */
-const START_CONCURRENCY = 32;
+export const START_CONCURRENCY = 32;
 
 export interface FleetPhase {
   wallMs: number;
