@@ -13,7 +13,7 @@ import { serviceRunHistory } from './history';
 import type { MsRange, SimAdmin } from './sim-process';
 import { median } from './util';
 import { reconcileInWaves, type CountingEngine } from './waves';
-import type { ChildWorker } from '../test/helpers/child-worker';
+import type { ChildWorker } from '../dev/child-worker';
 import { CORE_SHAPE, coreSpec } from './workload';
 
 export type ModeName = 'heartbeat' | 'heartbeat-500' | 'retry' | 'retry-fast' | 'waves' | 'waves-jitter';

@@ -29,7 +29,7 @@ import { svgChart } from './report-svg';
 import { textReport } from './report-text';
 import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
 import { runThroughput } from './throughput';
-import { startChildWorker, type ChildWorker } from '../test/helpers/child-worker';
+import { startChildWorker, type ChildWorker } from '../dev/child-worker';
 import { CountingEngine } from './waves';
 import { coreSpec } from './workload';
 

@@ -6,7 +6,7 @@ import type { Client } from '@temporalio/client';
 import { reconcileService } from '../workflows';
 import type { MsRange, SimAdmin } from './sim-process';
 import { machineCpuSeconds, mapLimit, procCpuSeconds, procMemory, quantile, sleep } from './util';
-import type { ChildWorker } from '../test/helpers/child-worker';
+import type { ChildWorker } from '../dev/child-worker';
 import { CORE_SHAPE, fleetSpec } from './workload';
 
 const FLEET_DEPLOY_MS: MsRange = { min: 100, max: 300 };

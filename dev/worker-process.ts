@@ -10,8 +10,8 @@
  */
 import { Context } from '@temporalio/activity';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import type { AwaitReadyOptions } from '../../activities/objects';
-import { startWorker } from '../../worker/start';
+import type { AwaitReadyOptions } from '../activities/objects';
+import { startWorker } from '../worker/start';
 
 export interface ChildWorkerConfig {
   temporalAddress: string;
