@@ -1,7 +1,7 @@
 /**
  * How each LBaaS kind maps between the Engine's objects and the planner's view of them.
  */
-import type { FieldsOf, Kind, ObservedObject } from '../workflows/planner/types';
+import type { FieldsOf, Kind, ObservedObject } from '../domain/types';
 import { stateName, type EngineObjectMap } from './engine';
 
 /** Core resource type identifiers of the LBaaS kinds (engine-api.md section 3). */

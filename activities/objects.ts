@@ -5,8 +5,8 @@
 import { Context } from '@temporalio/activity';
 import { currentContext, withHeartbeat } from './heartbeat';
 import { ApplicationFailure } from '@temporalio/common';
-import { SERVICE_TAG_PREFIX, serviceTag } from '../workflows/planner/spec';
-import { KIND_TITLE, type FieldsOf, type Kind, type StateName } from '../workflows/planner/types';
+import { SERVICE_TAG_PREFIX, serviceTag } from '../domain';
+import { KIND_TITLE, type FieldsOf, type Kind, type StateName } from '../domain/types';
 import { EngineConflictError, EngineNotFoundError, EngineValidationError, stateName, toUpdateBody, type EngineClient, type EngineCreateBodyMap } from './engine';
 import { FAILURE } from './failures';
 import { fieldsOf, PARENT_FIELD, sameFields } from './kinds';

@@ -1,8 +1,8 @@
 /**
  * retrieveState: what one service owns on one load balancer, read from the Engine.
  */
-import { serviceTag } from '../workflows/planner/spec';
-import type { Kind, ObservedObject, Snapshot } from '../workflows/planner/types';
+import { serviceTag } from '../domain';
+import type { Kind, ObservedObject, Snapshot } from '../domain/types';
 import { EngineNotFoundError, type EngineClient, type EngineObjectMap } from './engine';
 import { type Heartbeat, withHeartbeat } from './heartbeat';
 import { observed, RESOURCE_TYPE_KIND } from './kinds';

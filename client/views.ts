@@ -8,7 +8,7 @@ import type { ServiceSummary } from './service-client';
 import type { ControllerStatus, PassResult } from '../workflows/controller';
 import type { LoadBalancerProgress } from '../workflows/reconcile-lb';
 import type { PlanServiceResult } from '../workflows/plan-service';
-import { formatDuration, KIND_TITLE, MESSAGES, parseDuration, type AddressStatus, type ObjectStatus } from '../workflows/planner';
+import { formatDuration, KIND_TITLE, MESSAGES, parseDuration, type AddressStatus, type ObjectStatus } from '../domain';
 
 /** `--timeout 90s`: a duration of at least 1 ms; anything else is a usage error naming the flag. */
 export function parseDurationFlag(text: string, flag: string): number {

@@ -26,7 +26,7 @@ import { ControllerState, type ControllerSnapshot, type ControllerStatus, type P
 export { RETRY_FIRST_MS, RETRY_MAX_MS } from './controller-state';
 import { invalidInput, optionalInteger } from './input';
 import { FAILURE_TYPES, searchAttributes, type Phase } from './options';
-import { formatIssues, validateSpec } from './planner';
+import { formatIssues, validateSpec } from '../domain';
 import { reconcileService, type ReconcileServiceResult } from './reconcile-service';
 import { causeOf, childFailureOfType, failureDetails } from './failures';
 

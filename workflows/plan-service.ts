@@ -5,8 +5,8 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { specOf } from './input';
 import { ENGINE_CALL } from './options';
-import { describePlan, desiredObjects, planLoadBalancer, planSummary, type PlanSummary } from './planner';
-import type { Plan } from './planner/types';
+import { describePlan, desiredObjects, planLoadBalancer, planSummary, type PlanSummary } from '../domain';
+import type { Plan } from '../domain/types';
 
 export interface LoadBalancerPlan {
   cleanup: boolean;

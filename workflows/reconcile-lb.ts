@@ -10,8 +10,8 @@ import type { Activities } from '../activities';
 import { causeOf } from './failures';
 import { invalidInput, loadBalancerId, optionalInteger, specOf } from './input';
 import { ENGINE_CALL, FAILURE_TYPES, readinessOptions, short } from './options';
-import { desiredObjects, isPlanEmpty, planLoadBalancer, statusFromSnapshot } from './planner';
-import { KIND_TITLE, type Destroy, type Kind, type LoadBalancerResult, type ObjectStatus, type Plan, type PlannedObject } from './planner/types';
+import { desiredObjects, isPlanEmpty, planLoadBalancer, statusFromSnapshot } from '../domain';
+import { KIND_TITLE, type Destroy, type Kind, type LoadBalancerResult, type ObjectStatus, type Plan, type PlannedObject } from '../domain/types';
 import { StatusBook } from './status-book';
 
 export interface ReconcileLoadBalancerInput {

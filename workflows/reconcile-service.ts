@@ -7,8 +7,8 @@ import { ChildWorkflowFailure, executeChild, isCancellation, ParentClosePolicy, 
 import type { Activities } from '../activities';
 import { optionalInteger, specOf } from './input';
 import { ENGINE_CALL, FAILURE_TYPES, searchAttributes, workflowIds } from './options';
-import { mergeStatus } from './planner';
-import type { AddressStatus, LoadBalancerResult, ObjectStatus } from './planner/types';
+import { mergeStatus } from '../domain';
+import type { AddressStatus, LoadBalancerResult, ObjectStatus } from '../domain/types';
 import { reconcileLoadBalancer, type LoadBalancerFailureDetails, type ReconcileLoadBalancerResult } from './reconcile-lb';
 import { causeOf, failureDetails } from './failures';
 

@@ -1,4 +1,7 @@
-/** The planner's public API: pure functions, safe to import from workflow code. */
+/**
+ * The domain model: what a service spec means (validation, names, kinds, addresses) and the reconciliation planner.
+ * Pure and deterministic: workflows, activities and the client import it; it imports nothing of theirs (lint-enforced).
+ */
 export * from './types';
 export { canonicalIp, type CanonicalIp, type IpFamily } from './ip';
 export { parseDuration, formatDuration } from './duration';
