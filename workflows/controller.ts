@@ -26,7 +26,7 @@ import { ControllerState, type ControllerSnapshot, type ControllerStatus, type P
 export { RETRY_FIRST_MS, RETRY_MAX_MS } from './controller-state';
 import { invalidInput, optionalInteger } from './input';
 import { FAILURE_TYPES, searchAttributes, type Phase } from './options';
-import { formatIssues, validateSpec } from '../domain';
+import { formatIssues, isServiceUid, SERVICE_UID_RULE, validateSpec } from '../domain';
 import { reconcileService, type ReconcileServiceResult } from './reconcile-service';
 import { causeOf, childFailureOfType, failureDetails } from './failures';
 
@@ -53,8 +53,8 @@ export const controllerStatusQuery = defineQuery<ControllerStatus>('status');
 export const CONTINUE_AS_NEW_EVENTS = 2_000;
 
 export async function serviceController(input: ServiceControllerInput): Promise<PassResult> {
-  if (typeof input?.serviceUid !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(input.serviceUid)) {
-    throw invalidInput('serviceController: serviceUid: must be 1-128 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit');
+  if (!isServiceUid(input?.serviceUid)) {
+    throw invalidInput(`serviceController: serviceUid: ${SERVICE_UID_RULE}`);
   }
   const uid = input.serviceUid;
   const historyLimit = optionalInteger(input as unknown as Record<string, unknown>, 'historyLimit', 'serviceController', 20, 50_000) ?? CONTINUE_AS_NEW_EVENTS;

@@ -1,13 +1,24 @@
 /** Backend: one per port, `<port>.<suffix>`, plain TCP with the upstream TCP health check. */
-import type { DesiredOf, KindRules } from '../diff';
 import { MODE_TCP, TCP_HEALTH_CHECK, resourceName } from '../names';
+import type { DesiredOf } from './compare';
+import { defineKind } from './define';
 
-export const backendRules: KindRules<'backend'> = {
+export const backend = defineKind({
   kind: 'backend',
-  compared: [(f) => f.name, (f) => f.mode, (f) => f.health_check, (f) => f.load_balancer],
-  parentOf: () => null,
-  complete: (fields) => ({ ...fields }),
-};
+  title: 'Backend',
+  resourceType: '33164a3066a04a52be43c607f0c5dd8c',
+  fields: {
+    name: { type: 'string', compared: true },
+    mode: { type: 'string', compared: true },
+    health_check: { type: 'string', compared: true, engineDefault: true },
+    load_balancer: { type: 'link', compared: true, to: 'loadbalancer' },
+    server_timeout: { type: 'integer', compared: false },
+  },
+  // The load balancer is given, not one of the service's objects: a Backend is created first.
+  dependsOn: null,
+  listedUnder: 'load_balancer',
+  destroyStage: 2,
+});
 
 export function backendKey(port: string): string {
   return `backend:${port}`;
