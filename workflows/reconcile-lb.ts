@@ -84,7 +84,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
   const readiness = proxyActivities<Activities>(readinessOptions(spec.readiness));
   const on = `on ${short(loadBalancer)}`;
   const call = <A extends unknown[], R>(fn: { executeWithOptions(o: ActivityOptions, a: A): Promise<R> }, summary: string, ...args: A) =>
-    fn.executeWithOptions({ summary } as ActivityOptions, args);
+    fn.executeWithOptions({ summary }, args);
 
   const book = new StatusBook(loadBalancer, () => Date.now());
   const progress: LoadBalancerProgress = { loadBalancer, pass: 0, phase: 'observing', objects: [] };
