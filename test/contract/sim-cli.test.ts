@@ -69,7 +69,7 @@ describe('state file', () => {
     const lb = first.seedObject({ kind: 'loadbalancer', fields: { name: 'lb', ip_address: '198.51.100.9' }, tags: ['keep=me'] });
     const be = (await rawRequest(first.url, 'POST', BE, { body: { name: 'b', health_check: '"adv_check": "tcp-check"', load_balancer: lb } })).json as Json;
     await new Promise((r) => setTimeout(r, 20));
-    first.sim.patch(lb, { state: 'DeploymentError' });
+    first.patchObject(lb, { state: 'DeploymentError' });
     await first.close();
     assert.ok(fs.existsSync(file));
     assert.deepEqual(fs.readdirSync(path.dirname(file)), ['sim-state.json']);
