@@ -7,58 +7,9 @@
  * carries, the index is what `resource.json?tag_name=` lists.
  */
 import { type Fields, KIND_SPECS, KINDS, type Kind, referrersOf, type SimObject } from './model';
+import { EMPTY, fromArray, fromSet, OrderedSet, type QueryResult } from './ordered-set';
 
-/** Insertion-ordered set with O(1) add/delete and a cached array for paging. */
-export class OrderedSet {
-  private readonly map = new Map<string, SimObject>();
-  private arr: SimObject[] | null = null;
-
-  get size(): number {
-    return this.map.size;
-  }
-
-  add(o: SimObject): void {
-    if (this.map.has(o.identifier)) return;
-    this.map.set(o.identifier, o);
-    if (this.arr) this.arr.push(o);
-  }
-
-  delete(o: SimObject): boolean {
-    const had = this.map.delete(o.identifier);
-    if (had) this.arr = null;
-    return had;
-  }
-
-  has(id: string): boolean {
-    return this.map.has(id);
-  }
-
-  values(): IterableIterator<SimObject> {
-    return this.map.values();
-  }
-
-  slice(offset: number, limit: number): SimObject[] {
-    if (offset >= this.map.size) return [];
-    if (!this.arr) this.arr = [...this.map.values()];
-    return this.arr.slice(offset, offset + limit);
-  }
-}
-
-const EMPTY = new OrderedSet();
-
-/** A list result: total count and a page accessor, without materializing more than needed. */
-export interface QueryResult {
-  total: number;
-  slice(offset: number, limit: number): SimObject[];
-}
-
-function fromSet(set: OrderedSet): QueryResult {
-  return { total: set.size, slice: (o, l) => set.slice(o, l) };
-}
-
-function fromArray(arr: SimObject[]): QueryResult {
-  return { total: arr.length, slice: (o, l) => arr.slice(o, o + l) };
-}
+export { OrderedSet, type QueryResult } from './ordered-set';
 
 function indexKey(kind: Kind, field: string, value: unknown): string {
   return `${kind}\u0000${field}\u0000${String(value)}`;
