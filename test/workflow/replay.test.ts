@@ -42,7 +42,7 @@ async function replayError(history: JsonHistory, workflowId: string): Promise<un
   }
 }
 
-test('the committed histories are the ones record-histories.ts writes: both workflow types that change the Engine, converged and failed runs, planService, and a controller from apply to delete', () => {
+test('the committed histories are the ones record-histories.ts writes: both workflow types that change the Engine, converged and failed runs, planService, a controller from apply to delete, and a server pool with a controller that uses it', () => {
   assert.deepEqual(FILES, RECORDED.map((name) => `${name}.json`).sort());
   const outcome = (file: string) => {
     const h = load(file);
@@ -54,6 +54,7 @@ test('the committed histories are the ones record-histories.ts writes: both work
     'reconcileLoadBalancer COMPLETED',
     'reconcileLoadBalancer FAILED',
     'reconcileService COMPLETED',
+    'serverPool COMPLETED',
     'serviceController COMPLETED',
   ]);
 });
