@@ -32,6 +32,7 @@ import { runThroughput } from './throughput';
 import { startChildWorker, type ChildWorker } from '../dev/child-worker';
 import { CountingEngine } from './waves';
 import { coreSpec } from './workload';
+import { poolSectionOf, runPoolBench } from './pools';
 
 interface Args {
   quick: boolean;
@@ -83,7 +84,9 @@ function report(result: BenchResult, args: Args): void {
     mkdirSync(path.dirname(args.out), { recursive: true });
     const svgName = `${path.basename(args.out, '.md')}.svg`;
     const command = `npm run bench${result.quick ? ' -- --quick' : ''}${result.seed !== 42 ? ` --seed ${result.seed}` : ''}`;
-    writeFileSync(args.out, markdown(result, summary, svgName, command));
+    // The server pools section (bench/pools.ts, `--pool`) is measured separately; keep it.
+    const pools = poolSectionOf(args.out);
+    writeFileSync(args.out, `${markdown(result, summary, svgName, command).trimEnd()}\n${pools ? `\n${pools}` : ''}`);
     writeFileSync(path.join(path.dirname(args.out), svgName), svgChart(result));
     process.stdout.write(`wrote ${path.relative(process.cwd(), args.out)} and ${svgName}\n`);
   }
@@ -126,6 +129,7 @@ function machine(temporalPath: string): Machine {
 }
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--pool')) return runPoolBench(process.argv.slice(2).filter((a) => a !== '--pool'));
   const args = parseArgs(process.argv.slice(2));
   if (args.fromJson) {
     const saved = JSON.parse(readFileSync(args.fromJson, 'utf8')) as BenchResult & { startedAt: string };

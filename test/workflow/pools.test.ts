@@ -10,6 +10,7 @@ import { LbaasClient } from '../../client/service-client';
 import { validateSpec, type ServerSpec } from '../../domain';
 import { exampleSpec, seedLoadBalancer, taggedLines } from '../helpers/fixtures';
 import { writeRequests } from '../helpers/engine-state';
+import { poolUnsubscribeSignal } from '../../workflows/pool-messages';
 import { startStack, stopTemporalServer, type Stack } from '../helpers/stack';
 
 let stack: Stack;
@@ -151,6 +152,26 @@ test('two pool changes in quick succession end at the latest', async () => {
   assert.deepEqual(members, b.revision > a.revision ? ['node-1', 'node-5'] : ['node-1', 'node-4', 'node-5']);
   for (const uid of uids) assert.deepEqual(tagged(uid), expected(uid, members));
   for (const uid of uids) assert.equal((await lbaas.status(uid)).lastPass?.poolRevision, latest);
+});
+
+test('resync: a controller behind on its pool revision (its subscription lost) catches up', async () => {
+  const uid = uids[0] as string;
+  // The pool forgets the service, as if a delivery had been lost: it is not sent the next change.
+  await lbaas.pools.handle('nodes').signal(poolUnsubscribeSignal, { serviceUid: uid });
+  const r = await lbaas.pools.add('nodes', [{ name: 'node-9', address: '10.0.0.19' }]);
+  assert.equal(r.services.includes(uid), false);
+  await lbaas.pools.waitConverged('nodes', r.revision);
+  const behind = await lbaas.status(uid);
+  assert.ok((behind.pool?.revision ?? 0) < r.revision, 'the service is behind');
+  assert.equal(tagged(uid).some((l) => l.includes('node-9.')), false);
+  await lbaas.resync(uid);
+  await until(async () => {
+    const s = await lbaas.status(uid);
+    return s.lastPass?.poolRevision === r.revision && s.lastPass.converged;
+  });
+  const members = (await lbaas.pools.status('nodes')).servers.map((m) => m.name);
+  assert.deepEqual(tagged(uid), expected(uid, members));
+  assert.equal((await lbaas.pools.status('nodes')).services.find((x) => x.serviceUid === uid)?.convergedRevision, r.revision);
 });
 
 test('a service switched from inline servers to an equal pool makes 0 writes', async () => {
