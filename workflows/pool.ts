@@ -128,9 +128,11 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
       publish();
       continue;
     }
-    await condition(allHandlersFinished);
+    // Deliveries go on while waiting for handlers: a waitConverged handler may be waiting for exactly those.
+    await condition(() => allHandlersFinished() || st.owed.size > 0);
+    if (st.owed.size > 0) continue;
     if (st.deleting) return { name, revision: st.revision };
-    if (st.owed.size === 0) return continueAsNew<typeof serverPool>({ name, state: st.snapshot(), ...(input.historyLimit ? { historyLimit } : {}) });
+    return continueAsNew<typeof serverPool>({ name, state: st.snapshot(), ...(input.historyLimit ? { historyLimit } : {}) });
   }
 
   /**
