@@ -48,7 +48,7 @@ function cpuNow(pids: Record<string, number>): { procs: Record<string, number>; 
   return { procs, machine: machineCpuSeconds().busy };
 }
 
-async function applyAll(client: Client, admin: SimAdmin, taskQueue: string, specs: Record<string, unknown>[], label: string, pids: Record<string, number>): Promise<FleetPhase> {
+export async function applyAll(client: Client, admin: SimAdmin, taskQueue: string, specs: Record<string, unknown>[], label: string, pids: Record<string, number>): Promise<FleetPhase> {
   await admin.resetStats();
   const cpu0 = cpuNow(pids);
   const t0 = Date.now();

@@ -8,7 +8,7 @@
  * test/cluster/chaos.test.ts runs it (`npm run test:cluster`); each fault's moment and recovery goes into the report.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -16,6 +16,7 @@ import { startCluster, type Cluster } from '../../cluster';
 import { LbaasClient } from '../../client/service-client';
 import { startSimulator, type AdminObject } from '../../simulator';
 import { Prng } from '../../simulator/prng';
+import { workflowIds } from '../../workflows/options';
 import { containsText, everyCreatedObjectTagged, exactlyDesired, foreignUntouched, noDuplicates, type Invariant } from '../chaos/invariants';
 import { convergeOne, quiesce } from '../chaos/run';
 import { changedSpec, seedForeign, serviceSpec, validated, type ChaosService } from '../chaos/specs';
@@ -39,7 +40,11 @@ export interface ClusterChaosReport {
   invariants: Invariant[];
   /** What happened when: each fault with its time from the first apply and what it found running. */
   timeline: string[];
-  historyKills: { host: string; atMs: number; reconciliationsRunning: number; engineWritesSoFar: number }[];
+  /**
+   * Each history host SIGKILL: what was in flight, and how long until every controller answered a describe again (its
+   * shard owned by a live host: the dead host's shards move once membership declares it gone).
+   */
+  historyKills: { host: string; atMs: number; reconciliationsRunning: number; engineWritesSoFar: number; allShardsServedAfterMs: number | null }[];
   postgresRestarts: { atMs: number; downMs: number }[];
   workerKills: number;
   workerProcesses: number;
@@ -76,6 +81,9 @@ export async function runClusterChaos(o: ClusterChaosOptions): Promise<ClusterCh
   const t0 = Date.now();
   const say = (line: string) => o.progress?.(`[cluster-chaos ${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${line}`);
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'lbaas-cluster-chaos-'));
+  // The cluster's state lives inside (kept for reading when an invariant breaks); as root, PostgreSQL runs as the
+  // postgres user, which must be able to pass through this directory (mkdtemp makes it 0700).
+  await chmod(workDir, 0o711);
   const token = `cluster-chaos-token-${randomBytes(12).toString('hex')}`;
   const prng = new Prng(o.seed, 11);
   let engineFaults = 0;
@@ -150,9 +158,25 @@ export async function runClusterChaos(o: ClusterChaosOptions): Promise<ClusterCh
     const killHistory = async (host: Cluster['historyHosts'][number]) => {
       const running = await retrying('counting reconciliations', () => count(client, `ExecutionStatus = 'Running' AND WorkflowType = 'reconcileLoadBalancer'`));
       const writes = sim.stats().mutations;
+      const killedAt = Date.now();
       await host.kill();
-      report.historyKills.push({ host: host.name, atMs: at(), reconciliationsRunning: running, engineWritesSoFar: writes });
+      const entry = { host: host.name, atMs: at(), reconciliationsRunning: running, engineWritesSoFar: writes, allShardsServedAfterMs: null as number | null };
+      report.historyKills.push(entry);
       mark(`SIGKILL ${host.name} (${running} reconcileLoadBalancer runs in flight, ${writes} Engine writes so far)`);
+      // In the background: the controllers' workflow ids spread over the shards; when all answer, all shards are served.
+      void (async () => {
+        while (Date.now() - killedAt < 120_000) {
+          const answers = await Promise.all(
+            services.map((svc) => connection!.withDeadline(Date.now() + 2000, () => client.workflow.getHandle(workflowIds.controller(svc.uid)).describe()).then(() => true, () => false)),
+          );
+          if (answers.every(Boolean)) {
+            entry.allShardsServedAfterMs = Date.now() - killedAt;
+            mark(`every controller answers again ${(entry.allShardsServedAfterMs / 1000).toFixed(1)} s after the SIGKILL of ${host.name}`);
+            return;
+          }
+          await sleep(250);
+        }
+      })();
     };
     // Mid fan-out: as soon as the first objects are being created, the reconciliations are spread over both hosts.
     await retrying('first Engine writes', async () => {

@@ -1,0 +1,284 @@
+/**
+ * `npm run bench:cluster [-- --services 120] [--workers 1,2,4] [--seed 42] [--no-write]`
+ *
+ * The throughput fleet (bench/throughput.ts: N services x 2 load balancers applied at once, deploys 100-300 ms) on
+ * the Temporal dev server and on the production-shaped local cluster (cluster/index.ts), side by side, with 1, 2 and
+ * 4 worker processes on one task queue. Per run: services per minute, CPU seconds of Temporal (every server process;
+ * for the cluster also PostgreSQL with all its backends), of the workers and the simulator, how busy the machine was,
+ * and the database growth per service (the dev server's SQLite file, the cluster's pg_database_size of both
+ * databases). Prints a table and writes it into the marked cluster section of docs/benchmarks.md.
+ */
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync, writeFileSync, mkdtempSync, rmSync, chmodSync, existsSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { startCluster, type Cluster } from '../cluster';
+import { startDevServer, type DevServer } from '../client/devserver';
+import { ensureTemporalCli } from '../client/temporal-path';
+import { workflowsPath } from '../worker/main';
+import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
+import { applyAll, FLEET_DEPLOY_MS } from './throughput';
+import { machineCpuSeconds, procCpuSeconds } from './util';
+import { WorkerProcess } from './worker-process';
+import { fleetSpec } from './workload';
+
+export const SECTION_START = '<!-- bench:cluster start (written by `npm run bench:cluster`; kept by `npm run bench`) -->';
+export const SECTION_END = '<!-- bench:cluster end -->';
+
+interface Backend {
+  name: 'dev server' | 'cluster';
+  address: string;
+  namespace: string;
+  /** Pids whose CPU counts as Temporal's (for the cluster: the server processes and the postmaster). */
+  temporalPids(): number[];
+  databaseBytes(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+interface RunResult {
+  backend: Backend['name'];
+  workers: number;
+  services: number;
+  wallMs: number;
+  servicesPerMinute: number;
+  temporalCpuS: number;
+  workerCpuS: number;
+  simulatorCpuS: number;
+  machineBusyS: number;
+  /** Busy fraction of the machine's CPUs during the run. */
+  machineBusy: number;
+  dbBytesPerService: number;
+  serviceP50Ms: number;
+  serviceP95Ms: number;
+}
+
+const log = (line: string) => process.stderr.write(`[bench:cluster ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+
+/** A process and all its descendants (PostgreSQL's work happens in its backends, children of the postmaster). */
+function processTree(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // Gone in between.
+    }
+  }
+  const out: number[] = [];
+  const walk = (pid: number) => {
+    out.push(pid);
+    for (const c of children.get(pid) ?? []) walk(c);
+  };
+  walk(root);
+  return out;
+}
+
+/**
+ * CPU seconds of a set of processes and their descendants. A backend that exits during the run takes its CPU time
+ * with it unless its parent reaped it (then it is in the parent's cutime, which /proc/<pid>/stat fields 16-17 hold).
+ */
+function treeCpuSeconds(roots: number[]): number {
+  let total = 0;
+  for (const root of roots) for (const pid of processTree(root)) total += procCpuSeconds(pid) + reapedChildrenCpu(pid);
+  return total;
+}
+
+let ticks = 0;
+function clockTicks(): number {
+  if (!ticks) {
+    try {
+      ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      ticks = 100;
+    }
+  }
+  return ticks;
+}
+
+function reapedChildrenCpu(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[13]) + Number(f[14])) / clockTicks();
+  } catch {
+    return 0;
+  }
+}
+
+async function devBackend(tmp: string): Promise<Backend> {
+  const dbFile = path.join(tmp, 'dev-server.db');
+  const server: DevServer = await startDevServer({ temporalPath: await ensureTemporalCli({ progress: log }), dbFile });
+  return {
+    name: 'dev server',
+    address: server.address,
+    namespace: server.namespace,
+    temporalPids: () => [server.process.pid ?? -1],
+    // SQLite in WAL mode keeps recent writes in the -wal file until a checkpoint: both count.
+    databaseBytes: async () => [dbFile, `${dbFile}-wal`].reduce((sum, f) => sum + (existsSync(f) ? statSync(f).size : 0), 0),
+    stop: () => server.stop(),
+  };
+}
+
+async function clusterBackend(tmp: string): Promise<Backend> {
+  const cluster: Cluster = await startCluster({ stateDir: path.join(tmp, 'cluster'), progress: log });
+  return {
+    name: 'cluster',
+    address: cluster.address,
+    namespace: cluster.namespace,
+    temporalPids: () => Object.values(cluster.pids()).filter((p) => p > 0),
+    databaseBytes: async () => {
+      const b = await cluster.databaseBytes();
+      return b.main + b.visibility;
+    },
+    stop: () => cluster.stop(),
+  };
+}
+
+async function measure(backend: Backend, sim: SimProcess, bundlePath: string, workers: number, services: number, seed: number): Promise<RunResult> {
+  const connection = await Connection.connect({ address: backend.address });
+  const client = new Client({ connection, namespace: backend.namespace });
+  const label = `${backend.name === 'cluster' ? 'cl' : 'dev'}-w${workers}-${Date.now().toString(36)}`;
+  const taskQueue = `bench-${label}`;
+  const procs = await Promise.all(
+    Array.from({ length: workers }, () =>
+      WorkerProcess.start({ address: backend.address, namespace: backend.namespace, taskQueue, engineUrl: sim.url, token: BENCH_TOKEN, bundlePath }),
+    ),
+  );
+  try {
+    const lbs = [await sim.admin.seedLoadBalancer(`bench-${label}-a`, '198.51.100.40'), await sim.admin.seedLoadBalancer(`bench-${label}-b`, '198.51.100.41')];
+    const spec = (i: number) => ({ ...fleetSpec(i, lbs), serviceUid: `bench-${label}-${i}`, nameSuffix: `svc-${i}.${label}.bench` });
+    // Warm-up, not measured: each worker's first workflow tasks create its sandbox from the bundle.
+    await sim.admin.setDeploy(seed, { min: 10, max: 20 });
+    await applyAll(client, sim.admin, taskQueue, Array.from({ length: 2 * workers }, (_, i) => ({ ...spec(100_000 + i) })), 'warmup', {});
+    await sim.admin.setDeploy(seed, FLEET_DEPLOY_MS);
+    const db0 = await backend.databaseBytes();
+    const pids = { workers: procs.map((p) => p.pid), sim: [sim.child.pid ?? -1] };
+    const cpu0 = { temporal: treeCpuSeconds(backend.temporalPids()), workers: treeCpuSeconds(pids.workers), sim: treeCpuSeconds(pids.sim), machine: machineCpuSeconds().busy };
+    log(`${backend.name}, ${workers} worker(s): applying ${services} services x 2 load balancers`);
+    const phase = await applyAll(client, sim.admin, taskQueue, Array.from({ length: services }, (_, i) => spec(i)), 'apply', {});
+    const cpu1 = { temporal: treeCpuSeconds(backend.temporalPids()), workers: treeCpuSeconds(pids.workers), sim: treeCpuSeconds(pids.sim), machine: machineCpuSeconds().busy };
+    const db1 = await backend.databaseBytes();
+    const cpus = os.availableParallelism?.() ?? os.cpus().length;
+    const r: RunResult = {
+      backend: backend.name,
+      workers,
+      services,
+      wallMs: phase.wallMs,
+      servicesPerMinute: (services / phase.wallMs) * 60_000,
+      temporalCpuS: cpu1.temporal - cpu0.temporal,
+      workerCpuS: cpu1.workers - cpu0.workers,
+      simulatorCpuS: cpu1.sim - cpu0.sim,
+      machineBusyS: cpu1.machine - cpu0.machine,
+      machineBusy: (cpu1.machine - cpu0.machine) / ((phase.wallMs / 1000) * cpus),
+      dbBytesPerService: (db1 - db0) / services,
+      serviceP50Ms: phase.serviceP50Ms,
+      serviceP95Ms: phase.serviceP95Ms,
+    };
+    log(`  ${r.servicesPerMinute.toFixed(0)} services/min, Temporal ${r.temporalCpuS.toFixed(0)} CPU-s, workers ${r.workerCpuS.toFixed(0)} CPU-s, machine ${(r.machineBusy * 100).toFixed(0)} % busy, ${(r.dbBytesPerService / 1024).toFixed(1)} KiB/service`);
+    return r;
+  } finally {
+    await Promise.all(procs.map((p) => p.stop().catch(() => {})));
+    await connection.close();
+  }
+}
+
+export function markdownSection(results: RunResult[], meta: { services: number; seed: number; cpus: number; loadStart: number[]; loadEnd: number[]; revision: string }): string {
+  const f = (x: number, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
+  const L: string[] = [SECTION_START, '', '## Dev server vs. the production-shaped cluster', ''];
+  L.push(
+    `\`npm run bench:cluster\` at ${meta.revision}: the throughput fleet (${meta.services} services x 2 load balancers, 28 objects each, deploys ${FLEET_DEPLOY_MS.min}-${FLEET_DEPLOY_MS.max} ms, seed ${meta.seed}) applied at once, on the Temporal dev server (one process, SQLite, 1 history shard) and on the local cluster of \`npm run dev:cluster\` (PostgreSQL; frontend, 2 history hosts, matching and worker as separate processes; 4 shards), with 1, 2 and 4 worker processes sharing the task queue. Machine: ${meta.cpus} CPUs, load average ${meta.loadStart.map((x) => x.toFixed(1)).join(' ')} at the start and ${meta.loadEnd.map((x) => x.toFixed(1)).join(' ')} at the end (other work shared it).`,
+    '',
+    '| Temporal | workers | services/min | service p50 / p95 | Temporal CPU-s | per service | workers CPU-s | simulator CPU-s | machine busy | DB growth per service |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+  );
+  for (const r of results) {
+    L.push(
+      `| ${r.backend} | ${r.workers} | ${f(r.servicesPerMinute)} | ${f(r.serviceP50Ms / 1000, 1)} s / ${f(r.serviceP95Ms / 1000, 1)} s | ${f(r.temporalCpuS, 1)} | ${f((r.temporalCpuS / r.services) * 1000)} ms | ${f(r.workerCpuS, 1)} | ${f(r.simulatorCpuS, 1)} | ${f(r.machineBusy * 100)} % | ${f(r.dbBytesPerService / 1024, 1)} KiB |`,
+    );
+  }
+  L.push('', 'Temporal CPU is the sum over the server processes from /proc (for the cluster: the five server processes and PostgreSQL with all its backends). DB growth is the SQLite file (with its WAL) of the dev server, and pg_database_size of `temporal` plus `temporal_visibility` for the cluster, over the measured apply (closed workflows are kept for the namespace retention, 3 days here, so this is what a fleet pass adds until retention removes it).', '', SECTION_END);
+  return L.join('\n');
+}
+
+/** Replaces the marked section of a markdown file, or appends it; the rest of the file is left as it is. */
+export function writeSection(file: string, section: string): void {
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const a = text.indexOf(SECTION_START);
+  const b = text.indexOf(SECTION_END);
+  const next = a >= 0 && b > a ? `${text.slice(0, a)}${section}${text.slice(b + SECTION_END.length)}` : `${text.trimEnd()}\n\n${section}\n`;
+  writeFileSync(file, next);
+}
+
+function parse(argv: string[]): { services: number; workers: number[]; seed: number; write: boolean; backends: Backend['name'][] } {
+  const value = (name: string) => {
+    const i = argv.indexOf(name);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const known = new Set(['--services', '--workers', '--seed', '--no-write', '--only']);
+  for (let i = 0; i < argv.length; i++) {
+    if (!known.has(argv[i] as string)) throw new Error(`unknown argument ${argv[i]} (flags: ${[...known].join(' ')})`);
+    if (argv[i] !== '--no-write') i++;
+  }
+  const services = Number(value('--services') ?? 120);
+  const workers = (value('--workers') ?? '1,2,4').split(',').map(Number);
+  const seed = Number(value('--seed') ?? 42);
+  if (!Number.isInteger(services) || services < 1) throw new Error(`--services: expected an integer >= 1, got ${value('--services')}`);
+  if (workers.some((w) => !Number.isInteger(w) || w < 1 || w > 16)) throw new Error(`--workers: expected a list like 1,2,4 (each 1-16), got ${value('--workers')}`);
+  const only = value('--only');
+  if (only && only !== 'dev' && only !== 'cluster') throw new Error(`--only: expected dev or cluster, got ${only}`);
+  return { services, workers, seed, write: !argv.includes('--no-write'), backends: only === 'dev' ? ['dev server'] : only === 'cluster' ? ['cluster'] : ['dev server', 'cluster'] };
+}
+
+async function main(): Promise<void> {
+  const args = parse(process.argv.slice(2));
+  const loadStart = os.loadavg();
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'lbaas-bench-cluster-'));
+  // As root PostgreSQL runs as the postgres user, which must pass through this directory to its own.
+  chmodSync(tmp, 0o711);
+  const results: RunResult[] = [];
+  let sim: SimProcess | null = null;
+  try {
+    const quiet = { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} };
+    const bundle = await bundleWorkflowCode({ workflowsPath, logger: quiet as never });
+    const bundlePath = path.join(tmp, 'workflows.js');
+    writeFileSync(bundlePath, bundle.code);
+    sim = await startSimProcess({ seed: args.seed, deployMs: FLEET_DEPLOY_MS });
+    for (const name of args.backends) {
+      log(`starting the ${name}`);
+      const backend = name === 'cluster' ? await clusterBackend(tmp) : await devBackend(tmp);
+      try {
+        for (const w of args.workers) results.push(await measure(backend, sim, bundlePath, w, args.services, args.seed));
+      } finally {
+        await backend.stop();
+      }
+    }
+  } finally {
+    await sim?.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  let revision = 'unknown';
+  try {
+    revision = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: path.join(__dirname, '..', '..'), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    // Not a git checkout: the section names no revision.
+  }
+  const section = markdownSection(results, { services: args.services, seed: args.seed, cpus: os.availableParallelism?.() ?? os.cpus().length, loadStart, loadEnd: os.loadavg(), revision });
+  process.stdout.write(`${section}\n`);
+  if (args.write) {
+    const file = path.join(__dirname, '..', '..', 'docs', 'benchmarks.md');
+    writeSection(file, section);
+    log(`wrote the cluster section of ${path.relative(process.cwd(), file)}`);
+  }
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`bench:cluster: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  });
+}
