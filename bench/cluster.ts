@@ -152,9 +152,10 @@ async function measure(backend: Backend, sim: SimProcess, bundlePath: string, wo
   try {
     const lbs = [await sim.admin.seedLoadBalancer(`bench-${label}-a`, '198.51.100.40'), await sim.admin.seedLoadBalancer(`bench-${label}-b`, '198.51.100.41')];
     const spec = (i: number) => ({ ...fleetSpec(i, lbs), serviceUid: `bench-${label}-${i}`, nameSuffix: `svc-${i}.${label}.bench` });
-    // Warm-up, not measured: each worker's first workflow tasks create its sandbox from the bundle.
+    // Warm-up, not measured: each worker's first workflow tasks create its sandbox from the bundle. (Indices from
+    // 60000 keep the warm-up's addresses apart from the measured ones and valid: fleetSpec puts i in one IPv6 group.)
     await sim.admin.setDeploy(seed, { min: 10, max: 20 });
-    await applyAll(client, sim.admin, taskQueue, Array.from({ length: 2 * workers }, (_, i) => ({ ...spec(100_000 + i) })), 'warmup', {});
+    await applyAll(client, sim.admin, taskQueue, Array.from({ length: 2 * workers }, (_, i) => spec(60_000 + i)), 'warmup', {});
     await sim.admin.setDeploy(seed, FLEET_DEPLOY_MS);
     const db0 = await backend.databaseBytes();
     const pids = { workers: procs.map((p) => p.pid), sim: [sim.child.pid ?? -1] };
