@@ -9,7 +9,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { LbaasClient } from '../client/service-client';
-import { validateSpec } from '../workflows/planner';
+import { validateSpec } from '../domain';
 import { seedLoadBalancer } from '../test/helpers/fixtures';
 import { startStack, stopTemporalServer } from '../test/helpers/stack';
 import { coreSpec } from './workload';
