@@ -206,13 +206,22 @@ export function markdownSection(results: RunResult[], meta: { services: number; 
   return L.join('\n');
 }
 
-/** Replaces the marked section of a markdown file, or appends it; the rest of the file is left as it is. */
-export function writeSection(file: string, section: string): void {
-  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+/** `fresh` (a newly rendered benchmarks.md) with the cluster section of `previous` appended, if it had one. */
+export function withClusterSection(fresh: string, previous: string): string {
+  const a = previous.indexOf(SECTION_START);
+  const b = previous.indexOf(SECTION_END);
+  return a >= 0 && b > a ? `${fresh.trimEnd()}\n\n${previous.slice(a, b + SECTION_END.length)}\n` : fresh;
+}
+
+/** `text` with its marked cluster section replaced by `section`, or with `section` appended; the rest unchanged. */
+export function replaceSection(text: string, section: string): string {
   const a = text.indexOf(SECTION_START);
   const b = text.indexOf(SECTION_END);
-  const next = a >= 0 && b > a ? `${text.slice(0, a)}${section}${text.slice(b + SECTION_END.length)}` : `${text.trimEnd()}\n\n${section}\n`;
-  writeFileSync(file, next);
+  return a >= 0 && b > a ? `${text.slice(0, a)}${section}${text.slice(b + SECTION_END.length)}` : `${text.trimEnd()}\n\n${section}\n`;
+}
+
+function writeSection(file: string, section: string): void {
+  writeFileSync(file, replaceSection(existsSync(file) ? readFileSync(file, 'utf8') : '', section));
 }
 
 function parse(argv: string[]): { services: number; workers: number[]; seed: number; write: boolean; backends: Backend['name'][] } {

@@ -146,7 +146,7 @@ function alive(pid: number): boolean {
  * mkdir is atomic: whoever creates the directory holds the lock. A lock whose owner is gone (its pid no longer
  * runs) or that is older than STALE_LOCK_MS is taken over. Returns the release function.
  */
-async function acquireLock(lockDir: string, progress: (line: string) => void): Promise<() => Promise<void>> {
+export async function acquireLock(lockDir: string, progress: (line: string) => void): Promise<() => Promise<void>> {
   const waitedSince = Date.now();
   let said = 0;
   for (;;) {
