@@ -45,7 +45,6 @@ async function main(): Promise<void> {
   if (!Number.isInteger(n) || n < 1) throw new Error(`--services: expected an integer >= 1, got ${process.argv[i + 1]}`);
   const stack = await startStack({ sim: { deployMs: { min: 100, max: 300 } } });
   try {
-    await stack.startWorker();
     const lbaas = new LbaasClient(stack.client, stack.taskQueue);
     const lbs = [seedLoadBalancer(stack.sim, 'actions-a'), seedLoadBalancer(stack.sim, 'actions-b')];
     const specs = Array.from({ length: n }, (_, k) => {

@@ -112,15 +112,26 @@ function reapedChildrenCpu(pid: number): number {
 
 async function devBackend(tmp: string): Promise<Backend> {
   const dbFile = path.join(tmp, 'dev-server.db');
-  const server: DevServer = await startDevServer({ temporalPath: await ensureTemporalCli({ progress: log }), dbFile });
+  const temporalPath = await ensureTemporalCli({ progress: log });
+  let server: DevServer | null = null;
+  // Its free ports are drawn before it binds them; on a busy machine another process can take one in between.
+  for (let attempt = 1; !server; attempt++) {
+    try {
+      server = await startDevServer({ temporalPath, dbFile });
+    } catch (err) {
+      if (attempt === 3 || !/address already in use/.test((err as Error).message)) throw err;
+      log(`dev server start: a port was taken meanwhile; trying again (${(err as Error).message.split('\n')[0]})`);
+    }
+  }
+  const srv = server;
   return {
     name: 'dev server',
-    address: server.address,
-    namespace: server.namespace,
-    temporalPids: () => [server.process.pid ?? -1],
+    address: srv.address,
+    namespace: srv.namespace,
+    temporalPids: () => [srv.process.pid ?? -1],
     // SQLite in WAL mode keeps recent writes in the -wal file until a checkpoint: both count.
     databaseBytes: async () => [dbFile, `${dbFile}-wal`].reduce((sum, f) => sum + (existsSync(f) ? statSync(f).size : 0), 0),
-    stop: () => server.stop(),
+    stop: () => srv.stop(),
   };
 }
 
@@ -139,6 +150,9 @@ async function clusterBackend(tmp: string): Promise<Backend> {
   };
 }
 
+/** What an interrupted run must stop (SIGINT/SIGTERM): the workers, the backend in use and the simulator. */
+const running = new Set<() => Promise<void>>();
+
 async function measure(backend: Backend, sim: SimProcess, bundlePath: string, workers: number, services: number, seed: number): Promise<RunResult> {
   const connection = await Connection.connect({ address: backend.address });
   const client = new Client({ connection, namespace: backend.namespace });
@@ -149,6 +163,10 @@ async function measure(backend: Backend, sim: SimProcess, bundlePath: string, wo
       WorkerProcess.start({ address: backend.address, namespace: backend.namespace, taskQueue, engineUrl: sim.url, token: BENCH_TOKEN, bundlePath }),
     ),
   );
+  const stopWorkers = async () => {
+    await Promise.all(procs.map((p) => p.stop().catch(() => {})));
+  };
+  running.add(stopWorkers);
   try {
     const lbs = [await sim.admin.seedLoadBalancer(`bench-${label}-a`, '198.51.100.40'), await sim.admin.seedLoadBalancer(`bench-${label}-b`, '198.51.100.41')];
     const spec = (i: number) => ({ ...fleetSpec(i, lbs), serviceUid: `bench-${label}-${i}`, nameSuffix: `svc-${i}.${label}.bench` });
@@ -183,10 +201,12 @@ async function measure(backend: Backend, sim: SimProcess, bundlePath: string, wo
     log(`  ${r.servicesPerMinute.toFixed(0)} services/min, Temporal ${r.temporalCpuS.toFixed(0)} CPU-s, workers ${r.workerCpuS.toFixed(0)} CPU-s, machine ${(r.machineBusy * 100).toFixed(0)} % busy, ${(r.dbBytesPerService / 1024).toFixed(1)} KiB/service`);
     return r;
   } finally {
-    await Promise.all(procs.map((p) => p.stop().catch(() => {})));
+    running.delete(stopWorkers);
+    await stopWorkers();
     await connection.close();
   }
 }
+
 
 export function markdownSection(results: RunResult[], meta: { services: number; seed: number; cpus: number; loadStart: number[]; loadEnd: number[]; revision: string }): string {
   const f = (x: number, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
@@ -258,12 +278,17 @@ async function main(): Promise<void> {
     const bundlePath = path.join(tmp, 'workflows.js');
     writeFileSync(bundlePath, bundle.code);
     sim = await startSimProcess({ seed: args.seed, deployMs: FLEET_DEPLOY_MS });
+    const simProc = sim;
+    running.add(() => simProc.stop());
     for (const name of args.backends) {
       log(`starting the ${name}`);
       const backend = name === 'cluster' ? await clusterBackend(tmp) : await devBackend(tmp);
+      const stopBackend = () => backend.stop();
+      running.add(stopBackend);
       try {
         for (const w of args.workers) results.push(await measure(backend, sim, bundlePath, w, args.services, args.seed));
       } finally {
+        running.delete(stopBackend);
         await backend.stop();
       }
     }
@@ -287,6 +312,13 @@ async function main(): Promise<void> {
 }
 
 if (require.main === module) {
+  // Everything this run started is a process of its own: stop the workers, the Temporal server(s) and the simulator.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      process.stderr.write(`bench:cluster: ${signal}: stopping the workers, the Temporal server(s) and the simulator\n`);
+      void Promise.all([...running].map((stop) => stop().catch(() => {}))).finally(() => process.exit(130));
+    });
+  }
   main().catch((err: unknown) => {
     process.stderr.write(`bench:cluster: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exitCode = 1;

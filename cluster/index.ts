@@ -191,11 +191,6 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
   };
 }
 
-/**
- * Membership ports are stored in cluster_membership.rpc_port, a SMALLINT in Temporal's PostgreSQL schema: a port above
- * 32767 makes the host fail to join ("value out of range for type smallint"), and the kernel's ephemeral range (where
- * port 0 binds land) starts at 32768. So these are drawn from 20000-32767 and checked by binding them.
- */
 interface PortLayout {
   postgres: number;
   processes: Record<string, ProcessPorts>;
@@ -234,6 +229,11 @@ async function portLayout(file: string, plan: { name: string; service: TemporalS
   return layout;
 }
 
+/**
+ * Membership ports are stored in cluster_membership.rpc_port, a SMALLINT in Temporal's PostgreSQL schema: a port above
+ * 32767 makes the host fail to join ("value out of range for type smallint"), and the kernel's ephemeral range (where
+ * port 0 binds land) starts at 32768. So these are drawn from 20000-32767 and checked by binding them.
+ */
 async function freeMembershipPort(): Promise<number> {
   for (let attempt = 0; attempt < 200; attempt++) {
     const port = 20_000 + randomInt(12_768);
