@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { formatClusterReport, runClusterChaos } from './run';
 
-test('cluster chaos: history hosts SIGKILLed mid-fan-out, PostgreSQL restarted, workers SIGKILLed; every invariant holds', { timeout: 900_000 }, async (t) => {
+test('cluster chaos: history hosts SIGKILLed mid-fan-out, PostgreSQL restarted, workers SIGKILLed; every invariant holds', { timeout: 1_800_000 }, async (t) => {
   const started = Date.now();
   const report = await runClusterChaos({
     services: 8,
