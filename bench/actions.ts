@@ -10,8 +10,10 @@
 import type { Client } from '@temporalio/client';
 import { LbaasClient } from '../client/service-client';
 import { validateSpec } from '../domain';
-import { seedLoadBalancer } from '../test/helpers/fixtures';
-import { startStack, stopTemporalServer } from '../test/helpers/stack';
+import { startDevServer } from '../dev/devserver';
+import { ensureTemporalCli } from '../dev/temporal-path';
+import { startSimulator } from '../simulator';
+import { startWorker } from '../worker/start';
 import { coreSpec } from './workload';
 
 type Counts = Record<string, number>;
@@ -43,10 +45,15 @@ async function main(): Promise<void> {
   const i = process.argv.indexOf('--services');
   const n = i >= 0 ? Number(process.argv[i + 1]) : 5;
   if (!Number.isInteger(n) || n < 1) throw new Error(`--services: expected an integer >= 1, got ${process.argv[i + 1]}`);
-  const stack = await startStack({ sim: { deployMs: { min: 100, max: 300 } } });
+  const server = await startDevServer({ temporalPath: await ensureTemporalCli({ progress: (l) => process.stderr.write(`${l}\n`) }) });
+  const token = 'actions-bench-token';
+  const sim = await startSimulator({ port: 0, token, seed: 7, deployMs: { min: 100, max: 300 } });
+  const taskQueue = `actions-${Date.now().toString(36)}`;
+  const worker = await startWorker({ temporal: { connection: { address: server.address }, namespace: server.namespace, taskQueue }, engine: { baseUrl: sim.url, token } });
   try {
-    const lbaas = new LbaasClient(stack.client, stack.taskQueue);
-    const lbs = [seedLoadBalancer(stack.sim, 'actions-a'), seedLoadBalancer(stack.sim, 'actions-b')];
+    const { client } = worker;
+    const lbaas = new LbaasClient(client, taskQueue);
+    const lbs = ['a', 'b'].map((x, k) => sim.seedObject({ kind: 'loadbalancer', fields: { name: `actions-${x}`, ip_address: `198.51.100.${60 + k}` }, state: 'Deployed' }));
     const specs = Array.from({ length: n }, (_, k) => {
       const r = validateSpec(coreSpec(`actions-${Date.now().toString(36)}-${k}`, lbs));
       if (!r.ok) throw new Error(JSON.stringify(r.issues));
@@ -59,7 +66,7 @@ async function main(): Promise<void> {
         if (!result.converged) throw new Error(`${s.spec.serviceUid}: ${result.error ?? 'not converged'}`);
       }),
     );
-    const afterApply = await countActions(stack.client, stack.taskQueue);
+    const afterApply = await countActions(client, taskQueue);
     // A resync pass with nothing to change: what the full-resync Schedule costs per service and round.
     await Promise.all(
       specs.map(async (s) => {
@@ -72,15 +79,16 @@ async function main(): Promise<void> {
         }
       }),
     );
-    const afterResync = await countActions(stack.client, stack.taskQueue);
+    const afterResync = await countActions(client, taskQueue);
     const resync = minus(afterResync, afterApply);
     const per = (c: Counts) => Object.fromEntries(Object.entries(c).map(([k, v]) => [k, Number((v / n).toFixed(1))]));
     process.stdout.write(
       `${JSON.stringify({ services: n, shape: 'core (2 ports, 2 addresses, 3 servers) on 2 load balancers', applyFromEmpty: { perService: per(afterApply), actionsPerService: total(afterApply) / n }, noopResync: { perService: per(resync), actionsPerService: total(resync) / n } }, null, 2)}\n`,
     );
   } finally {
-    await stack.stop();
-    await stopTemporalServer();
+    await worker.stop();
+    await sim.close();
+    await server.stop();
   }
 }
 

@@ -15,13 +15,13 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { startCluster, type Cluster } from '../cluster';
-import { startDevServer, type DevServer } from '../client/devserver';
-import { ensureTemporalCli } from '../client/temporal-path';
+import { startDevServer, type DevServer } from '../dev/devserver';
+import { ensureTemporalCli } from '../dev/temporal-path';
 import { workflowsPath } from '../worker/main';
 import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
 import { applyAll, FLEET_DEPLOY_MS } from './throughput';
 import { machineCpuSeconds, procCpuSeconds } from './util';
-import { WorkerProcess } from './worker-process';
+import { startChildWorker } from '../dev/child-worker';
 import { fleetSpec } from './workload';
 
 export const SECTION_START = '<!-- bench:cluster start (written by `npm run bench:cluster`; kept by `npm run bench`) -->';
@@ -159,9 +159,11 @@ async function measure(backend: Backend, sim: SimProcess, bundlePath: string, wo
   const label = `${backend.name === 'cluster' ? 'cl' : 'dev'}-w${workers}-${Date.now().toString(36)}`;
   const taskQueue = `bench-${label}`;
   const procs = await Promise.all(
-    Array.from({ length: workers }, () =>
-      WorkerProcess.start({ address: backend.address, namespace: backend.namespace, taskQueue, engineUrl: sim.url, token: BENCH_TOKEN, bundlePath }),
-    ),
+    Array.from({ length: workers }, async () => {
+      const w = await startChildWorker({ temporalAddress: backend.address, namespace: backend.namespace, taskQueue, engineUrl: sim.url, token: BENCH_TOKEN, bundlePath });
+      await w.ready;
+      return w;
+    }),
   );
   const stopWorkers = async () => {
     await Promise.all(procs.map((p) => p.stop().catch(() => {})));

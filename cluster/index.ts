@@ -18,7 +18,7 @@ import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
 import { msToTs } from '@temporalio/common/lib/time';
-import { freePort, SEARCH_ATTRIBUTES } from '../client/devserver';
+import { freePort, SEARCH_ATTRIBUTES } from '../dev/devserver';
 import { DATABASES, renderDynamicConfig, renderProcessConfig, type ProcessPorts, type TemporalService } from './config';
 import { ensureTemporalServer, TEMPORAL_SERVER_VERSION, type ServerBinaries } from './install';
 import { createPostgres, findPostgres, PG_USER, type Postgres } from './postgres';

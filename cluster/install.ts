@@ -13,7 +13,7 @@ import { constants as fsConstants } from 'node:fs';
 import { access, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { cacheDir as cliCacheDir } from '../client/temporal-path';
+import { cacheDir as cliCacheDir } from '../dev/temporal-path';
 
 const execFileAsync = promisify(execFile);
 
