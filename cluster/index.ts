@@ -249,8 +249,10 @@ async function waitForFrontend(address: string, processes: ServerProcess[], prog
   for (;;) {
     const dead = processes.find((p) => !p.running);
     if (dead) {
-      // Processes that start together race to write the cluster metadata; the losers exit and are simply started again.
-      if (/version mismatch/.test(dead.logTail().slice(-4000)) && (restarts.get(dead.name) ?? 0) < 3) {
+      // Processes that start together race to create or rewrite the cluster metadata record ("failed to initialize
+      // current cluster metadata", "SaveClusterMetadata encountered version mismatch"); the losers exit and are
+      // simply started again: by then the record exists.
+      if (/cluster metadata|version mismatch/i.test(dead.logTail().slice(-8000)) && (restarts.get(dead.name) ?? 0) < 3) {
         restarts.set(dead.name, (restarts.get(dead.name) ?? 0) + 1);
         progress(`${dead.name} lost the race to write the cluster metadata; starting it again`);
         dead.start();
