@@ -1,5 +1,6 @@
 /**
- * `npm run bench:cluster [-- --services 120] [--workers 1,2,4] [--seed 42] [--no-write]`
+ * `npm run bench:cluster [-- --services 120] [--workers 1,2,4] [--seed 42] [--only dev|cluster] [--no-write]
+ *   [--save-jsonl FILE]` (each run appended as it is measured); `--from-jsonl A,B` renders the section from saved runs.
  *
  * The throughput fleet (bench/throughput.ts: N services x 2 load balancers applied at once, deploys 100-300 ms) on
  * the Temporal dev server and on the production-shaped local cluster (cluster/index.ts), side by side, with 1, 2 and
@@ -9,7 +10,7 @@
  * databases). Prints a table and writes it into the marked cluster section of docs/benchmarks.md.
  */
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync, writeFileSync, mkdtempSync, rmSync, chmodSync, existsSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync, statSync, writeFileSync, mkdtempSync, rmSync, chmodSync, existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -19,16 +20,15 @@ import { startDevServer, type DevServer } from '../dev/devserver';
 import { ensureTemporalCli } from '../dev/temporal-path';
 import { workflowsPath } from '../worker/main';
 import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
+import { markdownSection, writeSection, type RunResult } from './cluster-report';
 import { applyAll, FLEET_DEPLOY_MS } from './throughput';
 import { machineCpuSeconds, procCpuSeconds } from './util';
 import { startChildWorker } from '../dev/child-worker';
 import { fleetSpec } from './workload';
 
-export const SECTION_START = '<!-- bench:cluster start (written by `npm run bench:cluster`; kept by `npm run bench`) -->';
-export const SECTION_END = '<!-- bench:cluster end -->';
 
 interface Backend {
-  name: 'dev server' | 'cluster';
+  name: RunResult['backend'];
   address: string;
   namespace: string;
   /** Pids whose CPU counts as Temporal's (for the cluster: the server processes and the postmaster). */
@@ -37,22 +37,6 @@ interface Backend {
   stop(): Promise<void>;
 }
 
-interface RunResult {
-  backend: Backend['name'];
-  workers: number;
-  services: number;
-  wallMs: number;
-  servicesPerMinute: number;
-  temporalCpuS: number;
-  workerCpuS: number;
-  simulatorCpuS: number;
-  machineBusyS: number;
-  /** Busy fraction of the machine's CPUs during the run. */
-  machineBusy: number;
-  dbBytesPerService: number;
-  serviceP50Ms: number;
-  serviceP95Ms: number;
-}
 
 const log = (line: string) => process.stderr.write(`[bench:cluster ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 
@@ -210,48 +194,24 @@ async function measure(backend: Backend, sim: SimProcess, bundlePath: string, wo
 }
 
 
-export function markdownSection(results: RunResult[], meta: { services: number; seed: number; cpus: number; loadStart: number[]; loadEnd: number[]; revision: string }): string {
-  const f = (x: number, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
-  const L: string[] = [SECTION_START, '', '## Dev server vs. the production-shaped cluster', ''];
-  L.push(
-    `\`npm run bench:cluster\` at ${meta.revision}: the throughput fleet (${meta.services} services x 2 load balancers, 28 objects each, deploys ${FLEET_DEPLOY_MS.min}-${FLEET_DEPLOY_MS.max} ms, seed ${meta.seed}) applied at once, on the Temporal dev server (one process, SQLite, 1 history shard) and on the local cluster of \`npm run dev:cluster\` (PostgreSQL; frontend, 2 history hosts, matching and worker as separate processes; 4 shards), with 1, 2 and 4 worker processes sharing the task queue. Machine: ${meta.cpus} CPUs, load average ${meta.loadStart.map((x) => x.toFixed(1)).join(' ')} at the start and ${meta.loadEnd.map((x) => x.toFixed(1)).join(' ')} at the end (other work shared it).`,
-    '',
-    '| Temporal | workers | services/min | service p50 / p95 | Temporal CPU-s | per service | workers CPU-s | simulator CPU-s | machine busy | DB growth per service |',
-    '|---|---|---|---|---|---|---|---|---|---|',
-  );
-  for (const r of results) {
-    L.push(
-      `| ${r.backend} | ${r.workers} | ${f(r.servicesPerMinute)} | ${f(r.serviceP50Ms / 1000, 1)} s / ${f(r.serviceP95Ms / 1000, 1)} s | ${f(r.temporalCpuS, 1)} | ${f((r.temporalCpuS / r.services) * 1000)} ms | ${f(r.workerCpuS, 1)} | ${f(r.simulatorCpuS, 1)} | ${f(r.machineBusy * 100)} % | ${f(r.dbBytesPerService / 1024, 1)} KiB |`,
-    );
-  }
-  L.push('', 'Temporal CPU is the sum over the server processes from /proc (for the cluster: the five server processes and PostgreSQL with all its backends). DB growth is the SQLite file (with its WAL) of the dev server, and pg_database_size of `temporal` plus `temporal_visibility` for the cluster, over the measured apply (closed workflows are kept for the namespace retention, 3 days here, so this is what a fleet pass adds until retention removes it).', '', SECTION_END);
-  return L.join('\n');
+interface Args {
+  services: number;
+  workers: number[];
+  seed: number;
+  write: boolean;
+  backends: Backend['name'][];
+  /** Each run's result is appended here as it is measured (one JSON line), so an interrupted run keeps what it had. */
+  saveJsonl: string | null;
+  /** Render the section from saved runs (several files, comma-separated) instead of measuring. */
+  fromJsonl: string[];
 }
 
-/** `fresh` (a newly rendered benchmarks.md) with the cluster section of `previous` appended, if it had one. */
-export function withClusterSection(fresh: string, previous: string): string {
-  const a = previous.indexOf(SECTION_START);
-  const b = previous.indexOf(SECTION_END);
-  return a >= 0 && b > a ? `${fresh.trimEnd()}\n\n${previous.slice(a, b + SECTION_END.length)}\n` : fresh;
-}
-
-/** `text` with its marked cluster section replaced by `section`, or with `section` appended; the rest unchanged. */
-export function replaceSection(text: string, section: string): string {
-  const a = text.indexOf(SECTION_START);
-  const b = text.indexOf(SECTION_END);
-  return a >= 0 && b > a ? `${text.slice(0, a)}${section}${text.slice(b + SECTION_END.length)}` : `${text.trimEnd()}\n\n${section}\n`;
-}
-
-function writeSection(file: string, section: string): void {
-  writeFileSync(file, replaceSection(existsSync(file) ? readFileSync(file, 'utf8') : '', section));
-}
-
-function parse(argv: string[]): { services: number; workers: number[]; seed: number; write: boolean; backends: Backend['name'][] } {
+function parse(argv: string[]): Args {
   const value = (name: string) => {
     const i = argv.indexOf(name);
     return i >= 0 ? argv[i + 1] : undefined;
   };
-  const known = new Set(['--services', '--workers', '--seed', '--no-write', '--only']);
+  const known = new Set(['--services', '--workers', '--seed', '--no-write', '--only', '--save-jsonl', '--from-jsonl']);
   for (let i = 0; i < argv.length; i++) {
     if (!known.has(argv[i] as string)) throw new Error(`unknown argument ${argv[i]} (flags: ${[...known].join(' ')})`);
     if (argv[i] !== '--no-write') i++;
@@ -263,11 +223,26 @@ function parse(argv: string[]): { services: number; workers: number[]; seed: num
   if (workers.some((w) => !Number.isInteger(w) || w < 1 || w > 16)) throw new Error(`--workers: expected a list like 1,2,4 (each 1-16), got ${value('--workers')}`);
   const only = value('--only');
   if (only && only !== 'dev' && only !== 'cluster') throw new Error(`--only: expected dev or cluster, got ${only}`);
-  return { services, workers, seed, write: !argv.includes('--no-write'), backends: only === 'dev' ? ['dev server'] : only === 'cluster' ? ['cluster'] : ['dev server', 'cluster'] };
+  return {
+    services,
+    workers,
+    seed,
+    write: !argv.includes('--no-write'),
+    backends: only === 'dev' ? ['dev server'] : only === 'cluster' ? ['cluster'] : ['dev server', 'cluster'],
+    saveJsonl: value('--save-jsonl') ?? null,
+    fromJsonl: value('--from-jsonl')?.split(',') ?? [],
+  };
 }
 
 async function main(): Promise<void> {
   const args = parse(process.argv.slice(2));
+  if (args.fromJsonl.length > 0) {
+    const saved = args.fromJsonl.flatMap((f) => readFileSync(f, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as RunResult & { loadAvg: number[] }));
+    if (saved.length === 0) throw new Error(`--from-jsonl: no runs in ${args.fromJsonl.join(', ')}`);
+    const loads = saved.map((r) => r.loadAvg);
+    report(saved, args, loads[0] as number[], loads[loads.length - 1] as number[], (saved[0] as RunResult).services);
+    return;
+  }
   const loadStart = os.loadavg();
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'lbaas-bench-cluster-'));
   // As root PostgreSQL runs as the postgres user, which must pass through this directory to its own.
@@ -288,7 +263,11 @@ async function main(): Promise<void> {
       const stopBackend = () => backend.stop();
       running.add(stopBackend);
       try {
-        for (const w of args.workers) results.push(await measure(backend, sim, bundlePath, w, args.services, args.seed));
+        for (const w of args.workers) {
+          const r = await measure(backend, sim, bundlePath, w, args.services, args.seed);
+          results.push(r);
+          if (args.saveJsonl) appendFileSync(args.saveJsonl, `${JSON.stringify({ ...r, loadAvg: os.loadavg() })}\n`);
+        }
       } finally {
         running.delete(stopBackend);
         await backend.stop();
@@ -298,13 +277,17 @@ async function main(): Promise<void> {
     await sim?.stop();
     rmSync(tmp, { recursive: true, force: true });
   }
+  report(results, args, loadStart, os.loadavg(), args.services);
+}
+
+function report(results: RunResult[], args: Args, loadStart: number[], loadEnd: number[], services: number): void {
   let revision = 'unknown';
   try {
     revision = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: path.join(__dirname, '..', '..'), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
   } catch {
     // Not a git checkout: the section names no revision.
   }
-  const section = markdownSection(results, { services: args.services, seed: args.seed, cpus: os.availableParallelism?.() ?? os.cpus().length, loadStart, loadEnd: os.loadavg(), revision });
+  const section = markdownSection(results, { services, seed: args.seed, cpus: os.availableParallelism?.() ?? os.cpus().length, loadStart, loadEnd, revision });
   process.stdout.write(`${section}\n`);
   if (args.write) {
     const file = path.join(__dirname, '..', '..', 'docs', 'benchmarks.md');

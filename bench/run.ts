@@ -27,7 +27,7 @@ import { summarize, type BenchResult, type Machine } from './figures';
 import { markdown } from './report-md';
 import { svgChart } from './report-svg';
 import { textReport } from './report-text';
-import { withClusterSection } from './cluster';
+import { withClusterSection } from './cluster-report';
 import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
 import { runThroughput } from './throughput';
 import { startChildWorker, type ChildWorker } from '../dev/child-worker';

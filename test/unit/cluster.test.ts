@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { parse } from 'yaml';
-import { replaceSection, SECTION_END, SECTION_START, withClusterSection } from '../../bench/cluster';
+import { replaceSection, SECTION_END, SECTION_START, withClusterSection } from '../../bench/cluster-report';
 import { renderDynamicConfig, renderProcessConfig, type ProcessPorts, type TemporalService } from '../../cluster/config';
 import { acquireLock, ensureTemporalServer, TemporalServerNotFoundError } from '../../cluster/install';
 
