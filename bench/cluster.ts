@@ -237,13 +237,14 @@ function parse(argv: string[]): Args {
 async function main(): Promise<void> {
   const args = parse(process.argv.slice(2));
   if (args.fromJsonl.length > 0) {
-    const saved = args.fromJsonl.flatMap((f) => readFileSync(f, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as RunResult & { loadAvg: number[] }));
+    const saved = args.fromJsonl.flatMap((f) => readFileSync(f, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as RunResult & { loadAvg: number[]; revision: string }));
     if (saved.length === 0) throw new Error(`--from-jsonl: no runs in ${args.fromJsonl.join(', ')}`);
     const loads = saved.map((r) => r.loadAvg);
-    report(saved, args, loads[0] as number[], loads[loads.length - 1] as number[], (saved[0] as RunResult).services);
+    report(saved, args, loads[0] as number[], loads[loads.length - 1] as number[], (saved[0] as RunResult).services, [...new Set(saved.map((r) => r.revision))].join(', '));
     return;
   }
   const loadStart = os.loadavg();
+  const revision = gitRevision();
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'lbaas-bench-cluster-'));
   // As root PostgreSQL runs as the postgres user, which must pass through this directory to its own.
   chmodSync(tmp, 0o711);
@@ -266,7 +267,7 @@ async function main(): Promise<void> {
         for (const w of args.workers) {
           const r = await measure(backend, sim, bundlePath, w, args.services, args.seed);
           results.push(r);
-          if (args.saveJsonl) appendFileSync(args.saveJsonl, `${JSON.stringify({ ...r, loadAvg: os.loadavg() })}\n`);
+          if (args.saveJsonl) appendFileSync(args.saveJsonl, `${JSON.stringify({ ...r, loadAvg: os.loadavg(), revision })}\n`);
         }
       } finally {
         running.delete(stopBackend);
@@ -277,16 +278,19 @@ async function main(): Promise<void> {
     await sim?.stop();
     rmSync(tmp, { recursive: true, force: true });
   }
-  report(results, args, loadStart, os.loadavg(), args.services);
+  report(results, args, loadStart, os.loadavg(), args.services, revision);
 }
 
-function report(results: RunResult[], args: Args, loadStart: number[], loadEnd: number[], services: number): void {
-  let revision = 'unknown';
+/** The commit the measured code comes from (read when the run starts: the checkout may move on while it runs). */
+function gitRevision(): string {
   try {
-    revision = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: path.join(__dirname, '..', '..'), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: path.join(__dirname, '..', '..'), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
   } catch {
-    // Not a git checkout: the section names no revision.
+    return 'unknown';
   }
+}
+
+function report(results: RunResult[], args: Args, loadStart: number[], loadEnd: number[], services: number, revision: string): void {
   const section = markdownSection(results, { services, seed: args.seed, cpus: os.availableParallelism?.() ?? os.cpus().length, loadStart, loadEnd, revision });
   process.stdout.write(`${section}\n`);
   if (args.write) {
