@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { parse } from 'yaml';
-import { replaceSection, SECTION_END, SECTION_START, withClusterSection } from '../../bench/cluster-report';
+import { findings, replaceSection, SECTION_END, SECTION_START, withClusterSection, type RunResult } from '../../bench/cluster-report';
 import { renderDynamicConfig, renderProcessConfig, type ProcessPorts, type TemporalService } from '../../cluster/config';
 import { acquireLock, ensureTemporalServer, TemporalServerNotFoundError } from '../../cluster/install';
 
@@ -122,4 +122,31 @@ test('the cluster section of docs/benchmarks.md is replaced in place, appended w
   assert.equal(replaceSection(`${appended}tail\n`, section(2)), `# Benchmarks\n\ncore numbers\n\n${section(2)}\ntail\n`);
   assert.equal(withClusterSection('# Benchmarks\n\nnew core numbers\n', appended), `# Benchmarks\n\nnew core numbers\n\n${section(1)}\n`);
   assert.equal(withClusterSection('# fresh\n', '# old, no section\n'), '# fresh\n');
+});
+
+test('the findings of bench:cluster follow the numbers: saturation, what more workers bought, Temporal vs worker CPU, CPU share', () => {
+  const run = (backend: 'dev server' | 'cluster', workers: number, perMin: number, busy: number): RunResult => ({
+    backend,
+    workers,
+    services: 30,
+    wallMs: (30 / perMin) * 60_000,
+    servicesPerMinute: perMin,
+    temporalCpuS: 60,
+    workerCpuS: 20,
+    simulatorCpuS: 2,
+    machineBusyS: 100,
+    machineBusy: busy,
+    dbBytesPerService: 200_000,
+    serviceP50Ms: 1000,
+    serviceP95Ms: 2000,
+  });
+  const saturated = findings([run('dev server', 1, 6, 1), run('dev server', 4, 7, 1), run('cluster', 1, 21, 0.99), run('cluster', 4, 24, 1)]).join('\n');
+  assert.match(saturated, /at least 99 % busy in every run/);
+  assert.match(saturated, /dev server: 4 workers converged 1\.17x the services per minute of 1 \(more workers add little/);
+  assert.match(saturated, /Temporal used 3\.0x the CPU of the workers \(median over runs\), so the server is where CPU goes first/);
+  assert.match(saturated, /The cluster converged 3\.5x as many services per minute as the dev server \(medians\) at 2000 ms .* against 2000 ms\. On a saturated machine the kernel shares CPU per process/);
+  const idle = findings([run('dev server', 1, 50, 0.5), run('dev server', 4, 150, 0.7), run('cluster', 1, 50, 0.5)]).join('\n');
+  assert.match(idle, /not saturated in every run \(least busy 50 %\)/);
+  assert.match(idle, /dev server: 4 workers converged 3\.00x the services per minute of 1;/);
+  assert.doesNotMatch(idle, /kernel shares CPU per process/);
 });
