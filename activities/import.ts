@@ -1,0 +1,73 @@
+/**
+ * The read-only activity of `lbaas import` (workflows/import.ts): everything of the four kinds on one load balancer,
+ * with each object's service tags. It only lists and GETs; it never writes to the Engine.
+ */
+import { KIND_OF_RESOURCE_TYPE, SERVICE_TAG_PREFIX, type Kind } from '../domain';
+import type { InventoryObject, LoadBalancerInventory } from '../domain/import-types';
+import { EngineNotFoundError, stateName, type EngineClient, type EngineRef } from './engine';
+import { translated } from './failures';
+import { withHeartbeat } from './heartbeat';
+import { fieldsOf } from './kinds';
+import { mapLimit, RETRIEVE_CONCURRENCY } from './state';
+
+export function createImportActivities(engine: EngineClient) {
+  return {
+    /** Every Backend, Frontend, Bind and Server on one load balancer, tagged or not, with their service tags. */
+    async readLoadBalancer(input: { loadBalancer: string }): Promise<LoadBalancerInventory> {
+      return translated(() => withHeartbeat(() => readLoadBalancer(engine, input.loadBalancer)));
+    },
+  };
+}
+
+export type ImportActivities = ReturnType<typeof createImportActivities>;
+
+/**
+ * Lists the load balancer's Backends and Frontends, the Servers under each Backend and the Binds under each Frontend,
+ * then reads every object and its Core resource (for the tags). About 2 + B + F list requests and two GETs per
+ * object. An object deleted while being read is left out, as it would be a moment later.
+ */
+export async function readLoadBalancer(engine: EngineClient, loadBalancer: string): Promise<LoadBalancerInventory> {
+  try {
+    await engine.get('loadbalancer', loadBalancer);
+  } catch (err) {
+    if (err instanceof EngineNotFoundError) return { loadBalancer, found: false, objects: [] };
+    throw err;
+  }
+  const [backends, frontends] = await Promise.all([
+    engine.list('backend', { filters: { load_balancer: loadBalancer } }),
+    engine.list('frontend', { filters: { load_balancer: loadBalancer } }),
+  ]);
+  const [servers, binds] = await Promise.all([
+    mapLimit(backends, RETRIEVE_CONCURRENCY, (b) => engine.list('server', { filters: { backend: b.identifier } })),
+    mapLimit(frontends, RETRIEVE_CONCURRENCY, (f) => engine.list('bind', { filters: { frontend: f.identifier } })),
+  ]);
+  const refs: { kind: Kind; ref: EngineRef }[] = [
+    ...backends.map((ref) => ({ kind: 'backend' as const, ref })),
+    ...frontends.map((ref) => ({ kind: 'frontend' as const, ref })),
+    ...binds.flat().map((ref) => ({ kind: 'bind' as const, ref })),
+    ...servers.flat().map((ref) => ({ kind: 'server' as const, ref })),
+  ];
+  const seen = new Set<string>();
+  const unique = refs.filter(({ ref }) => !seen.has(ref.identifier) && seen.add(ref.identifier));
+  const read = await mapLimit(unique, RETRIEVE_CONCURRENCY, ({ kind, ref }) => readOne(engine, kind, ref.identifier));
+  return { loadBalancer, found: true, objects: read.filter((o): o is InventoryObject => o !== null) };
+}
+
+async function readOne(engine: EngineClient, kind: Kind, identifier: string): Promise<InventoryObject | null> {
+  try {
+    const [object, resource] = await Promise.all([engine.get(kind, identifier), engine.getResource(identifier)]);
+    // A Core resource of another type under this identifier is not one of the four kinds (never seen; cheap to check).
+    if (KIND_OF_RESOURCE_TYPE[resource.type.identifier] !== kind) return null;
+    return {
+      kind,
+      identifier,
+      name: object.name,
+      state: stateName(object.state),
+      serviceUids: (resource.tags ?? []).filter((t) => t.startsWith(SERVICE_TAG_PREFIX)).map((t) => t.slice(SERVICE_TAG_PREFIX.length)).sort(),
+      fields: fieldsOf(kind, object as never) as unknown as InventoryObject['fields'],
+    };
+  } catch (err) {
+    if (err instanceof EngineNotFoundError) return null;
+    throw err;
+  }
+}
