@@ -167,17 +167,20 @@ export function reconstructService(serviceUid: string, inventories: readonly Loa
  * did not already name. States are taken as ready here: a failed or settling object is a note, not a difference.
  */
 function verify(spec: ServiceSpec, held: { lb: string; all: InventoryObject[]; mine: InventoryObject[] }[], problems: ImportProblem[]): void {
-  const named = new Set(problems.map((p) => p.identifier).filter((id) => id !== undefined));
+  const named = new Set(problems.flatMap((p) => (p.identifier === undefined ? [] : [p.identifier])));
+  const namedAt = new Set(problems.map((p) => `${p.loadBalancer} ${p.kind} ${p.name}`));
   for (const { lb, all, mine } of held) {
     const snapshot = { loadBalancer: lb, objects: mine.map((o) => ({ ...o, state: 'Deployed', tagged: true }) as unknown as ObservedObject) };
     const desired = desiredObjects(spec, lb);
     const plan = planLoadBalancer(desired, snapshot, spec.failedResources);
+    // Only causes are reported: what goes because its parent goes, or comes because its parent comes, follows from them.
     for (const d of plan.destroy) {
-      if (named.has(d.identifier)) continue;
+      if (named.has(d.identifier) || d.reason === 'parent replaced') continue;
       problems.push({ loadBalancer: lb, kind: d.kind, name: d.name, identifier: d.identifier, message: `apply would destroy it (${d.reason}): it does not fit the spec rebuilt from all given load balancers` });
     }
+    const created = new Set(plan.objects.filter((p) => p.action.type === 'create').map((p) => p.desired.key));
     for (const p of plan.objects) {
-      if (p.action.type !== 'create') continue;
+      if (p.action.type !== 'create' || (p.desired.parent !== null && created.has(p.desired.parent)) || namedAt.has(`${lb} ${p.desired.kind} ${p.desired.name}`)) continue;
       problems.push({ loadBalancer: lb, kind: p.desired.kind, name: p.desired.name, message: 'missing here: the spec rebuilt from all given load balancers has it, so apply would create it' });
     }
     // Untagged objects with one of the service's names: lbaas never touches them and would create tagged twins.
