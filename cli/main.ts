@@ -59,6 +59,7 @@ function buildProgram(io: CliIo = processIo): Command {
     .addOption(new Option('-o, --output <format>', 'spec format; with json, stdout is one JSON report').choices(['yaml', 'json']).default('yaml'))
     .option('--force', 'also write specs that do not match exactly, with a warning comment listing the problems')
     .option('--check', 'run `plan` for every written spec and print it (an exact import changes nothing)')
+    .option('--pool <name>', 'services sharing one set of servers name server pool <name> instead; its pool file is written beside them')
     .action((opts) => (require('./commands/import') as typeof ImportModule).importCommand(opts, io));
 
   program

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import YAML from 'yaml';
 import type { ImportedService, ImportProblem } from '../domain/import-types';
+import type { PoolFile } from '../domain/pool';
 import { importServices, type ImportServicesResult } from '../workflows/import';
 import { searchAttributes } from '../workflows/options';
 import type { LbaasClient } from './service-client';
@@ -34,8 +35,8 @@ export function problemLine(p: ImportProblem): string {
  * A service's spec as a YAML document, with a comment saying where it came from, the notes, and, for a spec written
  * despite problems (--force), a warning listing each one: applying such a spec changes objects.
  */
-export function specYaml(s: ImportedService, extra: Record<string, unknown> = {}): string {
-  const doc = new YAML.Document({ ...s.spec, ...extra });
+export function specYaml(s: ImportedService, content: unknown = s.spec): string {
+  const doc = new YAML.Document(content);
   const lines = [`imported by lbaas import from ${s.objects} objects on ${s.loadBalancers.join(', ')}`];
   if (s.problems.length > 0) {
     lines.push('WARNING: written with --force; this spec does NOT match what the load balancers hold, and applying it', 'changes or replaces objects. Problems found:');
@@ -43,5 +44,12 @@ export function specYaml(s: ImportedService, extra: Record<string, unknown> = {}
   }
   lines.push(...s.notes.map((n) => `note: ${n}`));
   doc.commentBefore = lines.map((l) => ` ${l}`).join('\n');
+  return doc.toString({ lineWidth: 0 });
+}
+
+/** A pool file as YAML, with a comment saying how to create the pool before applying the specs that name it. */
+export function poolYaml(pool: PoolFile, members: readonly string[]): string {
+  const doc = new YAML.Document(pool);
+  doc.commentBefore = [` server pool ${pool.name}, imported by lbaas import: the servers of ${members.join(', ')}`, ` create it (lbaas pool set -f <this file>) before applying the specs that name it`].join('\n');
   return doc.toString({ lineWidth: 0 });
 }

@@ -7,10 +7,11 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { isServiceUid, validateSpec } from '../../domain';
+import { isPoolName, isServiceUid, POOL_NAME_RULE, validateSpec } from '../../domain';
+import { groupIntoPool, withPool, type PoolGrouping } from '../../domain/import-pool';
 import type { ImportedService } from '../../domain/import-types';
 import { CliError, EXIT, invalid } from '../../common/errors';
-import { problemLine, runImport, specYaml } from '../../client/import';
+import { poolYaml, problemLine, runImport, specYaml } from '../../client/import';
 import type { PlanServiceResult } from '../../workflows/plan-service';
 import type { ImportServicesResult } from '../../workflows/import';
 import { noAnswerHint, warnIfNoWorker, withTemporal, type Temporal } from '../connect';
@@ -31,11 +32,14 @@ export interface ImportOptions {
   output: 'yaml' | 'json';
   force?: boolean;
   check?: boolean;
+  pool?: string;
 }
 
 interface Outcome {
   service: ImportedService;
   written: boolean;
+  /** What the file holds: the spec, or with --pool the spec naming the pool. */
+  document?: unknown;
   file?: string;
   check?: { changes: number; plan: PlanServiceResult };
 }
@@ -45,6 +49,7 @@ export async function importCommand(opts: ImportOptions, io: CliIo): Promise<voi
   if (loadBalancers.length === 0) throw invalid('import: --load-balancer ID is required (repeat it for every load balancer the services use)');
   for (const lb of loadBalancers) if (lb === '' || lb.includes('/') || lb.length > 128) throw invalid(`import: --load-balancer ${JSON.stringify(lb)}: not a load balancer identifier`);
   for (const uid of opts.serviceUid ?? []) if (!isServiceUid(uid)) throw invalid(`import: --service-uid ${JSON.stringify(uid)}: not a service uid`);
+  if (opts.pool !== undefined && !isPoolName(opts.pool)) throw invalid(`import: --pool ${JSON.stringify(opts.pool)}: ${POOL_NAME_RULE}`);
 
   await withTemporal(io.env, async (t) => {
     await warnIfNoWorker(t, io.stderr);
@@ -57,21 +62,43 @@ export async function importCommand(opts: ImportOptions, io: CliIo): Promise<voi
     const missing = result.loadBalancers.filter((l) => !l.found).map((l) => l.loadBalancer);
     if (missing.length > 0) throw invalid(`import: no load balancer ${missing.join(', ')} on the Engine; nothing was written`);
 
-    const outcomes: Outcome[] = result.services.map((service) => ({ service, written: service.spec !== null && (service.problems.length === 0 || opts.force === true) }));
-    if (opts.outDir !== undefined) await writeFiles(outcomes, opts.outDir, opts.output);
+    const outcomes: Outcome[] = result.services.map((service) => {
+      const written = service.spec !== null && (service.problems.length === 0 || opts.force === true);
+      return { service, written, ...(written ? { document: service.spec } : {}) };
+    });
+    const pool = opts.pool === undefined ? null : pooled(outcomes, opts.pool);
+    if (opts.outDir !== undefined) await writeFiles(outcomes, pool, opts.outDir, opts.output);
     if (opts.check) await check(t, outcomes, io);
-    report(result, outcomes, opts, io);
+    report(result, outcomes, pool, opts, io);
     const failed = outcomes.some((o) => !o.written) || result.notFound.length > 0 || outcomes.some((o) => (o.check?.changes ?? 0) > 0);
     if (failed) process.exitCode = EXIT.failed;
   });
 }
 
-async function writeFiles(outcomes: Outcome[], dir: string, format: 'yaml' | 'json'): Promise<void> {
+interface Pooled extends PoolGrouping {
+  file?: string;
+}
+
+/** --pool: the written services sharing the most common server set name the pool instead of listing servers. */
+function pooled(outcomes: Outcome[], name: string): Pooled {
+  const written = outcomes.flatMap((o) => (o.written && o.service.spec !== null ? [o.service.spec] : []));
+  const grouping = groupIntoPool(name, written);
+  for (const o of outcomes) {
+    if (o.service.spec !== null && grouping.members.includes(o.service.serviceUid)) o.document = withPool(o.service.spec, name);
+  }
+  return grouping;
+}
+
+async function writeFiles(outcomes: Outcome[], pool: Pooled | null, dir: string, format: 'yaml' | 'json'): Promise<void> {
   await mkdir(dir, { recursive: true });
   for (const o of outcomes) {
     if (!o.written) continue;
     o.file = path.join(dir, `${o.service.serviceUid}.${format}`);
-    await writeFile(o.file, format === 'json' ? json(o.service.spec) : specYaml(o.service));
+    await writeFile(o.file, format === 'json' ? json(o.document) : specYaml(o.service, o.document));
+  }
+  if (pool?.pool) {
+    pool.file = path.join(dir, `${pool.pool.name}.pool.${format}`);
+    await writeFile(pool.file, format === 'json' ? json(pool.pool) : poolYaml(pool.pool, pool.members));
   }
 }
 
@@ -93,7 +120,7 @@ async function check(t: Temporal, outcomes: Outcome[], io: CliIo): Promise<void>
   }
 }
 
-function report(result: ImportServicesResult, outcomes: Outcome[], opts: ImportOptions, io: CliIo): void {
+function report(result: ImportServicesResult, outcomes: Outcome[], pool: Pooled | null, opts: ImportOptions, io: CliIo): void {
   const e = io.stderr;
   for (const l of result.loadBalancers) {
     e(`load balancer ${l.loadBalancer}: ${l.objects} objects, ${l.untagged} of them untagged (left alone)\n`);
@@ -109,18 +136,21 @@ function report(result: ImportServicesResult, outcomes: Outcome[], opts: ImportO
     for (const p of s.problems) e(`  ${problemLine(p).replace(/\n/g, '\n    ')}\n`);
     for (const n of s.notes) e(`  note: ${n}\n`);
   }
+  if (pool?.pool) e(`server pool ${pool.pool.name}: ${pool.pool.servers.length} servers, named by ${pool.members.join(', ')}${pool.file ? ` -> ${pool.file}` : ''}\n`);
+  for (const x of pool?.others ?? []) e(`  ${x.serviceUid}: ${x.reason}\n`);
   if (opts.output === 'json') {
     io.stdout(
       json({
         loadBalancers: result.loadBalancers,
         notFound: result.notFound,
+        ...(pool ? { pool: { ...pool.pool, members: pool.members, others: pool.others, ...(pool.file ? { file: pool.file } : {}) } } : {}),
         services: outcomes.map((o) => ({
           serviceUid: o.service.serviceUid,
           written: o.written,
           ...(o.file ? { file: o.file } : {}),
           loadBalancers: o.service.loadBalancers,
           objects: o.service.objects,
-          spec: o.service.spec,
+          spec: o.document ?? o.service.spec,
           problems: o.service.problems,
           notes: o.service.notes,
           ...(o.check ? { check: { changes: o.check.changes, loadBalancers: Object.fromEntries(Object.entries(o.check.plan.loadBalancers).map(([lb, p]) => [lb, p.summary])) } } : {}),
@@ -128,7 +158,9 @@ function report(result: ImportServicesResult, outcomes: Outcome[], opts: ImportO
       }),
     );
   } else if (opts.outDir === undefined) {
-    io.stdout(outcomes.filter((o) => o.written).map((o) => specYaml(o.service)).join('---\n'));
+    const docs = outcomes.filter((o) => o.written).map((o) => specYaml(o.service, o.document));
+    if (pool?.pool) docs.unshift(poolYaml(pool.pool, pool.members));
+    io.stdout(docs.join('---\n'));
   }
 }
 
