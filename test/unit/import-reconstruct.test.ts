@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { reconstructService, servicesIn, type InventoryObject, type LoadBalancerInventory } from '../../domain/import';
+import { groupIntoPool, withPool } from '../../domain/import-pool';
 import { readSuffix, serverNameOf } from '../../domain/import-names';
 
 const UID = '9a5f0c1e-3b7d-4c7a-9d8e-0f1a2b3c4d5e';
@@ -160,4 +161,31 @@ test('readSuffix: the suffix most Backends share; serverNameOf reads the server 
   assert.equal(serverNameOf('node-1.example.com.http.web', 'http', 'web'), 'node-1.example.com');
   assert.equal(serverNameOf('node-1.http.other', 'http', 'web'), null);
   assert.equal(serverNameOf('node-1.web', '', 'web'), 'node-1');
+});
+
+test('groupIntoPool: the server set most services share becomes the pool; others keep their servers, named with the reason', () => {
+  const spec = (serviceUid: string, servers: [string, string][]) => ({
+    serviceUid,
+    nameSuffix: serviceUid,
+    loadBalancers: [LB1],
+    externalAddresses: ['203.0.113.10'],
+    ports: { http: { external: 80, internal: 30080 } },
+    servers: servers.map(([name, address]) => ({ name, address })),
+  });
+  const nodes: [string, string][] = [
+    ['node-2', '10.0.0.12'],
+    ['node-1', '10.0.0.11'],
+  ];
+  const g = groupIntoPool('workers', [spec('c', [['edge', '10.0.9.1']]), spec('b', [...nodes].reverse()), spec('a', nodes)]);
+  assert.deepEqual(g, {
+    pool: { name: 'workers', servers: [{ name: 'node-1', address: '10.0.0.11' }, { name: 'node-2', address: '10.0.0.12' }] },
+    members: ['a', 'b'],
+    others: [{ serviceUid: 'c', reason: "its servers (edge) differ from pool workers's, so it keeps them inline" }],
+  });
+  // A tie goes to the set of the service first in uid order, whatever the order given.
+  assert.deepEqual(groupIntoPool('p', [spec('y', nodes), spec('x', [['edge', '10.0.9.1']])]).members, ['x']);
+  assert.deepEqual(groupIntoPool('p', []), { pool: null, members: [], others: [] });
+  const named = withPool(spec('a', nodes), 'workers');
+  assert.deepEqual(Object.keys(named), ['serviceUid', 'nameSuffix', 'loadBalancers', 'externalAddresses', 'ports', 'serverPool']);
+  assert.equal(named.serverPool, 'workers');
 });

@@ -14,7 +14,7 @@ import { admin, writeRequests } from '../helpers/engine-state';
 import { seedLoadBalancer } from '../helpers/fixtures';
 import { startStack, stopTemporalServer, type Stack } from '../helpers/stack';
 import { expectedSpec, seedOverHttp, seedUpstream, type UpstreamService } from '../helpers/upstream';
-import { drained, Runs } from '../helpers/workflows';
+import { chainOf, drained, failureOf, Runs } from '../helpers/workflows';
 
 let stack: Stack;
 let worker: Worker;
@@ -164,4 +164,17 @@ test('ambiguous layouts are reported per object, and none of them yields an exac
   assert.deepEqual(e.loadBalancers, [lb1]);
   assert.equal(e.problems.length, 1);
   assert.match(e.problems[0]?.message ?? '', /^12 object\(s\) tagged for this service are not on the given load balancers \(.*\): a spec without their load balancer would make lbaas destroy them/);
+});
+
+test('a bad input from any Temporal client fails the run at once, naming the field', async () => {
+  for (const [input, message] of [
+    [{ loadBalancers: [] }, /loadBalancers: must be a list of 1 to 64 identifiers$/],
+    [{ loadBalancers: ['a/b'] }, /loadBalancers\[0\]: must be a non-empty identifier without "\/"$/],
+    [{ loadBalancers: ['x'], serviceUids: ['bad uid'] }, /serviceUids\[0\]: must be a service uid$/],
+  ] as const) {
+    const chain = chainOf(await failureOf((await runs.raw('importServices', input)).result()));
+    assert.equal(chain[0]?.type, 'InvalidInput');
+    assert.equal(chain[0]?.nonRetryable, true);
+    assert.match(chain[0]?.message ?? '', message);
+  }
 });
