@@ -5,10 +5,18 @@
 import { KIND_OF_RESOURCE_TYPE, SERVICE_TAG_PREFIX, type Kind } from '../domain';
 import type { InventoryObject, LoadBalancerInventory } from '../domain/import-types';
 import { EngineNotFoundError, stateName, type EngineClient, type EngineRef } from './engine';
-import { translated } from './failures';
+import { ApplicationFailure } from '@temporalio/common';
+import { FAILURE, translated } from './failures';
 import { withHeartbeat } from './heartbeat';
 import { fieldsOf } from './kinds';
 import { mapLimit, RETRIEVE_CONCURRENCY } from './state';
+
+/**
+ * The most objects one load balancer may hold for import to read it: the inventory is one activity result, and
+ * Temporal refuses payloads over 2 MiB; at about 300 bytes per object 5000 leave room (and match the spec limit
+ * of objects per load balancer in domain/spec.ts).
+ */
+export const MAX_IMPORT_OBJECTS = 5000;
 
 export function createImportActivities(engine: EngineClient) {
   return {
@@ -47,6 +55,13 @@ export async function readLoadBalancer(engine: EngineClient, loadBalancer: strin
     ...binds.flat().map((ref) => ({ kind: 'bind' as const, ref })),
     ...servers.flat().map((ref) => ({ kind: 'server' as const, ref })),
   ];
+  if (refs.length > MAX_IMPORT_OBJECTS) {
+    throw ApplicationFailure.create({
+      type: FAILURE.rejected,
+      nonRetryable: true,
+      message: `load balancer ${loadBalancer} holds ${refs.length} Backends, Frontends, Binds and Servers; import reads at most ${MAX_IMPORT_OBJECTS} per load balancer`,
+    });
+  }
   const seen = new Set<string>();
   const unique = refs.filter(({ ref }) => !seen.has(ref.identifier) && seen.add(ref.identifier));
   const read = await mapLimit(unique, RETRIEVE_CONCURRENCY, ({ kind, ref }) => readOne(engine, kind, ref.identifier));
