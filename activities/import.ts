@@ -7,7 +7,7 @@ import type { InventoryObject, LoadBalancerInventory } from '../domain/import-ty
 import { EngineNotFoundError, stateName, type EngineClient, type EngineRef } from './engine';
 import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE, translated } from './failures';
-import { withHeartbeat } from './heartbeat';
+import { withHeartbeat, type Heartbeat } from './heartbeat';
 import { fieldsOf } from './kinds';
 import { mapLimit, RETRIEVE_CONCURRENCY } from './state';
 
@@ -22,7 +22,7 @@ export function createImportActivities(engine: EngineClient) {
   return {
     /** Every Backend, Frontend, Bind and Server on one load balancer, tagged or not, with their service tags. */
     async readLoadBalancer(input: { loadBalancer: string }): Promise<LoadBalancerInventory> {
-      return translated(() => withHeartbeat(() => readLoadBalancer(engine, input.loadBalancer)));
+      return translated(() => withHeartbeat<ReadProgress, LoadBalancerInventory>((hb) => readLoadBalancer(engine, input.loadBalancer, hb)));
     },
   };
 }
@@ -30,11 +30,31 @@ export function createImportActivities(engine: EngineClient) {
 export type ImportActivities = ReturnType<typeof createImportActivities>;
 
 /**
+ * Objects read so far, carried to the next attempt in heartbeat details: under a rate limit or a storm of 5xx an
+ * attempt fails part-way, and the next one reads only what is still missing instead of needing all 2N GETs to
+ * succeed in one go (observeService in state.ts does the same). The lists are repeated: they are few.
+ */
+interface ReadProgress {
+  loadBalancer: string;
+  read: Record<string, InventoryObject | null>;
+}
+
+/** Progress is recorded at most this often: serializing it is linear in the objects read. */
+const PROGRESS_EVERY_MS = 500;
+
+/**
  * Lists the load balancer's Backends and Frontends, the Servers under each Backend and the Binds under each Frontend,
  * then reads every object and its Core resource (for the tags). About 2 + B + F list requests and two GETs per
  * object. An object deleted while being read is left out, as it would be a moment later.
  */
-export async function readLoadBalancer(engine: EngineClient, loadBalancer: string): Promise<LoadBalancerInventory> {
+export async function readLoadBalancer(engine: EngineClient, loadBalancer: string, hb?: Heartbeat<ReadProgress>): Promise<LoadBalancerInventory> {
+  const done = new Map<string, InventoryObject | null>(Object.entries(hb?.previous?.loadBalancer === loadBalancer ? hb.previous.read : {}));
+  let recordedAt = 0;
+  const progress = (force = false) => {
+    if (!hb || (!force && Date.now() - recordedAt < PROGRESS_EVERY_MS)) return;
+    recordedAt = Date.now();
+    hb.record({ loadBalancer, read: Object.fromEntries(done) });
+  };
   try {
     await engine.get('loadbalancer', loadBalancer);
   } catch (err) {
@@ -64,7 +84,25 @@ export async function readLoadBalancer(engine: EngineClient, loadBalancer: strin
   }
   const seen = new Set<string>();
   const unique = refs.filter(({ ref }) => !seen.has(ref.identifier) && seen.add(ref.identifier));
-  const read = await mapLimit(unique, RETRIEVE_CONCURRENCY, ({ kind, ref }) => readOne(engine, kind, ref.identifier));
+  // Read every object even when some reads fail, so that the next attempt only repeats the failed ones.
+  const failures: unknown[] = [];
+  const read = await mapLimit(unique, RETRIEVE_CONCURRENCY, async ({ kind, ref }) => {
+    const known = done.get(ref.identifier);
+    if (known !== undefined && (known === null || known.kind === kind)) return known;
+    try {
+      const o = await readOne(engine, kind, ref.identifier);
+      done.set(ref.identifier, o);
+      progress();
+      return o;
+    } catch (err) {
+      failures.push(err);
+      return null;
+    }
+  });
+  if (failures.length > 0) {
+    progress(true);
+    throw failures[0];
+  }
   return { loadBalancer, found: true, objects: read.filter((o): o is InventoryObject => o !== null) };
 }
 
