@@ -13,7 +13,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -27,6 +27,7 @@ import { summarize, type BenchResult, type Machine } from './figures';
 import { markdown } from './report-md';
 import { svgChart } from './report-svg';
 import { textReport } from './report-text';
+import { withClusterSection } from './cluster-report';
 import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
 import { runThroughput } from './throughput';
 import { startChildWorker, type ChildWorker } from '../dev/child-worker';
@@ -84,9 +85,11 @@ function report(result: BenchResult, args: Args): void {
     mkdirSync(path.dirname(args.out), { recursive: true });
     const svgName = `${path.basename(args.out, '.md')}.svg`;
     const command = `npm run bench${result.quick ? ' -- --quick' : ''}${result.seed !== 42 ? ` --seed ${result.seed}` : ''}`;
-    // The server pools section (bench/pools.ts, `--pool`) is measured separately; keep it.
+    // The cluster section (`npm run bench:cluster`) and the server pools section (`npm run bench -- --pool`) are
+    // measured apart; a rerun of this benchmark keeps them.
     const pools = poolSectionOf(args.out);
-    writeFileSync(args.out, `${markdown(result, summary, svgName, command).trimEnd()}\n${pools ? `\n${pools}` : ''}`);
+    const main = withClusterSection(markdown(result, summary, svgName, command), existsSync(args.out) ? readFileSync(args.out, 'utf8') : '');
+    writeFileSync(args.out, `${main.trimEnd()}\n${pools ? `\n${pools}` : ''}`);
     writeFileSync(path.join(path.dirname(args.out), svgName), svgChart(result));
     process.stdout.write(`wrote ${path.relative(process.cwd(), args.out)} and ${svgName}\n`);
   }

@@ -15,3 +15,4 @@ export {
   poolResyncSignal,
   poolMembersSignal,
 } from './pool-messages';
+export { importServices } from './import';
