@@ -4,8 +4,9 @@
  * only talks to it. Refusals by the pool (invalid members, delete while services use it) surface as
  * WorkflowUpdateFailedError with the pool's message; a pool that does not exist as PoolNotFoundError.
  */
-import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@temporalio/client';
-import { WorkflowNotFoundError } from '@temporalio/common';
+import { randomUUID } from 'node:crypto';
+import { WithStartWorkflowOperation, WorkflowUpdateRPCTimeoutOrCancelledError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowNotFoundError, type UpdateDefinition } from '@temporalio/common';
 import type { PoolFile, ServerSpec } from '../domain';
 import { runningPoolsQuery, searchAttributes, workflowIds } from '../workflows/options';
 import { serverPool } from '../workflows/pool';
@@ -68,12 +69,28 @@ export class PoolClient {
 
   async add(name: string, servers: ServerSpec[]): Promise<PoolChangeResult> {
     await this.require(name);
-    return this.handle(name).executeUpdate(poolAddUpdate, { args: [servers] });
+    return this.#update(name, () => this.handle(name), poolAddUpdate, [servers]);
   }
 
   async remove(name: string, names: string[]): Promise<PoolChangeResult> {
     await this.require(name);
-    return this.handle(name).executeUpdate(poolRemoveUpdate, { args: [names] });
+    return this.#update(name, () => this.handle(name), poolRemoveUpdate, [names]);
+  }
+
+  /**
+   * An update, sent again under the same update id when the RPC's deadline passes before the pool answered (a busy
+   * server or worker: a pool with hundreds of subscribers takes a while per task). The same id makes the retry
+   * return the first one's outcome instead of changing the pool twice.
+   */
+  async #update<R, A extends [unknown, ...unknown[]]>(name: string, handle: () => WorkflowHandle, def: UpdateDefinition<R, A>, args: A): Promise<R> {
+    const updateId = `${name}-${randomUUID()}`;
+    for (;;) {
+      try {
+        return await handle().executeUpdate(def, { args, updateId });
+      } catch (err) {
+        if (!(err instanceof WorkflowUpdateRPCTimeoutOrCancelledError)) throw err;
+      }
+    }
   }
 
   async status(name: string): Promise<PoolStatus> {
@@ -83,7 +100,7 @@ export class PoolClient {
 
   /** Waits until every service using the pool has finished a pass for `revision` (or a newer one). */
   async waitConverged(name: string, revision: number): Promise<PoolWaitResult> {
-    return this.handle(name).executeUpdate(poolWaitUpdate, { args: [revision] });
+    return this.#update(name, () => this.handle(name), poolWaitUpdate, [revision]);
   }
 
   /** Refused (WorkflowUpdateFailedError naming the services) while services use the pool. */
