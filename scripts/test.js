@@ -33,8 +33,8 @@ async function main() {
   let server = null;
   let bundleDir = null;
   if (needServer.length > 0) {
-    const { ensureTemporalCli } = require('../dist/client/temporal-path.js');
-    const { startDevServer } = require('../dist/client/devserver.js');
+    const { ensureTemporalCli } = require('../dist/dev/temporal-path.js');
+    const { startDevServer } = require('../dist/dev/devserver.js');
     const { namespaceOfTestFile } = require('../dist/test/helpers/namespace.js');
     const temporalPath = await ensureTemporalCli({ progress });
     progress(`Temporal CLI: ${temporalPath}`);

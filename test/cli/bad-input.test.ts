@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Client } from '@temporalio/client';
-import { main } from '../../client/cli';
+import { main } from '../../cli/main';
 import { cliEnv, runCli, type CliRun } from '../helpers/cli';
 import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
 import { startStack, stopTemporalServer, temporalServer, type Stack } from '../helpers/stack';

@@ -10,8 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
-import { withInstallLock } from '../../client/install-lock';
-import { cacheDir, cliVersion, ensureTemporalCli, TemporalCliNotFoundError } from '../../client/temporal-path';
+import { withInstallLock } from '../../dev/install-lock';
+import { cacheDir, cliVersion, ensureTemporalCli, TemporalCliNotFoundError } from '../../dev/temporal-path';
 
 let dir: string;
 before(async () => {
@@ -127,7 +127,7 @@ test('a lock nobody has touched for longer than it may be held is broken even if
 
 test('a holder killed with SIGKILL while holding the lock: the waiting process takes it over', async () => {
   const lock = path.join(dir, 'killed.lock');
-  const lockModule = path.join(__dirname, '..', '..', 'client', 'install-lock.js');
+  const lockModule = path.join(__dirname, '..', '..', 'dev', 'install-lock.js');
   const holder = spawn(process.execPath, ['-e', `require(${JSON.stringify(lockModule)}).withInstallLock(${JSON.stringify(lock)}, () => { console.log('held'); setInterval(() => {}, 1000); return new Promise(() => {}); })`], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
