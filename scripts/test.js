@@ -60,7 +60,8 @@ async function main() {
   progress(`${files.length} files, ${concurrency} at a time`);
   const started = Date.now();
   const code = await new Promise((resolve) => {
-    child = spawn(process.execPath, ['--test', '--test-reporter=spec', `--test-concurrency=${concurrency}`, ...files], { stdio: 'inherit', env });
+    const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout', `--test-reporter=${path.join(__dirname, 'test-times.js')}`, '--test-reporter-destination=stdout'];
+    child = spawn(process.execPath, ['--test', ...reporters, `--test-concurrency=${concurrency}`, ...files], { stdio: 'inherit', env });
     child.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0)));
   });
   progress(`test files took ${((Date.now() - started) / 1000).toFixed(1)} s`);
