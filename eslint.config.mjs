@@ -1,5 +1,6 @@
-// Lint rules that enforce the workflow sandbox boundary (design.md, point 7): workflow code is bundled into
-// Temporal's deterministic sandbox, where Node built-ins do not exist and activities must only be imported as types.
+// Lint rules that enforce the workflow sandbox boundary (docs/architecture.md#import-rules): workflow code is bundled
+// into Temporal's deterministic sandbox, where Node built-ins do not exist and activities must only be imported as
+// types.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';

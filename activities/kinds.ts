@@ -4,7 +4,7 @@
 import type { FieldsOf, Kind, ObservedObject } from '../workflows/planner/types';
 import { stateName, type EngineObjectMap } from './engine';
 
-/** Core resource type identifiers of the LBaaS kinds (engine-api.md section 3). */
+/** Core resource type identifiers of the LBaaS kinds (docs/engine-api.md#core-resources-and-tags). */
 export const RESOURCE_TYPE_KIND: Readonly<Record<string, Kind>> = {
   da9d14b9d95840c08213de67f9cee6e2: 'frontend',
   '33164a3066a04a52be43c607f0c5dd8c': 'backend',

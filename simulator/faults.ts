@@ -1,5 +1,5 @@
 /**
- * The fault model (engine-api.md section 4): delays and failure rates, drawn from seeded PRNG streams so that
+ * The fault model (docs/engine-api.md#fault-model): delays and failure rates, drawn from seeded PRNG streams so that
  * a run is reproducible. `PUT /_sim/faults` replaces the whole model; keys left out take the simulator's
  * startup defaults.
  */

@@ -1,6 +1,6 @@
 /**
- * The Engine simulator: a local Anexia Engine speaking the LBaaS v1 and Core v1 subset of
- * /work/shared/engine-api.md, plus the `/_sim/` admin API. `startSimulator` runs it in-process.
+ * The Engine simulator: a local Anexia Engine speaking the LBaaS v1 and Core v1 subset of docs/engine-api.md, plus
+ * the `/_sim/` admin API (docs/engine-api.md#admin-api). `startSimulator` runs it in-process.
  */
 import { randomInt } from 'node:crypto';
 import type { AddressInfo } from 'node:net';

@@ -16,13 +16,13 @@ const ROOT = path.resolve(__dirname, '..', '..', '..');
 
 /**
  * The brief's files, named without spelling them out here so this file does not trip its own check. A reference
- * is fine only as a path that resolves inside the repository (docs/engine-api.md does); these names only choose
- * the message when it does not.
+ * is fine only as a path that resolves inside the repository (the docs/ page about the Engine API does); these
+ * names only choose the message when it does not.
  */
 const BRIEF_FILES = ['product', 'design', 'temporal-notes'].map((n) => `${n}.md`);
 const BRIEF_DIRS = [['..', 'shared'].join('/'), ['', 'work', 'shared'].join('/')];
 
-/** A Markdown path, optionally with an anchor: `docs/spec.md#validation`, `../README.md`, `cli.md`. */
+/** A Markdown path, optionally with an anchor and directories before it (`docs/spec.md#validation`). */
 const MD_REFERENCE = /(?:[\w.-]+\/)*[\w.-]+\.md(?:#[\w-]+)?/g;
 
 export interface Problem {
@@ -110,7 +110,7 @@ export function checkProse(file: string, prose: readonly string[], repo: Repo): 
       const candidates = [path.posix.normalize(path.posix.join(path.posix.dirname(file), target)), path.posix.normalize(target)];
       const found = candidates.find((c) => !c.startsWith('..') && repo.exists(c));
       if (!found) {
-        // Outside docs/, the brief's file names (engine-api.md included) mean the brief, whatever the path before them.
+        // Unresolved, the brief's file names mean the brief (the Engine API one too, unless it was meant as docs/...).
         const name = path.posix.basename(target);
         const brief = BRIEF_FILES.includes(name) || (name === 'engine-api.md' && !candidates.includes('docs/engine-api.md'));
         problems.push({ file, reference, why: brief ? 'names a file of the team brief; point at docs/ instead' : 'no such file in the repository' });

@@ -1,6 +1,7 @@
 /**
  * End-to-end reconciliation on a real Temporal dev server and the Engine simulator over HTTP: what the Engine holds
- * after a pass (product.md sections 2-3), what a pass writes, and what it must never touch.
+ * after a pass (docs/spec.md#engine-objects, docs/spec.md#reconciliation-semantics), what a pass writes, and what it
+ * must never touch.
  *
  * Every test gets load balancers and a service uid of its own, and resets the simulator's request counters before
  * the pass it measures; the file's tests run one after the other, so the counters are the measured pass's alone.
@@ -65,7 +66,9 @@ async function reconcile(spec: Record<string, unknown>): Promise<ReconcileServic
   return (await runs.service({ spec })).result();
 }
 
-/** Converges `spec` and checks that it did, so later steps start from the product.md example on every LB. */
+/**
+ * Converges `spec` and checks that it did, so later steps start from the example of docs/spec.md#format on every LB.
+ */
 async function converge(spec: Record<string, unknown>, lbs: string[]): Promise<void> {
   const r = await reconcile(spec);
   assert.equal(r.converged, true);
@@ -83,7 +86,7 @@ const lbSummary = (over: Partial<ReconcileServiceResult['loadBalancers'][string]
   ...over,
 });
 
-test('converge from empty: exactly the product.md objects on each load balancer, all tagged and ready, with counts and merged status', async () => {
+test('converge from empty: exactly the example objects on each load balancer, all tagged and ready, with counts and merged status', async () => {
   const { uid, tag, lbs, spec } = fresh(2);
   stack.sim.resetStats();
   const r = await reconcile(spec());

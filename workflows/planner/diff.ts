@@ -15,7 +15,9 @@ export type Comparable = string | number | boolean;
 
 export interface KindRules<K extends Kind> {
   kind: K;
-  /** Every field that must be equal for an existing object to stand for a desired one (product.md section 2). */
+  /**
+   * Every field that must be equal for an existing object to stand for a desired one (docs/spec.md#compared-fields).
+   */
   compared: readonly ((fields: FieldsOf[K]) => Comparable)[];
   /** The identifier of the object this one links to (its parent), or null for a kind without a parent. */
   parentOf: (fields: FieldsOf[K]) => string | null;

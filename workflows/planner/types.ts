@@ -11,7 +11,7 @@ export const KINDS: readonly Kind[] = ['backend', 'frontend', 'bind', 'server'];
 /** Human names of the kinds, as the Engine and the upstream controller spell them. */
 export const KIND_TITLE: Record<Kind, string> = { backend: 'Backend', frontend: 'Frontend', bind: 'Bind', server: 'Server' };
 
-/** Engine object states (engine-api.md 2.2), by title. `Unknown` is a state id we do not know. */
+/** Engine object states (docs/engine-api.md#states), by title. `Unknown` is a state id we do not know. */
 export type StateName = 'Updating' | 'Updated' | 'DeploymentError' | 'Deployed' | 'NewlyCreated' | 'Unknown';
 
 /** How the planner sees a state: ready to be used, still settling, or failed. */
@@ -38,7 +38,7 @@ export interface ServerSpec {
 }
 
 /**
- * A validated service spec (product.md section 1), in canonical form: addresses canonicalized as Go's net.IP
+ * A validated service spec (docs/spec.md#validation), in canonical form: addresses canonicalized as Go's net.IP
  * prints them, readiness filled in with defaults and converted to milliseconds. This is what workflows receive.
  */
 export interface ServiceSpec {
@@ -52,7 +52,7 @@ export interface ServiceSpec {
   failedResources: FailedResourcesPolicy;
 }
 
-/** Fields of each kind that reconciliation compares (product.md section 2). Links are Engine identifiers. */
+/** Fields of each kind that reconciliation compares (docs/spec.md#compared-fields). Links are Engine identifiers. */
 export interface BackendFields {
   name: string;
   mode: string;
@@ -185,7 +185,7 @@ export interface ObjectStatus {
   updatedAt: number;
 }
 
-/** External address -> sorted external ports (product.md section 3). */
+/** External address -> sorted external ports (docs/spec.md#status). */
 export type AddressStatus = Record<string, number[]>;
 
 export interface LoadBalancerResult {

@@ -9,7 +9,8 @@ import { frontendKey } from './frontend';
 
 export const bindRules: KindRules<'bind'> = {
   kind: 'bind',
-  // Upstream compares name, address, port and frontend; product.md adds ssl, so a TLS Bind is never adopted.
+  // Upstream compares name, address, port and frontend; we add ssl (docs/spec.md#compared-fields), so a TLS Bind is
+  // never adopted.
   compared: [(f) => f.name, (f) => f.address, (f) => f.port, (f) => f.ssl, (f) => f.frontend],
   parentOf: (f) => f.frontend,
   complete: (fields, parentId) => ({ ...fields, frontend: parentId }),
