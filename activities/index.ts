@@ -3,8 +3,8 @@
  * constructs the client once; workflows type their proxies with `ReturnType<typeof createActivities>`. Every activity
  * is idempotent and translates Engine errors into Temporal failures at one boundary (failures.ts).
  */
-import { serviceTag } from '../workflows/planner/spec';
-import type { ObservedObject, Snapshot } from '../workflows/planner/types';
+import { serviceTag } from '../domain';
+import type { ObservedObject, Snapshot } from '../domain/types';
 import type { EngineClient } from './engine';
 import { translated } from './failures';
 import { withHeartbeat } from './heartbeat';

@@ -5,11 +5,10 @@
 import { Context } from '@temporalio/activity';
 import { currentContext, withHeartbeat } from './heartbeat';
 import { ApplicationFailure } from '@temporalio/common';
-import { SERVICE_TAG_PREFIX, serviceTag } from '../workflows/planner/spec';
-import { KIND_TITLE, type FieldsOf, type Kind, type StateName } from '../workflows/planner/types';
+import { KIND_DEFINITIONS, KIND_TITLE, SERVICE_TAG_PREFIX, sameFields, serviceTag, type FieldsOf, type Kind, type StateName } from '../domain';
 import { EngineConflictError, EngineNotFoundError, EngineValidationError, stateName, toUpdateBody, type EngineClient, type EngineCreateBodyMap } from './engine';
 import { FAILURE } from './failures';
-import { fieldsOf, PARENT_FIELD, sameFields } from './kinds';
+import { fieldsOf } from './kinds';
 import { mapLimit, RETRIEVE_CONCURRENCY } from './state';
 
 export interface ObjectRef {
@@ -57,11 +56,11 @@ async function ensureTagged(engine: EngineClient, id: string, tag: string): Prom
   }
 }
 
-/** Objects of the same kind, name and parent as the one to create. */
+/** Objects of the same kind and name as the one to create, listed under the same object (its `listedUnder` link). */
 async function lookAlikes(engine: EngineClient, input: CreateObjectInput): Promise<string[]> {
-  const parentField = PARENT_FIELD[input.kind];
-  const parent = (input.fields as unknown as Record<string, string>)[parentField] ?? '';
-  const refs = await engine.list(input.kind, { filters: { [parentField]: parent } });
+  const listedUnder = KIND_DEFINITIONS[input.kind].listedUnder;
+  const parent = (input.fields as unknown as Record<string, string>)[listedUnder] ?? '';
+  const refs = await engine.list(input.kind, { filters: { [listedUnder]: parent } });
   return refs.filter((r) => r.name === input.fields.name).map((r) => r.identifier);
 }
 
@@ -78,7 +77,7 @@ async function findLost(engine: EngineClient, input: CreateObjectInput, tag: str
   const candidates = await mapLimit(ids, RETRIEVE_CONCURRENCY, async (id) => {
     try {
       const object = await engine.get(input.kind, id);
-      if (!sameFields(input.fields, fieldsOf(input.kind, object as never))) return null;
+      if (!sameFields(input.kind, input.fields, fieldsOf(input.kind, object as never))) return null;
       const resource = await engine.getResource(id);
       if (resource.tags.includes(tag)) return { id, tagged: true };
       // Another service's object with the same name (services may share a suffix): never ours.

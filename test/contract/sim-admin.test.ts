@@ -58,7 +58,7 @@ describe('admin stats', () => {
     await api('DELETE', `${BE}/${be.identifier}`);
     await admin('GET', 'objects');
     const stats = (await admin('GET', 'stats')).json as Json;
-    assert.deepEqual(Object.keys(stats).sort(), ['mutations', 'requests', 'total']);
+    assert.deepEqual(Object.keys(stats).sort(), ['mutations', 'requests', 'throttled', 'total']);
     assert.deepEqual(stats.requests, {
       'DELETE /api/LBaaS/v1/backend.json/{id}': 2,
       'DELETE /api/LBaaS/v1/loadbalancer.json/{id}': 1,
@@ -71,7 +71,7 @@ describe('admin stats', () => {
     assert.equal(stats.total, 10);
     assert.equal(stats.mutations, 4, 'POST, PUT, tag, DELETE');
     assert.equal((await admin('POST', 'stats/reset')).status, 204);
-    assert.deepEqual((await admin('GET', 'stats')).json, { requests: {}, total: 0, mutations: 0 });
+    assert.deepEqual((await admin('GET', 'stats')).json, { requests: {}, total: 0, mutations: 0, throttled: 0 });
   });
 });
 
@@ -123,6 +123,7 @@ describe('admin faults', () => {
   test('faults GET returns the full effective model; PUT replaces it; bad models are 422 and change nothing', async () => {
     const def = (await admin('GET', 'faults')).json as Json;
     assert.deepEqual(def, {
+      profile: 'ideal',
       seed: 99,
       latencyMs: { min: 0, max: 0 },
       deployMs: { min: 10, max: 10 },
@@ -130,6 +131,12 @@ describe('admin faults', () => {
       rates: { serverError: 0, rateLimited: 0, dropAfterCommit: 0, deploymentError: 0 },
       routes: null,
       dropMode: 'mixed',
+      rateLimit: null,
+      deleteListed: false,
+      tagLagMs: { min: 0, max: 0 },
+      tagInFlightMs: 0,
+      tagConflictStatus: 500,
+      sparse: { nullFields: false, tagsNull: false, zonelessTimes: false, typeOnlyState: false, noTotalPages: false },
     });
     await faults({ seed: 3, latencyMs: { min: 1, max: 2 }, deployMs: 5, rates: { deploymentError: 0.5 } });
     const got = (await admin('GET', 'faults')).json as Json;
@@ -210,7 +217,7 @@ describe('admin objects', () => {
     await faults({ rates: { serverError: 1 } });
     assert.equal((await admin('POST', 'reset')).status, 204);
     assert.equal(await objectCount(), 0);
-    assert.deepEqual((await admin('GET', 'stats')).json, { requests: {}, total: 0, mutations: 0 });
+    assert.deepEqual((await admin('GET', 'stats')).json, { requests: {}, total: 0, mutations: 0, throttled: 0 });
     assert.equal(((await admin('GET', 'faults')).json as { rates: Json }).rates.serverError, 0);
     assert.equal((await api('GET', `${RES}?tag_name=t%3D1`)).status, 422);
   });
