@@ -18,16 +18,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { startDevServer, type DevServer } from '../client/devserver';
-import { ensureTemporalCli } from '../client/temporal-path';
+import { startDevServer, type DevServer } from '../dev/devserver';
+import { ensureTemporalCli } from '../dev/temporal-path';
 import { workflowsPath } from '../worker/main';
 import { reconcileService } from '../workflows';
 import { CORE_DEPLOY_MS, MODES, runCore, WORKER_READINESS, type CoreContext, type CoreRun, type WorkerKind } from './core';
-import { markdown, summarize, svgChart, textReport, type BenchResult, type Machine } from './report';
+import { summarize, type BenchResult, type Machine } from './figures';
+import { markdown } from './report-md';
+import { svgChart } from './report-svg';
+import { textReport } from './report-text';
 import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
 import { runThroughput } from './throughput';
+import { startChildWorker, type ChildWorker } from '../dev/child-worker';
 import { CountingEngine } from './waves';
-import { WorkerProcess } from './worker-process';
 import { coreSpec } from './workload';
 
 interface Args {
@@ -139,7 +142,7 @@ async function main(): Promise<void> {
   let server: DevServer | null = null;
   let sim: SimProcess | null = null;
   let connection: Connection | null = null;
-  const workers: WorkerProcess[] = [];
+  const workers: ChildWorker[] = [];
   let wavesEngine: CountingEngine | null = null;
   try {
     log('starting the Temporal dev server, the simulator and bundling the workflows');
@@ -155,28 +158,33 @@ async function main(): Promise<void> {
     writeFileSync(bundlePath, bundle.code);
     connection = await Connection.connect({ address: srv.address });
     const client = new Client({ connection, namespace: srv.namespace });
-    const workerConfig = (taskQueue: string, kind: WorkerKind) => ({
-      address: srv.address,
-      namespace: srv.namespace,
-      taskQueue,
-      engineUrl: simProc.url,
-      token: BENCH_TOKEN,
-      bundlePath,
-      ...(WORKER_READINESS[kind] ? { readiness: WORKER_READINESS[kind] } : {}),
-    });
+    const startWorker = async (taskQueue: string, kind: WorkerKind) => {
+      const w = await startChildWorker({
+        temporalAddress: srv.address,
+        namespace: srv.namespace,
+        taskQueue,
+        engineUrl: simProc.url,
+        token: BENCH_TOKEN,
+        bundlePath,
+        echo: true,
+        ...(WORKER_READINESS[kind] ? { readiness: WORKER_READINESS[kind] } : {}),
+      });
+      await w.ready;
+      return w;
+    };
 
     const run = randomUUID().slice(0, 8);
     const modes = MODES.filter((m) => !args.quick || m.quick);
     const kinds = [...new Set(modes.flatMap((m) => (m.worker ? [m.worker] : [])))] as WorkerKind[];
     const queues = Object.fromEntries(kinds.map((k) => [k, `bench-${k}-${run}`])) as Record<WorkerKind, string>;
     log('starting the workers');
-    const started = await Promise.all(kinds.map((k) => WorkerProcess.start(workerConfig(queues[k], k))));
+    const started = await Promise.all(kinds.map((k) => startWorker(queues[k], k)));
     workers.push(...started);
     wavesEngine = new CountingEngine(simProc.url, BENCH_TOKEN);
     const ctx: CoreContext = {
       client,
       admin: simProc.admin,
-      workers: Object.fromEntries(kinds.map((k, i) => [k, { process: started[i] as WorkerProcess, taskQueue: queues[k] }])) as CoreContext['workers'],
+      workers: Object.fromEntries(kinds.map((k, i) => [k, { process: started[i] as ChildWorker, taskQueue: queues[k] }])) as CoreContext['workers'],
       waves: wavesEngine,
       log,
     };
@@ -208,7 +216,7 @@ async function main(): Promise<void> {
 
     log('starting a fresh worker for the throughput run');
     const fleetQueue = `bench-fleet-${run}`;
-    const fleetWorker = await WorkerProcess.start(workerConfig(fleetQueue, 'heartbeat'));
+    const fleetWorker = await startWorker(fleetQueue, 'heartbeat');
     workers.push(fleetWorker);
     const throughput = await runThroughput({
       client,
