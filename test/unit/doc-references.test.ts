@@ -124,8 +124,14 @@ export function checkProse(file: string, prose: readonly string[], repo: Repo): 
   return problems;
 }
 
+/** The tracked files: what a clone contains (build output, node_modules and local state are not). */
 function trackedFiles(): string[] {
-  const out = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' });
+  let out: string;
+  try {
+    out = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' });
+  } catch (err) {
+    throw new Error(`doc references are checked over the tracked files, which needs git and a checkout at ${ROOT}: ${(err as Error).message}`);
+  }
   return out.split('\0').filter((f) => f !== '' && existsSync(path.join(ROOT, f)));
 }
 
