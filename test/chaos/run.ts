@@ -408,7 +408,7 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
  * pass of that revision gets one resync (faults are off by now; the controller's own retry may be minutes away).
  * Returns null when converged, else why not.
  */
-async function convergeOne(connection: Connection, lbaas: LbaasClient, uid: string, revision: number, deadline: number, resynced: () => void): Promise<string | null> {
+export async function convergeOne(connection: Connection, lbaas: LbaasClient, uid: string, revision: number, deadline: number, resynced: () => void): Promise<string | null> {
   let resyncedPass = -1;
   let last = 'no status yet';
   while (Date.now() < deadline) {
@@ -441,7 +441,7 @@ async function convergeOne(connection: Connection, lbaas: LbaasClient, uid: stri
 }
 
 /** Waits until no workflow other than the controllers runs; returns those still running at the deadline. */
-async function quiesce(client: Client, timeoutMs: number): Promise<string[]> {
+export async function quiesce(client: Client, timeoutMs: number): Promise<string[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const running: string[] = [];
