@@ -1,9 +1,9 @@
 /**
- * The typed HTTP client of the Anexia Engine's LBaaS v1 and Core v1 API (engine-api.md), on undici.
+ * The typed HTTP client of the Anexia Engine's LBaaS v1 and Core v1 API (docs/engine-api.md), on undici.
  *
  * Rules every call follows:
- * - One request per call (one per page for lists), no retries: Temporal owns retries (design.md point 4). Every
- *   failure is an `EngineError` subclass from `errors.ts` that says whether it is retryable.
+ * - One request per call (one per page for lists), no retries: Temporal owns retries (docs/architecture.md#retries).
+ *   Every failure is an `EngineError` subclass from `errors.ts` that says whether it is retryable.
  * - Every request, headers and body together, ends within `requestTimeoutMs`.
  * - The token is sent only in the Authorization header; it is never part of a URL, message or error property.
  * - A 404 on `delete`/`untag` is thrown like any other 404: whether "already gone" counts as success is the
@@ -48,7 +48,10 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
  * issuing parallel GETs); 32 keeps them from queueing behind each other without flooding the Engine.
  */
 export const DEFAULT_CONNECTIONS = 32;
-/** Items per list page: the Engine's maximum (engine-api.md 2.4), so lists take the fewest round trips. */
+/**
+ * Items per list page: the Engine's maximum (docs/engine-api.md#lists-and-paging), so lists take the fewest round
+ * trips.
+ */
 export const DEFAULT_PAGE_LIMIT = 100;
 export const MAX_PAGE_LIMIT = 100;
 /**
@@ -87,7 +90,7 @@ export interface EngineClientOptions {
 }
 
 export interface ListOptions {
-  /** Engine list filters (engine-api.md 2), e.g. `{ load_balancer: id }`. */
+  /** Engine list filters (docs/engine-api.md#collections), e.g. `{ load_balancer: id }`. */
   filters?: Readonly<Record<string, string>>;
   /** Page size, 1..100; default `DEFAULT_PAGE_LIMIT`. */
   limit?: number;
@@ -165,7 +168,10 @@ function idSegment(id: string): string {
   return encodeURIComponent(id);
 }
 
-/** Tags go into the path literally, `=` unescaped (engine-api.md 3); anything that would break the path is escaped. */
+/**
+ * Tags go into the path literally, `=` unescaped (docs/engine-api.md#core-resources-and-tags); anything that would
+ * break the path is escaped.
+ */
 function tagSegment(tag: string): string {
   if (typeof tag !== 'string' || tag === '') throw new TypeError('tag must be a non-empty string');
   return encodeURIComponent(tag).replace(/%3D/gi, '=');

@@ -1,6 +1,6 @@
 import type { StateName } from '../../domain/types';
 
-/** Engine state ids (engine-api.md 2.2). The id is what counts; titles are for people. */
+/** Engine state ids (docs/engine-api.md#states). The id is what counts; titles are for people. */
 export const STATE_NAME_BY_ID: Readonly<Record<string, Exclude<StateName, 'Unknown'>>> = Object.freeze({
   '0': 'Updating',
   '1': 'Updated',

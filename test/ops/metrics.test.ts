@@ -1,5 +1,5 @@
 /**
- * The worker's Prometheus endpoint (product.md section 6), on a worker PROCESS started the way an operator starts
+ * The worker's Prometheus endpoint (docs/spec.md#metrics), on a worker PROCESS started the way an operator starts
  * it: `node bin/lbaas.js worker` with only environment variables.
  */
 import assert from 'node:assert/strict';
