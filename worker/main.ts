@@ -11,6 +11,7 @@ import { DEFAULT_BASE_URL, EngineClient } from '../activities/engine';
 import type { CliIo } from '../client/cli';
 import { invalid, unreachable } from '../client/errors';
 import { clientConnectionOptions, temporalSettings } from '../client/settings';
+import { engineBudgetFromEnv } from './engine-settings';
 import { createMetrics, installMetrics } from './metrics';
 
 /**
@@ -31,8 +32,11 @@ export interface LbaasWorkerOptions {
   /** For fullResync's visibility reads (listing controllers). */
   temporalClient: Client;
   activities?: ActivitiesOptions;
-  /** Engine request budget shared by all workers of the task queue (LBAAS_ENGINE_RPS). */
-  engineRps?: number;
+  /**
+   * Temporal's activity starts per second for the whole task queue, shared by all its workers
+   * (LBAAS_TASK_QUEUE_ACTIVITIES_PER_SECOND). Not an Engine request budget: that is the Engine client's pacer.
+   */
+  taskQueueActivitiesPerSecond?: number;
   /** A prebuilt bundle (tests build one per file); the workflows are bundled from source otherwise. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   maxConcurrentActivityTaskExecutions?: number;
@@ -48,18 +52,10 @@ export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> 
     ...(o.workflowBundle ? { workflowBundle: o.workflowBundle } : { workflowsPath }),
     activities: { ...createActivities(o.engine, o.activities), ...createControlActivities(o.temporalClient) },
     maxConcurrentActivityTaskExecutions: o.maxConcurrentActivityTaskExecutions ?? DEFAULT_MAX_CONCURRENT_ACTIVITIES,
-    ...(o.engineRps ? { maxTaskQueueActivitiesPerSecond: o.engineRps } : {}),
+    ...(o.taskQueueActivitiesPerSecond ? { maxTaskQueueActivitiesPerSecond: o.taskQueueActivitiesPerSecond } : {}),
     shutdownGraceTime: o.shutdownGraceTime ?? DEFAULT_SHUTDOWN_GRACE,
     ...(o.identity ? { identity: o.identity } : {}),
   });
-}
-
-function positiveNumber(env: NodeJS.ProcessEnv, name: string): number | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return undefined;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw invalid(`${name}: must be a positive number, got "${raw}"`);
-  return n;
 }
 
 /** `lbaas worker`: runs until SIGINT/SIGTERM, then drains for the grace time. */
@@ -68,7 +64,9 @@ export async function runWorkerFromEnv(io: CliIo): Promise<void> {
   const token = env.ANEXIA_TOKEN;
   if (!token) throw invalid('ANEXIA_TOKEN: required (the Engine API token; it is read by workers only)');
   const baseUrl = env.ANEXIA_ENGINE_URL || DEFAULT_BASE_URL;
-  const engineRps = positiveNumber(env, 'LBAAS_ENGINE_RPS');
+  const budget = engineBudgetFromEnv(env);
+  for (const warning of budget.warnings) io.stderr(`lbaas worker: warning: ${warning}\n`);
+  const activitiesPerSecond = budget.taskQueueActivitiesPerSecond;
   const metricsAddress = env.LBAAS_METRICS_ADDRESS;
   if (metricsAddress) installMetrics(metricsAddress);
   const metrics = metricsAddress ? createMetrics() : null;
@@ -76,10 +74,11 @@ export async function runWorkerFromEnv(io: CliIo): Promise<void> {
 
   let engine: EngineClient;
   try {
-    engine = new EngineClient({ baseUrl, token, ...(metrics ? { onResponse: metrics.onEngineResponse } : {}) });
+    engine = new EngineClient({ baseUrl, token, pacing: budget.pacing, ...(metrics ? { onResponse: metrics.onEngineResponse } : {}) });
   } catch (err) {
     throw invalid(`ANEXIA_ENGINE_URL: ${(err as Error).message}`);
   }
+  metrics?.watchPacer(engine.pacer);
   let connection: NativeConnection;
   try {
     connection = await NativeConnection.connect(settings.connection);
@@ -95,11 +94,12 @@ export async function runWorkerFromEnv(io: CliIo): Promise<void> {
       engine,
       temporalClient: new Client({ connection: clientConnection, namespace: settings.namespace }),
       ...(metrics ? { activities: { events: metrics.activityEvents } } : {}),
-      ...(engineRps ? { engineRps } : {}),
+      ...(activitiesPerSecond ? { taskQueueActivitiesPerSecond: activitiesPerSecond } : {}),
     });
     io.stderr(
       `lbaas worker: task queue ${settings.taskQueue} on ${settings.connection.address} (namespace ${settings.namespace}), Engine ${baseUrl}` +
-        `${engineRps ? `, ${engineRps} activities/s` : ''}${metricsAddress ? `, metrics on http://${metricsAddress}/metrics` : ''}\n`,
+        `, Engine budget ${budget.pacing.requestsPerSecond} requests/s (burst ${budget.pacing.burst})` +
+        `${activitiesPerSecond ? `, task queue ${activitiesPerSecond} activities/s` : ''}${metricsAddress ? `, metrics on http://${metricsAddress}/metrics` : ''}\n`,
     );
     await worker.run();
   } finally {

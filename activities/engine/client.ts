@@ -1,9 +1,14 @@
 /**
+ * (Longer than 300 lines: one class whose private helpers are the request path every call shares.)
+ *
  * The typed HTTP client of the Anexia Engine's LBaaS v1 and Core v1 API (engine-api.md), on undici.
  *
  * Rules every call follows:
  * - One request per call (one per page for lists), no retries: Temporal owns retries (design.md point 4). Every
  *   failure is an `EngineError` subclass from `errors.ts` that says whether it is retryable.
+ * - Every request first waits for its turn in the client's `RequestPacer` (pacing.ts): the worker's Engine request
+ *   budget and the backoff after a 429, shared by everything the client sends. A 429 still fails its call; the
+ *   error's `retryAfterMs` is the shared backoff, which is when the caller should try again.
  * - Every request, headers and body together, ends within `requestTimeoutMs`.
  * - The token is sent only in the Authorization header; it is never part of a URL, message or error property.
  * - A 404 on `delete`/`untag` is thrown like any other 404: whether "already gone" counts as success is the
@@ -19,9 +24,11 @@ import {
   networkError,
   protocolError,
   redactor,
+  retryAfterHeaderMs,
   timeoutError,
   type ResponseHeaders,
 } from './errors';
+import { RequestPacer, type PacingOptions } from './pacing';
 import {
   type EngineCreateBodyMap,
   type EngineObjectMap,
@@ -84,6 +91,11 @@ export interface EngineClientOptions {
   dispatcher?: Dispatcher;
   /** Called once per HTTP request; exceptions it throws are ignored. */
   onResponse?: (event: EngineResponseEvent) => void;
+  /**
+   * The request budget and 429 backoff (pacing.ts): options for the client's own pacer, or a pacer to share with
+   * other clients of the same token. Default: no bucket until the first 429, the backoff always.
+   */
+  pacing?: PacingOptions | RequestPacer;
 }
 
 export interface ListOptions {
@@ -152,6 +164,8 @@ interface RawResponse {
   status: number;
   headers: ResponseHeaders;
   body: string;
+  /** For a 429: how long the shared backoff says to wait before trying again. */
+  retryDelayMs?: number;
 }
 
 function assertKind(kind: string): asserts kind is LbaasKind {
@@ -203,6 +217,7 @@ export class EngineClient {
   readonly #ownsDispatcher: boolean;
   readonly #onResponse: ((event: EngineResponseEvent) => void) | undefined;
   readonly #redact: Redact;
+  readonly #pacer: RequestPacer;
   #closed = false;
 
   constructor(options: EngineClientOptions) {
@@ -215,6 +230,12 @@ export class EngineClient {
     this.#dispatcher = options.dispatcher ?? new Agent({ connections: resolved.connections });
     this.#onResponse = options.onResponse;
     this.#redact = redactor([resolved.token]);
+    this.#pacer = options.pacing instanceof RequestPacer ? options.pacing : new RequestPacer(options.pacing);
+  }
+
+  /** The request budget and backoff every request of this client goes through. */
+  get pacer(): RequestPacer {
+    return this.#pacer;
   }
 
   /** GET one LBaaS object. 404: `EngineNotFoundError`. */
@@ -378,6 +399,8 @@ export class EngineClient {
     };
     if (call.body !== undefined) headers['content-type'] = 'application/json';
 
+    const epoch = await this.#pacer.acquire();
+    if (this.#closed) throw new Error('EngineClient is closed');
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.#timeoutMs);
     const started = performance.now();
@@ -392,12 +415,15 @@ export class EngineClient {
       });
       const body = await res.body.text();
       status = res.statusCode;
-      return { method: call.method, path, status: res.statusCode, headers: res.headers, body };
+      const raw: RawResponse = { method: call.method, path, status: res.statusCode, headers: res.headers, body };
+      if (status === 429) raw.retryDelayMs = this.#pacer.settle(epoch, 429, retryAfterHeaderMs(res.headers['retry-after']));
+      return raw;
     } catch (err) {
       if (controller.signal.aborted) throw timeoutError(call.method, path, this.#timeoutMs);
       throw networkError(call.method, path, err, this.#redact);
     } finally {
       clearTimeout(timer);
+      if (status !== 429) this.#pacer.settle(epoch, status);
       this.#report({ resource: call.resource, method: call.method, status, durationMs: performance.now() - started });
     }
   }
