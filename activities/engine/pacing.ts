@@ -169,14 +169,14 @@ export class RequestPacer {
   }
 
   #refill(now: number): void {
-    const elapsed = Math.max(0, now - this.#refilledAt) / 1000;
+    const from = this.#refilledAt;
+    const elapsed = Math.max(0, now - from) / 1000;
     this.#refilledAt = now;
     if (!Number.isFinite(this.#rate)) return;
     this.#tokens = Math.min(this.#burst, this.#tokens + elapsed * this.#rate);
-    // Regain rate only outside pauses: time spent paused says nothing about what the Engine would accept.
-    if (now >= this.#pauseUntil) {
-      this.#rate = Math.min(this.#max, this.#rate + elapsed * this.#increase);
-    }
+    // Regain rate only for time outside pauses: time spent paused says nothing about what the Engine would accept.
+    const unpaused = Math.max(0, now - Math.max(from, this.#pauseUntil)) / 1000;
+    this.#rate = Math.min(this.#max, this.#rate + unpaused * this.#increase);
   }
 
   /**
