@@ -6,7 +6,9 @@ import { z } from 'zod';
 import { zodValidation } from './faults';
 import { decodeSegment, errorReply, parseJsonObject, type Reply } from './http';
 import { KINDS, STATE_TITLES } from './model';
+import { patchObject, seedObject } from './fixtures';
 import { type Simulator } from './sim';
+import { adminView } from './views';
 
 export const ADMIN_PREFIX = '/_sim/';
 
@@ -96,7 +98,7 @@ function objects(sim: Simulator, method: string, tail: string[], query: URLSearc
     if (method !== 'POST') return methodNotAllowed('GET, POST');
     const input = parseWith(SeedSchema, body);
     if (isReply(input)) return input;
-    const o = sim.seed(input);
+    const o = seedObject(sim, input);
     return { status: 201, body: { identifier: o.identifier } };
   }
   if (tail.length !== 1 || !tail[0]) return errorReply(404, 'No such admin route.');
@@ -104,12 +106,12 @@ function objects(sim: Simulator, method: string, tail: string[], query: URLSearc
   switch (method) {
     case 'GET': {
       const o = sim.store.get(id);
-      return o ? { status: 200, body: sim.adminView(o) } : errorReply(404, `Object ${id} not found.`);
+      return o ? { status: 200, body: adminView(o) } : errorReply(404, `Object ${id} not found.`);
     }
     case 'PATCH': {
       const input = parseWith(PatchSchema, body);
       if (isReply(input)) return input;
-      return { status: 200, body: sim.adminView(sim.patch(id, input)) };
+      return { status: 200, body: adminView(patchObject(sim, id, input)) };
     }
     case 'DELETE':
       sim.adminDelete(id);

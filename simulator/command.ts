@@ -4,14 +4,16 @@
  * Bad flag values are usage errors (exit code 2) naming the flag.
  */
 import { type Command, Option } from 'commander';
-import { type MsRange, seedDemo, type SimulatorOptions, startSimulator } from './index';
+import { type MsRange, PROFILES, type Profile, seedDemo, type SimulatorOptions, startSimulator } from './index';
 
 export interface SimFlags {
   port: string;
   host: string;
   token: string;
   deployMs: string;
-  deleteMs: string;
+  /** Left out: the profile's default (0 ideal, 2000-5000 realistic). */
+  deleteMs?: string;
+  profile: string;
   seed?: string;
   state?: string;
   seedDemo?: boolean;
@@ -60,12 +62,16 @@ export function simOptionsFromFlags(flags: SimFlags, sourceOf: (key: string) => 
   if (flags.token === '') throw new FlagError(name('--token', 'token', 'LBAAS_SIM_TOKEN'), 'must not be empty');
   if (/\s/.test(flags.token)) throw new FlagError(name('--token', 'token', 'LBAAS_SIM_TOKEN'), 'must not contain whitespace');
   if (flags.state !== undefined && flags.state.trim() === '') throw new FlagError('--state', 'must name a file');
+  if (!(PROFILES as readonly string[]).includes(flags.profile)) {
+    throw new FlagError(name('--profile', 'profile', 'LBAAS_SIM_PROFILE'), `'${flags.profile}' is not a profile (${PROFILES.join(' or ')})`);
+  }
   return {
     port: parsePort(name('--port', 'port', 'LBAAS_SIM_PORT'), flags.port),
     host: flags.host,
     token: flags.token,
     deployMs: parseMsRange('--deploy-ms', flags.deployMs),
-    deleteMs: parseMsRange('--delete-ms', flags.deleteMs),
+    deleteMs: flags.deleteMs === undefined ? undefined : parseMsRange('--delete-ms', flags.deleteMs),
+    profile: flags.profile as Profile,
     seed: flags.seed === undefined ? undefined : parseSeed('--seed', flags.seed),
     stateFile: flags.state,
   };
@@ -106,7 +112,7 @@ async function runSim(flags: SimFlags, cmd: Command): Promise<void> {
     const created = seedDemo(running.sim);
     log?.(created.length ? `seeded demo load balancers ${created.join(', ')}` : 'demo load balancers already exist');
   }
-  log?.(`seed ${running.seed}; deploys take ${options.deployMs?.min ?? 0}-${options.deployMs?.max ?? 0} ms`);
+  log?.(`seed ${running.seed}; profile ${options.profile ?? 'ideal'}; deploys take ${options.deployMs?.min ?? 0}-${options.deployMs?.max ?? 0} ms`);
   writeOut(`engine simulator listening on ${running.url}\n`);
   const sig = await waitForSignal();
   log?.(`${sig}: shutting down${options.stateFile ? `, saving ${options.stateFile}` : ''}`);
@@ -121,7 +127,12 @@ export function addSimCommand(program: Command): void {
     .addOption(new Option('--host <address>', 'address to bind').default('127.0.0.1'))
     .addOption(new Option('--token <token>', 'expected Engine API token (Authorization: Token <token>)').env('LBAAS_SIM_TOKEN').default('dev-token'))
     .addOption(new Option('--deploy-ms <range>', 'how long objects stay NewlyCreated/Updating, MIN-MAX or N').default('500-1500'))
-    .addOption(new Option('--delete-ms <range>', 'how long a deleted object stays readable, MIN-MAX or N').default('0'))
+    .addOption(new Option('--delete-ms <range>', 'how long a deleted object stays readable (and listed, realistic), MIN-MAX or N (default: 0; realistic 2000-5000)'))
+    .addOption(
+      new Option('--profile <name>', "'ideal', or 'realistic': the real Engine's rate limit, listed deletion, tag index lag, tag conflicts, sparse answers")
+        .env('LBAAS_SIM_PROFILE')
+        .default('ideal'),
+    )
     .addOption(new Option('--seed <n>', 'PRNG seed: identifiers, delays and faults are reproducible (default: random)'))
     .addOption(new Option('--state <file>', 'keep objects across restarts in this file (loaded on start, saved on change and exit)'))
     .addOption(new Option('--seed-demo', 'create the demo load balancers demo-lb-1 and demo-lb-2 unless they exist'))

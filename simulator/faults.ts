@@ -1,14 +1,12 @@
 /**
- * The fault model (engine-api.md section 4): delays and failure rates, drawn from seeded PRNG streams so that
- * a run is reproducible. `PUT /_sim/faults` replaces the whole model; keys left out take the simulator's
- * startup defaults.
+ * The fault model (docs/engine-api.md, the simulator's admin API): delays, failure rates and the real Engine's
+ * manners (manners.ts), drawn from seeded PRNG streams so that a run is reproducible. `PUT /_sim/faults` replaces
+ * the whole model; keys left out take the defaults of the given `profile`, or of the startup profile.
  */
 import { z } from 'zod';
+import { DEFAULT_RATE_LIMIT, type Manners, PROFILES, type Profile, type Range, type Sparse } from './manners';
 
-export interface Range {
-  min: number;
-  max: number;
-}
+export type { Range } from './manners';
 
 export interface FaultRates {
   serverError: number;
@@ -20,7 +18,9 @@ export interface FaultRates {
 /** How a dropped-after-commit answer looks: a 502, a reset connection, or either (drawn per request). */
 export type DropMode = '502' | 'reset' | 'mixed';
 
-export interface FaultModel {
+export interface FaultModel extends Manners {
+  /** The profile the keys left out were taken from. */
+  profile: Profile;
   seed: number;
   latencyMs: Range;
   deployMs: Range;
@@ -74,6 +74,36 @@ export const FaultInputSchema = z
         { message: 'not a valid regular expression' },
       ),
     dropMode: z.enum(['502', 'reset', 'mixed']).optional(),
+    profile: z.enum(PROFILES).optional(),
+    rateLimit: z
+      .object({
+        rps: z.number().positive().max(1_000_000),
+        burst: z.number().int().min(1).max(1_000_000),
+        retryAfter: z.boolean(),
+      })
+      .partial()
+      .strict()
+      .nullable()
+      .optional(),
+    deleteListed: z.boolean().optional(),
+    tagLagMs: RangeSchema.optional(),
+    tagInFlightMs: z.number().int().min(0).max(MAX_MS).optional(),
+    tagConflictStatus: z.number().int().min(400).max(599).optional(),
+    sparse: z
+      .union([
+        z.boolean(),
+        z
+          .object({
+            nullFields: z.boolean(),
+            tagsNull: z.boolean(),
+            zonelessTimes: z.boolean(),
+            typeOnlyState: z.boolean(),
+            noTotalPages: z.boolean(),
+          })
+          .partial()
+          .strict(),
+      ])
+      .optional(),
   })
   .strict();
 
@@ -81,10 +111,16 @@ export type FaultInput = z.input<typeof FaultInputSchema>;
 
 export const NO_RATES: FaultRates = { serverError: 0, rateLimited: 0, dropAfterCommit: 0, deploymentError: 0 };
 
-/** Builds the effective model from an input and the startup baseline. Throws a zod error on bad input. */
-export function buildFaults(input: unknown, baseline: FaultModel): FaultModel {
+/**
+ * Builds the effective model from an input and the baselines (one per profile; `profile` in the input picks one,
+ * otherwise the startup profile's). Throws a zod error on bad input.
+ */
+export function buildFaults(input: unknown, baselines: Record<Profile, FaultModel>, startup: Profile): FaultModel {
   const p = FaultInputSchema.parse(input);
+  const baseline = baselines[p.profile ?? startup];
+  const sparse = p.sparse === undefined ? baseline.sparse : typeof p.sparse === 'boolean' ? allSparse(p.sparse) : { ...baseline.sparse, ...stripUndefined(p.sparse) };
   return {
+    profile: baseline.profile,
     seed: p.seed ?? baseline.seed,
     latencyMs: p.latencyMs ?? { ...baseline.latencyMs },
     deployMs: p.deployMs ?? { ...baseline.deployMs },
@@ -92,7 +128,22 @@ export function buildFaults(input: unknown, baseline: FaultModel): FaultModel {
     rates: { ...baseline.rates, ...stripUndefined(p.rates ?? {}) },
     routes: p.routes === undefined || p.routes === '' ? baseline.routes : p.routes,
     dropMode: p.dropMode ?? baseline.dropMode,
+    rateLimit:
+      p.rateLimit === undefined
+        ? baseline.rateLimit && { ...baseline.rateLimit }
+        : p.rateLimit === null
+          ? null
+          : { ...(baseline.rateLimit ?? DEFAULT_RATE_LIMIT), ...stripUndefined(p.rateLimit) },
+    deleteListed: p.deleteListed ?? baseline.deleteListed,
+    tagLagMs: p.tagLagMs ?? { ...baseline.tagLagMs },
+    tagInFlightMs: p.tagInFlightMs ?? baseline.tagInFlightMs,
+    tagConflictStatus: p.tagConflictStatus ?? baseline.tagConflictStatus,
+    sparse,
   };
+}
+
+function allSparse(on: boolean): Sparse {
+  return { nullFields: on, tagsNull: on, zonelessTimes: on, typeOnlyState: on, noTotalPages: on };
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

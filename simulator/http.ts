@@ -1,7 +1,7 @@
 /** HTTP helpers shared by the Engine and admin routes: replies, bodies, paging and errors. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Validation } from './validate';
-import type { QueryResult } from './store';
+import type { Paging } from './render';
 
 export interface Reply {
   status: number;
@@ -10,6 +10,8 @@ export interface Reply {
   headers?: Record<string, string>;
   /** The request changed objects or tags (counted as a mutation). */
   mutated?: boolean;
+  /** Hold the answer this long after applying the request (a tag request in flight). */
+  holdMs?: number;
 }
 
 export const MAX_BODY = 1 << 20;
@@ -69,11 +71,6 @@ export function parseJsonObject(text: string): Record<string, unknown> {
 export const DEFAULT_LIMIT = 10;
 export const MAX_LIMIT = 100;
 
-export interface Paging {
-  page: number;
-  limit: number;
-}
-
 function positiveInt(v: string | null): number | undefined {
   if (v === null || !/^\d{1,9}$/.test(v.trim())) return undefined;
   const n = Number(v.trim());
@@ -85,25 +82,6 @@ export function paging(q: URLSearchParams): Paging {
   return {
     page: positiveInt(q.get('page')) ?? 1,
     limit: Math.min(positiveInt(q.get('limit')) ?? DEFAULT_LIMIT, MAX_LIMIT),
-  };
-}
-
-export interface PageEnvelope {
-  page: number;
-  total_pages: number;
-  total_items: number;
-  limit: number;
-  data: { identifier: string; name: string }[];
-}
-
-export function pageOf(result: QueryResult, p: Paging): PageEnvelope {
-  const items = result.slice((p.page - 1) * p.limit, p.limit);
-  return {
-    page: p.page,
-    total_pages: Math.ceil(result.total / p.limit),
-    total_items: result.total,
-    limit: p.limit,
-    data: items.map((o) => ({ identifier: o.identifier, name: o.name })),
   };
 }
 

@@ -1,19 +1,26 @@
 /**
  * The Engine simulator: a local Anexia Engine speaking the LBaaS v1 and Core v1 subset of
- * /work/shared/engine-api.md, plus the `/_sim/` admin API. `startSimulator` runs it in-process.
+ * docs/engine-api.md, plus the `/_sim/` admin API. `startSimulator` runs it in-process.
  */
 import { randomInt } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { FaultModel } from './faults';
 import { loadState, Persister } from './persist';
 import { createServer } from './server';
-import { type AdminObject, type SeedInput, Simulator } from './sim';
+import { type PatchInput, patchObject, type SeedInput, seedObject } from './fixtures';
+import { PROFILES, type Profile } from './manners';
+import { Simulator } from './sim';
 import type { StatsSnapshot } from './stats';
+import { type AdminObject, adminView } from './views';
 
-export type { AdminObject, SeedInput, PatchInput } from './sim';
+export type { AdminObject } from './views';
+export type { SeedInput, PatchInput } from './fixtures';
 export type { FaultModel, FaultInput } from './faults';
+export type { Manners, Profile, RateLimit, Sparse } from './manners';
+export { PROFILES, REALISTIC, REALISTIC_DELETE_MS } from './manners';
 export type { StatsSnapshot } from './stats';
-export { Simulator, SimError } from './sim';
+export { Simulator } from './sim';
+export { SimError } from './errors';
 export { KIND_SPECS, LOADBALANCER_TYPE_ID, type Kind, type StateTitle } from './model';
 
 export interface MsRange {
@@ -30,8 +37,14 @@ export interface SimulatorOptions {
   token?: string;
   /** How long objects stay NewlyCreated/Updating. Default 500-1500 ms. */
   deployMs?: MsRange;
-  /** How long a deleted object stays readable. Default 0. */
+  /** How long a deleted object stays readable (and listed, in the realistic profile). Default 0; realistic 2000-5000. */
   deleteMs?: MsRange;
+  /**
+   * 'ideal' (default): the kind Engine of docs/engine-api.md. 'realistic': the real Engine's manners, all on
+   * (manners.ts, simulator/README.md): rate limit, listed asynchronous deletion, tag index lag, overlapping tag
+   * requests failing, sparse answers. Reset returns to this profile.
+   */
+  profile?: Profile;
   /** Seed of every PRNG stream (identifiers, delays, faults). Default: random. */
   seed?: number;
   /** Loaded on start when it exists; saved (throttled, atomic) on changes and on close. */
@@ -56,6 +69,8 @@ export interface RunningSimulator {
   setFaults(input: unknown): FaultModel;
   /** Like `POST /_sim/objects`; returns the identifier. */
   seedObject(input: SeedInput): string;
+  /** Like `PATCH /_sim/objects/<id>`. */
+  patchObject(id: string, input: PatchInput): AdminObject;
   objects(): AdminObject[];
   /** Saves the state file now (no-op without one). */
   save(): Promise<void>;
@@ -74,7 +89,7 @@ export function seedDemo(sim: Simulator): string[] {
   const created: string[] = [];
   for (const lb of DEMO_LOAD_BALANCERS) {
     if (sim.store.get(lb.identifier)) continue;
-    sim.seed({ kind: 'loadbalancer', identifier: lb.identifier, state: 'Deployed', fields: { name: lb.name, ip_address: lb.ip_address } });
+    seedObject(sim, { kind: 'loadbalancer', identifier: lb.identifier, state: 'Deployed', fields: { name: lb.name, ip_address: lb.ip_address } });
     created.push(lb.identifier);
   }
   return created;
@@ -98,10 +113,13 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
   const port = opts.port ?? 8090;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`port must be 0-65535 (got ${port})`);
   const seed = opts.seed ?? randomInt(0, 2 ** 31);
+  const profile = opts.profile ?? 'ideal';
+  if (!PROFILES.includes(profile)) throw new Error(`profile must be one of ${PROFILES.join(', ')} (got ${JSON.stringify(profile)})`);
   const sim = new Simulator({
     seed,
+    profile,
     deployMs: checkRange('deployMs', opts.deployMs, { min: 500, max: 1500 }),
-    deleteMs: checkRange('deleteMs', opts.deleteMs, { min: 0, max: 0 }),
+    deleteMs: opts.deleteMs === undefined ? undefined : checkRange('deleteMs', opts.deleteMs, { min: 0, max: 0 }),
     log: opts.log,
   });
 
@@ -153,7 +171,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     resetStats: () => sim.stats.reset(),
     reset: () => sim.reset(),
     setFaults: (input) => sim.setFaults(input),
-    seedObject: (input) => sim.seed(input).identifier,
+    seedObject: (input) => seedObject(sim, input).identifier,
+    patchObject: (id, input) => adminView(patchObject(sim, id, input)),
     objects: () => sim.objects(),
     save: () => persister?.save() ?? Promise.resolve(),
     close,

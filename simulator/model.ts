@@ -52,6 +52,11 @@ export interface FieldSpec {
   /** Inclusive bounds for ints. */
   min?: number;
   max?: number;
+  /**
+   * `omitempty` in go-anxcloud's lbaas/v1 types: a sparse answer may leave the field out when it holds the zero
+   * value, and a client must read the missing field as that zero value.
+   */
+  omitEmpty?: boolean;
 }
 
 export interface KindSpec {
@@ -88,7 +93,7 @@ export const KIND_SPECS: Record<Kind, KindSpec> = {
       { key: 'load_balancer', type: 'link', link: 'loadbalancer', required: true, index: true, def: '' },
       { key: 'default_backend', type: 'link', link: 'backend', required: true, index: true, def: '' },
       { key: 'mode', type: 'enum', values: MODE, index: true, def: 'tcp' },
-      { key: 'client_timeout', type: 'string', def: '' },
+      { key: 'client_timeout', type: 'string', def: '', omitEmpty: true },
     ],
   },
   backend: {
@@ -99,8 +104,8 @@ export const KIND_SPECS: Record<Kind, KindSpec> = {
     fields: [
       { key: 'load_balancer', type: 'link', link: 'loadbalancer', required: true, index: true, def: '' },
       { key: 'mode', type: 'enum', values: MODE, index: true, def: 'tcp' },
-      { key: 'health_check', type: 'string', def: '' },
-      { key: 'server_timeout', type: 'int', min: 0, max: 2147483647, def: 0 },
+      { key: 'health_check', type: 'string', def: '', omitEmpty: true },
+      { key: 'server_timeout', type: 'int', min: 0, max: 2147483647, def: 0, omitEmpty: true },
     ],
   },
   bind: {
@@ -113,7 +118,7 @@ export const KIND_SPECS: Record<Kind, KindSpec> = {
       { key: 'address', type: 'string', def: '' },
       { key: 'port', type: 'int', min: 0, max: 65535, def: 0 },
       { key: 'ssl', type: 'bool', def: false },
-      { key: 'ssl_certificate_path', type: 'string', def: '' },
+      { key: 'ssl_certificate_path', type: 'string', def: '', omitEmpty: true },
     ],
   },
   server: {
@@ -125,7 +130,7 @@ export const KIND_SPECS: Record<Kind, KindSpec> = {
       { key: 'backend', type: 'link', link: 'backend', required: true, index: true, def: '' },
       { key: 'ip', type: 'string', def: '' },
       { key: 'port', type: 'int', min: 0, max: 65535, def: 0 },
-      { key: 'check', type: 'enum', values: ['enabled', 'disabled'], def: 'disabled' },
+      { key: 'check', type: 'enum', values: ['enabled', 'disabled'], def: 'disabled', omitEmpty: true },
     ],
   },
 };
@@ -168,34 +173,6 @@ export interface SimObject {
 export interface Ref {
   identifier: string;
   name: string;
-}
-
-export function renderState(id: StateId): { id: string; title: string; text: string; type: number } {
-  const s = STATES[id];
-  return { id, title: s.title, text: s.title, type: s.type };
-}
-
-/** The full LBaaS object as GET, POST and PUT answer it. `nameOf` resolves link targets. */
-export function renderObject(o: SimObject, nameOf: (id: string) => string): Record<string, unknown> {
-  const out: Record<string, unknown> = { identifier: o.identifier, name: o.name };
-  for (const f of KIND_SPECS[o.kind].fields) {
-    const v = o.fields[f.key] ?? f.def;
-    if (f.type === 'link') {
-      const id = String(v);
-      out[f.key] = { identifier: id, name: nameOf(id) } satisfies Ref;
-    } else {
-      out[f.key] = v;
-    }
-  }
-  out.state = renderState(o.state);
-  out.customer_identifier = CUSTOMER_IDENTIFIER;
-  out.reseller_identifier = RESELLER_IDENTIFIER;
-  out.automation_rules = [];
-  return out;
-}
-
-export function renderItem(o: SimObject): Ref {
-  return { identifier: o.identifier, name: o.name };
 }
 
 export const ID_PATTERN = /^[0-9a-f]{32}$/;

@@ -8,7 +8,8 @@ import { BadJson, BodyTooLarge, errorReply, readBody, type Reply, send } from '.
 import { matchCore } from './routes/core';
 import { matchLbaas } from './routes/lbaas';
 import type { RouteMatch } from './routes/types';
-import { SimError, type Simulator } from './sim';
+import { SimError } from './errors';
+import type { Simulator } from './sim';
 
 export interface ServerOptions {
   /** Engine API token; '' disables the check. */
@@ -17,11 +18,10 @@ export interface ServerOptions {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-function authorized(header: string | undefined, token: string): boolean {
-  if (token === '') return true;
-  if (!header) return false;
-  const m = /^token\s+(\S+)\s*$/i.exec(header);
-  return m !== null && m[1] === token;
+/** The token a request carries (`Authorization: Token <token>`, scheme case-insensitive), or null. */
+function tokenOf(header: string | undefined): string | null {
+  const m = header ? /^token\s+(\S+)\s*$/i.exec(header) : null;
+  return m?.[1] ?? null;
 }
 
 /** Runs a handler, turning thrown simulator errors into replies. */
@@ -71,11 +71,18 @@ export function createRequestListener(sim: Simulator, opts: ServerOptions): http
     const match = matchEngine(path);
     const handler = match?.methods[method];
     sim.stats.count(`${method} ${match ? match.pattern : '(unmatched)'}`);
-    const delay = sim.drawLatency();
+    const delay = sim.draws.latency();
     if (delay > 0) await sleep(delay);
 
-    if (!authorized(req.headers.authorization, opts.token)) {
+    const token = tokenOf(req.headers.authorization);
+    if (opts.token !== '' && token !== opts.token) {
       finish(errorReply(401, 'Authentication credentials were not provided or are invalid (expected "Authorization: Token <token>").'));
+      return;
+    }
+    // The bucket is per API token; with the check disabled, requests without a token share one bucket.
+    const throttled = sim.rateLimited(token ?? '');
+    if (throttled) {
+      finish(errorReply(429, 'Request was throttled.', undefined, throttled), ' [rate limit]');
       return;
     }
     if (!match) {
@@ -87,7 +94,7 @@ export function createRequestListener(sim: Simulator, opts: ServerOptions): http
       finish(errorReply(405, `Method ${method} not allowed on ${match.pattern}; use ${allow}.`, undefined, { Allow: allow }));
       return;
     }
-    const fault = sim.drawRequestFault(method, path);
+    const fault = sim.draws.requestFault(method, path);
     if (fault === 429) {
       finish(errorReply(429, 'Too many requests (injected).', undefined, { 'Retry-After': '1' }), ' [fault rateLimited]');
       return;
@@ -98,7 +105,8 @@ export function createRequestListener(sim: Simulator, opts: ServerOptions): http
     }
     const reply = run(sim, () => handler({ sim, query, body }));
     if (reply.mutated) sim.stats.mutation();
-    const drop = sim.drawDrop(method, path);
+    if (reply.holdMs) await sleep(reply.holdMs);
+    const drop = sim.draws.drop(method, path);
     if (drop === 'reset') {
       sim.log(`${method} ${url} -> applied (${reply.status}), connection reset [fault dropAfterCommit]`);
       req.socket.destroy();

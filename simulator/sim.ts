@@ -1,111 +1,67 @@
 /**
- * The simulator's behaviour, independent of HTTP: object lifecycle (create, update, delete, deploy timers),
- * tags, the admin operations, and the seeded draws for delays and faults. Routes translate requests into these
- * calls; `SimError` carries the HTTP status and the error shape's message and validation.
+ * The simulator's behaviour, independent of HTTP: object lifecycle (create, update, delete, deploy timers) and
+ * tags (tagging.ts). Seeded draws live in draws.ts, fixtures and drift (the admin operations) in fixtures.ts,
+ * admin views in views.ts. Routes translate requests into these calls; `SimError` carries the HTTP status and the error
+ * shape's message and validation.
  */
-import { buildFaults, compileRoutes, type FaultModel, NO_RATES } from './faults';
-import {
-  type Fields,
-  ID_PATTERN,
-  isPending,
-  KIND_SPECS,
-  type Kind,
-  type SimObject,
-  STATE_BY_TITLE,
-  STATES,
-  type StateId,
-  type StateTitle,
-} from './model';
+import { Draws, STREAM_IDS } from './draws';
+import { buildFaults, type FaultModel, NO_RATES } from './faults';
+import { mannersOf, type Profile, REALISTIC_DELETE_MS } from './manners';
+import { type Fields, KIND_SPECS, type Kind, type SimObject, STATES, type StateId } from './model';
 import { Prng } from './prng';
+import { RateLimiter } from './ratelimit';
 import { Stats } from './stats';
 import { Store } from './store';
-import { parseFields, type ParsedFields, type Validation } from './validate';
+import { Tagging } from './tagging';
+import { SimError } from './errors';
+import { parseFields, type ParsedFields } from './validate';
+import { type AdminObject, adminObjects } from './views';
 
-export class SimError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly validation?: Validation,
-  ) {
-    super(message);
-  }
-}
+export { SimError } from './errors';
 
 export interface SimConfig {
   seed: number;
   deployMs: { min: number; max: number };
-  deleteMs: { min: number; max: number };
+  /** Left out: 0 in the ideal profile, REALISTIC_DELETE_MS in the realistic one. */
+  deleteMs?: { min: number; max: number };
+  /** The profile the simulator starts with and returns to on reset. Default 'ideal'. */
+  profile?: Profile;
   log?: (line: string) => void;
 }
-
-export interface SeedInput {
-  kind: Kind;
-  fields?: Record<string, unknown>;
-  name?: string;
-  state?: StateTitle;
-  tags?: string[];
-  identifier?: string;
-  force?: boolean;
-}
-
-export interface PatchInput {
-  name?: string;
-  state?: StateTitle;
-  fields?: Record<string, unknown>;
-  tags?: string[];
-  force?: boolean;
-}
-
-/** An object as the admin API shows it: links as bare ids, state by title, drawn delays and timestamps. */
-export interface AdminObject {
-  kind: Kind;
-  identifier: string;
-  name: string;
-  state: StateTitle;
-  tags: string[];
-  fields: Record<string, string | number | boolean>;
-  createdAt: string;
-  updatedAt: string;
-  deployMs: number | null;
-  deployStartedAt: string | null;
-  deployedAt: string | null;
-  deleting: boolean;
-  deleteMs: number | null;
-}
-
-const iso = (t: number | null): string | null => (t === null ? null : new Date(t).toISOString());
-
-const STREAM_IDS = 0;
-const STREAM_FAULTS = 1;
-const STREAM_DEPLOY = 2;
 
 export class Simulator {
   readonly store: Store;
   readonly stats = new Stats();
   readonly ids: Prng;
-  private readonly faultPrng: Prng;
-  private readonly deployPrng: Prng;
-  readonly baseline: FaultModel;
+  readonly draws: Draws;
+  readonly limiter = new RateLimiter();
+  /** The startup model of each profile: what keys left out of `PUT /_sim/faults` take. */
+  readonly baselines: Record<Profile, FaultModel>;
+  readonly profile: Profile;
   private model: FaultModel;
-  private routesRe: RegExp | null = null;
+  private readonly tagging: Tagging;
   /** Called after every change to objects or tags (persistence). */
   onChange: () => void = () => {};
 
   constructor(readonly config: SimConfig) {
     this.ids = new Prng(config.seed, STREAM_IDS);
-    this.faultPrng = new Prng(config.seed, STREAM_FAULTS);
-    this.deployPrng = new Prng(config.seed, STREAM_DEPLOY);
     this.store = new Store(() => this.ids.hex32());
-    this.baseline = {
+    this.profile = config.profile ?? 'ideal';
+    const base = (profile: Profile, deleteMs: { min: number; max: number }): FaultModel => ({
+      profile,
       seed: config.seed,
       latencyMs: { min: 0, max: 0 },
       deployMs: { ...config.deployMs },
-      deleteMs: { ...config.deleteMs },
+      deleteMs: { ...(config.deleteMs ?? deleteMs) },
       rates: { ...NO_RATES },
       routes: null,
       dropMode: 'mixed',
-    };
-    this.model = structuredClone(this.baseline);
+      ...mannersOf(profile),
+    });
+    this.baselines = { ideal: base('ideal', { min: 0, max: 0 }), realistic: base('realistic', REALISTIC_DELETE_MS) };
+    this.model = structuredClone(this.baselines[this.profile]);
+    this.draws = new Draws(config.seed, this.model);
+    this.tagging = new Tagging(this.store, this.draws, () => this.onChange());
   }
 
   log(line: string): void {
@@ -116,44 +72,22 @@ export class Simulator {
     return structuredClone(this.model);
   }
 
-  /** Replaces the fault model (keys left out take the startup defaults); a given seed reseeds the draws. */
+  /** Replaces the fault model (keys left out take the profile's defaults); a given seed reseeds the draws. */
   setFaults(input: unknown): FaultModel {
-    const next = buildFaults(input, this.baseline);
-    this.routesRe = compileRoutes(next.routes);
+    const next = buildFaults(input, this.baselines, this.profile);
     this.model = next;
-    if (typeof input === 'object' && input !== null && 'seed' in input) {
-      this.faultPrng.reseed(next.seed, STREAM_FAULTS);
-      this.deployPrng.reseed(next.seed, STREAM_DEPLOY);
-    }
+    this.draws.use(next);
+    this.limiter.clear();
+    if (typeof input === 'object' && input !== null && 'seed' in input) this.draws.reseed(next.seed);
     return this.faults;
   }
 
-  // --- request faults ---------------------------------------------------------------------------------------
-
-  drawLatency(): number {
-    const { min, max } = this.model.latencyMs;
-    return max > 0 ? this.faultPrng.int(min, max) : 0;
-  }
-
-  private routeMatches(method: string, path: string): boolean {
-    return !this.routesRe || this.routesRe.test(`${method} ${path}`);
-  }
-
-  /** Before applying a request: a 5xx status, 429, or null to go ahead. */
-  drawRequestFault(method: string, path: string): number | null {
-    const r = this.model.rates;
-    if ((r.serverError <= 0 && r.rateLimited <= 0) || !this.routeMatches(method, path)) return null;
-    if (this.faultPrng.chance(r.serverError)) return [500, 502, 503][this.faultPrng.int(0, 2)] ?? 500;
-    if (this.faultPrng.chance(r.rateLimited)) return 429;
-    return null;
-  }
-
-  /** After applying a request: lose its answer? */
-  drawDrop(method: string, path: string): '502' | 'reset' | null {
-    const rate = this.model.rates.dropAfterCommit;
-    if (rate <= 0 || !this.routeMatches(method, path) || !this.faultPrng.chance(rate)) return null;
-    if (this.model.dropMode === 'mixed') return this.faultPrng.chance(0.5) ? 'reset' : '502';
-    return this.model.dropMode;
+  /** The rate limit for one API token: null to go ahead, or the 429's headers (Retry-After only when switched on). */
+  rateLimited(token: string): Record<string, string> | null {
+    const limit = this.model.rateLimit;
+    const wait = limit ? this.limiter.take(token, limit) : null;
+    if (wait === null) return null;
+    return limit?.retryAfter ? { 'Retry-After': String(wait) } : {};
   }
 
   // --- lifecycle --------------------------------------------------------------------------------------------
@@ -165,7 +99,8 @@ export class Simulator {
     }
   }
 
-  private checkLinks(parsed: ParsedFields): void {
+  /** Links must name existing objects of the right kind that are not being deleted. */
+  checkLinks(parsed: ParsedFields): void {
     for (const l of parsed.links) {
       const target = this.store.getLive(l.identifier);
       if (!target) parsed.errors[l.field] = `Object "${l.identifier}" does not exist.`;
@@ -175,11 +110,11 @@ export class Simulator {
     }
   }
 
-  private fail(parsed: ParsedFields): void {
+  fail(parsed: ParsedFields): void {
     if (Object.keys(parsed.errors).length > 0) throw new SimError(422, 'Validation failed.', parsed.errors);
   }
 
-  private newObject(kind: Kind, identifier: string, name: string, fields: Fields, state: StateId): SimObject {
+  newObject(kind: Kind, identifier: string, name: string, fields: Fields, state: StateId): SimObject {
     const now = Date.now();
     return {
       kind,
@@ -200,17 +135,15 @@ export class Simulator {
     };
   }
 
-  private cancelTimer(o: SimObject): void {
+  cancelTimer(o: SimObject): void {
     if (o.timer) clearTimeout(o.timer);
     o.timer = null;
   }
 
   /** Starts a deploy: pending state now, the drawn delay and outcome later. */
-  private startDeploy(o: SimObject, mode: 'create' | 'update'): void {
+  startDeploy(o: SimObject, mode: 'create' | 'update'): void {
     this.cancelTimer(o);
-    const { min, max } = this.model.deployMs;
-    const ms = this.deployPrng.int(min, max);
-    const failed = this.deployPrng.chance(this.model.rates.deploymentError);
+    const { ms, failed } = this.draws.deploy();
     o.state = mode === 'create' ? '4' : '0';
     o.pendingResult = failed ? '2' : mode === 'create' ? '3' : '1';
     o.deployMs = ms;
@@ -248,6 +181,21 @@ export class Simulator {
     return o;
   }
 
+  /**
+   * The object for a PUT or a tag request. One being deleted is 404 on the ideal Engine, where it has left every
+   * list; 409 where it stays listed (`deleteListed`): it exists, GET and lists show it, but it cannot change.
+   */
+  changeable(id: string, kind?: Kind): SimObject {
+    const o = this.store.get(id);
+    const title = kind ? KIND_SPECS[kind].title : 'Resource';
+    if (!o || (kind && o.kind !== kind)) throw new SimError(404, `${title} ${id} not found.`);
+    if (o.deleting) {
+      if (!this.model.deleteListed) throw new SimError(404, `${title} ${id} not found.`);
+      throw new SimError(409, `${KIND_SPECS[o.kind].title} ${id} is being deleted.`);
+    }
+    return o;
+  }
+
   update(o: SimObject, body: Record<string, unknown>): SimObject {
     const parsed = parseFields(o.kind, body, o);
     this.checkLinks(parsed);
@@ -259,7 +207,10 @@ export class Simulator {
     return o;
   }
 
-  /** Engine DELETE. False when the deletion was already under way (nothing changed). */
+  /**
+   * Engine DELETE. False when the deletion was already under way (nothing changed). Dependents being deleted
+   * but still listed (`deleteListed`) still hold the object: 409 until they are gone.
+   */
   remove(o: SimObject): boolean {
     if (o.deleting) return false;
     const deps = this.store.dependents(o);
@@ -269,14 +220,14 @@ export class Simulator {
     }
     this.cancelTimer(o);
     o.pendingResult = null;
-    this.store.unindex(o);
-    const { min, max } = this.model.deleteMs;
-    const ms = max > 0 ? this.deployPrng.int(min, max) : 0;
+    this.store.markDeleting(o, this.model.deleteListed);
+    const ms = this.draws.deleteDelay();
     o.deleteMs = ms;
     if (ms > 0) {
       const t = setTimeout(() => {
         o.timer = null;
         this.store.drop(o);
+        this.onChange();
       }, ms);
       t.unref();
       o.timer = t;
@@ -287,67 +238,21 @@ export class Simulator {
     return true;
   }
 
+  // --- tags (tagging.ts) -----------------------------------------------------------------------------------
+
+  beginTagRequest(o: SimObject): number {
+    return this.tagging.begin(o, this.model);
+  }
+
   tag(o: SimObject, tag: string): void {
-    if (!this.store.addTag(o, tag)) {
-      throw new SimError(422, `Resource ${o.identifier} is already tagged "${tag}".`, { tag: 'Already tagged.' });
-    }
-    o.updatedAt = Date.now();
-    this.onChange();
+    this.tagging.tag(o, tag);
   }
 
   untag(o: SimObject, tag: string): void {
-    if (!this.store.removeTag(o, tag)) throw new SimError(404, `Resource ${o.identifier} is not tagged "${tag}".`);
-    o.updatedAt = Date.now();
-    this.onChange();
+    this.tagging.untag(o, tag);
   }
 
   // --- admin ------------------------------------------------------------------------------------------------
-
-  seed(input: SeedInput): SimObject {
-    const force = input.force === true;
-    const id = input.identifier ?? this.newIdentifier();
-    if (!force && !ID_PATTERN.test(id)) {
-      throw new SimError(422, 'Validation failed.', { identifier: 'Must be 32 lowercase hex characters.' });
-    }
-    if (id === '' || id.includes('/')) throw new SimError(422, 'Validation failed.', { identifier: 'Invalid identifier.' });
-    if (this.store.byId.has(id)) throw new SimError(409, `Object ${id} already exists.`);
-    const body = { ...(input.fields ?? {}) };
-    if (body.name === undefined && input.name !== undefined) body.name = input.name;
-    const parsed = parseFields(input.kind, body, force ? { name: '', fields: {} } : null);
-    if (!force) this.checkLinks(parsed);
-    this.fail(parsed);
-    const o = this.newObject(input.kind, id, parsed.name, parsed.fields, STATE_BY_TITLE[input.state ?? 'Deployed']);
-    for (const t of input.tags ?? []) o.tags.add(t);
-    this.store.insert(o);
-    if (!force && isPending(o.state)) this.startDeploy(o, o.state === '4' ? 'create' : 'update');
-    this.onChange();
-    return o;
-  }
-
-  patch(id: string, input: PatchInput): SimObject {
-    const o = this.store.getLive(id);
-    if (!o) throw new SimError(404, `Object ${id} not found.`);
-    const force = input.force === true;
-    const body = { ...(input.fields ?? {}) };
-    if (body.name === undefined && input.name !== undefined) body.name = input.name;
-    const parsed = parseFields(o.kind, body, o);
-    if (!force) this.checkLinks(parsed);
-    this.fail(parsed);
-    this.store.setFields(o, parsed.name, parsed.fields);
-    if (input.tags) {
-      for (const t of [...o.tags]) this.store.removeTag(o, t);
-      for (const t of input.tags) this.store.addTag(o, t);
-    }
-    if (input.state) {
-      this.cancelTimer(o);
-      o.pendingResult = null;
-      o.state = STATE_BY_TITLE[input.state];
-      if (!force && isPending(o.state)) this.startDeploy(o, o.state === '4' ? 'create' : 'update');
-    }
-    o.updatedAt = Date.now();
-    this.onChange();
-    return o;
-  }
 
   /** Out-of-band deletion: immediate, and takes everything that references the object with it. */
   adminDelete(id: string): void {
@@ -367,37 +272,25 @@ export class Simulator {
     this.cancelAll();
     this.store.clear();
     this.stats.reset();
-    this.model = structuredClone(this.baseline);
-    this.routesRe = null;
+    this.limiter.clear();
+    this.model = structuredClone(this.baselines[this.profile]);
+    this.draws.use(this.model);
     this.ids.reseed(this.config.seed, STREAM_IDS);
-    this.faultPrng.reseed(this.config.seed, STREAM_FAULTS);
-    this.deployPrng.reseed(this.config.seed, STREAM_DEPLOY);
+    this.draws.reseed(this.config.seed);
     this.onChange();
   }
 
   cancelAll(): void {
     for (const o of this.store.byId.values()) this.cancelTimer(o);
-  }
-
-  adminView(o: SimObject): AdminObject {
-    return {
-      kind: o.kind,
-      identifier: o.identifier,
-      name: o.name,
-      state: STATES[o.state].title,
-      tags: [...o.tags],
-      fields: { name: o.name, ...o.fields },
-      createdAt: new Date(o.createdAt).toISOString(),
-      updatedAt: new Date(o.updatedAt).toISOString(),
-      deployMs: o.deployMs,
-      deployStartedAt: iso(o.deployStartedAt),
-      deployedAt: iso(o.deployedAt),
-      deleting: o.deleting,
-      deleteMs: o.deleteMs,
-    };
+    this.tagging.cancelAll();
   }
 
   objects(): AdminObject[] {
-    return [...this.store.byId.values()].map((o) => this.adminView(o));
+    return adminObjects(this.store);
+  }
+
+  /** Which optional parts of answers to leave out (render.ts). */
+  get sparse(): FaultModel['sparse'] {
+    return this.model.sparse;
   }
 }

@@ -1,61 +1,15 @@
 /**
  * The simulator's object store with the indexes that keep every request independent of the total number of
  * objects: by identifier, by kind, by indexed field value (links and modes: list filters and referential
- * integrity), and by tag. Objects being deleted leave every index at once and stay readable by identifier only.
+ * integrity), and by tag. An object being deleted either leaves every index at once and stays readable by
+ * identifier only (the ideal Engine), or stays indexed until it is dropped (`deleteListed`, the real Engine).
+ * An object's tags and the tag index may differ for a while (tag index lag): `o.tags` is what the resource
+ * carries, the index is what `resource.json?tag_name=` lists.
  */
 import { type Fields, KIND_SPECS, KINDS, type Kind, referrersOf, type SimObject } from './model';
+import { EMPTY, fromArray, fromSet, OrderedSet, type QueryResult } from './ordered-set';
 
-/** Insertion-ordered set with O(1) add/delete and a cached array for paging. */
-export class OrderedSet {
-  private readonly map = new Map<string, SimObject>();
-  private arr: SimObject[] | null = null;
-
-  get size(): number {
-    return this.map.size;
-  }
-
-  add(o: SimObject): void {
-    if (this.map.has(o.identifier)) return;
-    this.map.set(o.identifier, o);
-    if (this.arr) this.arr.push(o);
-  }
-
-  delete(o: SimObject): boolean {
-    const had = this.map.delete(o.identifier);
-    if (had) this.arr = null;
-    return had;
-  }
-
-  has(id: string): boolean {
-    return this.map.has(id);
-  }
-
-  values(): IterableIterator<SimObject> {
-    return this.map.values();
-  }
-
-  slice(offset: number, limit: number): SimObject[] {
-    if (offset >= this.map.size) return [];
-    if (!this.arr) this.arr = [...this.map.values()];
-    return this.arr.slice(offset, offset + limit);
-  }
-}
-
-const EMPTY = new OrderedSet();
-
-/** A list result: total count and a page accessor, without materializing more than needed. */
-export interface QueryResult {
-  total: number;
-  slice(offset: number, limit: number): SimObject[];
-}
-
-function fromSet(set: OrderedSet): QueryResult {
-  return { total: set.size, slice: (o, l) => set.slice(o, l) };
-}
-
-function fromArray(arr: SimObject[]): QueryResult {
-  return { total: arr.length, slice: (o, l) => arr.slice(o, o + l) };
-}
+export { OrderedSet, type QueryResult } from './ordered-set';
 
 function indexKey(kind: Kind, field: string, value: unknown): string {
   return `${kind}\u0000${field}\u0000${String(value)}`;
@@ -73,11 +27,13 @@ const REFERRERS: Record<Kind, { kind: Kind; field: string }[]> = Object.fromEntr
 export class Store {
   /** Every object, including those being deleted, in creation order. */
   readonly byId = new Map<string, SimObject>();
-  /** Every object not being deleted: the Core resource list. */
+  /** Every indexed object (not being deleted, or being deleted but still listed): the Core resource list. */
   readonly live = new OrderedSet();
   private readonly byKind = new Map<Kind, OrderedSet>(KINDS.map((k) => [k, new OrderedSet()]));
   private readonly byField = new Map<string, OrderedSet>();
   private readonly byTag = new Map<string, OrderedSet>();
+  /** Identifier -> the tags the index lists it under (differs from `o.tags` while the index lags). */
+  private readonly indexedTags = new Map<string, Set<string>>();
   /** Tag name -> tag identifier, stable for the life of the store (and the state file). */
   readonly tagIds = new Map<string, string>();
 
@@ -129,30 +85,40 @@ export class Store {
     this.live.add(o);
     this.kindSet(o.kind).add(o);
     this.indexFields(o);
-    for (const t of o.tags) this.tagSet(t, true)?.add(o);
+    for (const t of o.tags) this.indexTag(o, t);
+  }
+
+  /** In lists, filters and the tag index. */
+  isIndexed(o: SimObject): boolean {
+    return this.live.has(o.identifier) && this.byId.get(o.identifier) === o;
   }
 
   /** Replaces name and fields, keeping the field indexes in step. */
   setFields(o: SimObject, name: string, fields: Fields): void {
-    if (!o.deleting) this.unindexFields(o);
+    const indexed = this.isIndexed(o);
+    if (indexed) this.unindexFields(o);
     o.name = name;
     o.fields = fields;
-    if (!o.deleting) this.indexFields(o);
+    if (indexed) this.indexFields(o);
   }
 
-  /** Takes an object out of every list and index; it stays readable by identifier until dropped. */
-  unindex(o: SimObject): void {
-    if (o.deleting) return;
+  /** Deletion accepted: out of every list and index at once, unless `listed` keeps it there until dropped. */
+  markDeleting(o: SimObject, listed: boolean): void {
     o.deleting = true;
-    this.live.delete(o);
+    if (!listed) this.unindex(o);
+  }
+
+  private unindex(o: SimObject): void {
+    if (!this.live.delete(o)) return;
     this.kindSet(o.kind).delete(o);
     this.unindexFields(o);
-    for (const t of o.tags) this.untagIndex(o, t);
+    for (const t of [...(this.indexedTags.get(o.identifier) ?? [])]) this.untagIndex(o, t);
   }
 
   drop(o: SimObject): void {
+    if (this.byId.get(o.identifier) !== o) return;
     this.unindex(o);
-    if (this.byId.get(o.identifier) === o) this.byId.delete(o.identifier);
+    this.byId.delete(o.identifier);
   }
 
   clear(): void {
@@ -161,6 +127,7 @@ export class Store {
     for (const o of [...this.live.values()]) this.live.delete(o);
     this.byField.clear();
     this.byTag.clear();
+    this.indexedTags.clear();
     this.tagIds.clear();
   }
 
@@ -187,6 +154,11 @@ export class Store {
   }
 
   private untagIndex(o: SimObject, tag: string): void {
+    const mine = this.indexedTags.get(o.identifier);
+    if (mine) {
+      mine.delete(tag);
+      if (mine.size === 0) this.indexedTags.delete(o.identifier);
+    }
     const s = this.byTag.get(tag);
     if (!s) return;
     s.delete(o);
@@ -202,23 +174,39 @@ export class Store {
     return id;
   }
 
-  /** False when already tagged. */
-  addTag(o: SimObject, tag: string): boolean {
+  /** False when already tagged. The index follows now, or later through `syncTag` (tag index lag). */
+  addTag(o: SimObject, tag: string, indexNow = true): boolean {
     if (o.tags.has(tag)) return false;
     o.tags.add(tag);
-    if (!o.deleting) this.tagSet(tag, true)?.add(o);
-    else this.tagId(tag);
+    this.tagId(tag);
+    if (indexNow) this.syncTag(o, tag);
     return true;
   }
 
-  /** False when not tagged. */
-  removeTag(o: SimObject, tag: string): boolean {
+  /** False when not tagged. The index follows now, or later through `syncTag`. */
+  removeTag(o: SimObject, tag: string, indexNow = true): boolean {
     if (!o.tags.delete(tag)) return false;
-    this.untagIndex(o, tag);
+    if (indexNow) this.syncTag(o, tag);
     return true;
   }
 
-  /** Live objects carrying `tag`, or undefined when none does. */
+  /** Brings the index in step with the object for one tag (a no-op for an object out of the index). */
+  syncTag(o: SimObject, tag: string): void {
+    if (o.tags.has(tag) && this.isIndexed(o)) this.indexTag(o, tag);
+    else this.untagIndex(o, tag);
+  }
+
+  private indexTag(o: SimObject, tag: string): void {
+    this.tagSet(tag, true)?.add(o);
+    let mine = this.indexedTags.get(o.identifier);
+    if (!mine) {
+      mine = new Set();
+      this.indexedTags.set(o.identifier, mine);
+    }
+    mine.add(tag);
+  }
+
+  /** Indexed objects listed under `tag`, or undefined when none is. */
   tagged(tag: string): OrderedSet | undefined {
     const s = this.byTag.get(tag);
     return s && s.size > 0 ? s : undefined;
@@ -251,8 +239,8 @@ export class Store {
     let candidates: Iterable<SimObject>;
     const idFilter = rest.find(([k]) => k === 'identifier');
     if (idFilter) {
-      const o = this.getLive(idFilter[1]);
-      candidates = o && o.kind === kind ? [o] : [];
+      const o = this.byId.get(idFilter[1]);
+      candidates = o && o.kind === kind && this.isIndexed(o) ? [o] : [];
     } else {
       candidates = (best ?? this.kindSet(kind)).values();
     }

@@ -1,12 +1,15 @@
 /** Core v1 resources and tags (engine-api.md section 3). */
-import { decodeSegment, pageOf, paging, type Reply } from '../http';
-import { KIND_SPECS } from '../model';
-import { SimError } from '../sim';
+import { SimError } from '../errors';
+import { decodeSegment, errorReply, paging, type Reply } from '../http';
+import { pageOf, renderResource } from '../render';
 import type { Handler, RequestContext, RouteMatch } from './types';
 
 export const CORE_RESOURCE = '/api/core/v1/resource.json';
 
-/** By tag (`tag_name`), or every resource when the parameter is absent. 422 when nothing carries the tag. */
+/**
+ * By tag (`tag_name`), or every resource when the parameter is absent. 422 when nothing is listed under the tag
+ * (the index may lag behind tagging, and keeps objects being deleted under `deleteListed`).
+ */
 const listResources: Handler = ({ sim, query }: RequestContext): Reply => {
   const tag = query.get('tag_name');
   let result = sim.store.liveQuery();
@@ -17,36 +20,33 @@ const listResources: Handler = ({ sim, query }: RequestContext): Reply => {
     }
     result = tagged;
   }
-  return { status: 200, body: pageOf(result, paging(query)) };
+  return { status: 200, body: pageOf(result, paging(query), sim.sparse) };
 };
 
 function getResource(id: string): Handler {
   return ({ sim }: RequestContext): Reply => {
     const o = sim.store.get(id);
     if (!o) throw new SimError(404, `Resource ${id} not found.`);
-    const spec = KIND_SPECS[o.kind];
-    return {
-      status: 200,
-      body: {
-        identifier: o.identifier,
-        name: o.name,
-        resource_type: { identifier: spec.typeId, name: spec.title },
-        tags: [...o.tags].map((t) => ({ identifier: sim.store.tagId(t), name: t })),
-        created_at: new Date(o.createdAt).toISOString(),
-        updated_at: new Date(o.updatedAt).toISOString(),
-        attributes: {},
-      },
-    };
+    return { status: 200, body: renderResource(o, (t) => sim.store.tagId(t), sim.sparse) };
   };
 }
 
+/**
+ * Tag and untag. A tag request is in flight for `tagInFlightMs` (its answer held, whatever it is); one that
+ * overlaps it on the same resource fails at once and changes nothing.
+ */
 function tagHandler(id: string, tag: string, add: boolean): Handler {
   return ({ sim }: RequestContext): Reply => {
-    const o = sim.store.getLive(id);
-    if (!o) throw new SimError(404, `Resource ${id} not found.`);
-    if (add) sim.tag(o, tag);
-    else sim.untag(o, tag);
-    return { status: 200, body: {}, mutated: true };
+    const o = sim.changeable(id);
+    const holdMs = sim.beginTagRequest(o);
+    try {
+      if (add) sim.tag(o, tag);
+      else sim.untag(o, tag);
+    } catch (err) {
+      if (err instanceof SimError) return { ...errorReply(err.status, err.message, err.validation), holdMs };
+      throw err;
+    }
+    return { status: 200, body: {}, mutated: true, holdMs };
   };
 }
 

@@ -1,7 +1,9 @@
 /** LBaaS v1 collections (engine-api.md section 2): list, create, get, update, delete. */
-import { decodeSegment, pageOf, paging, parseJsonObject, type Reply } from '../http';
-import { KIND_BY_COLLECTION, KIND_SPECS, type Kind, renderObject, type SimObject } from '../model';
-import { SimError, type Simulator } from '../sim';
+import { SimError } from '../errors';
+import { decodeSegment, paging, parseJsonObject, type Reply } from '../http';
+import { KIND_BY_COLLECTION, KIND_SPECS, type Kind, type SimObject } from '../model';
+import { pageOf, renderObject } from '../render';
+import type { Simulator } from '../sim';
 import type { Handler, RequestContext, RouteMatch } from './types';
 
 export const LBAAS_PREFIX = '/api/LBaaS/v1/';
@@ -18,13 +20,13 @@ function notFound(kind: Kind, id: string): SimError {
 }
 
 function render(sim: Simulator, o: SimObject): Record<string, unknown> {
-  return renderObject(o, sim.store.nameOf);
+  return renderObject(o, sim.store.nameOf, sim.sparse);
 }
 
 function list(kind: Kind): Handler {
   return ({ sim, query }: RequestContext): Reply => {
     const result = sim.store.query(kind, parseFilters(query));
-    return { status: 200, body: { state: 'success', messages: [], data: pageOf(result, paging(query)) } };
+    return { status: 200, body: { state: 'success', messages: [], data: pageOf(result, paging(query), sim.sparse) } };
   };
 }
 
@@ -35,7 +37,7 @@ function create(kind: Kind): Handler {
   };
 }
 
-/** GET answers objects whose deletion is under way too (asynchronous delete). */
+/** GET answers objects whose deletion is under way too (asynchronous delete); lists do under `deleteListed`. */
 function getOne(kind: Kind, id: string): Handler {
   return ({ sim }: RequestContext): Reply => {
     const o = sim.store.get(id);
@@ -47,8 +49,7 @@ function getOne(kind: Kind, id: string): Handler {
 function update(kind: Kind, id: string): Handler {
   return ({ sim, body }: RequestContext): Reply => {
     const parsed = parseJsonObject(body);
-    const o = sim.store.getLive(id);
-    if (!o || o.kind !== kind) throw notFound(kind, id);
+    const o = sim.changeable(id, kind);
     sim.update(o, parsed);
     return { status: 200, body: render(sim, o), mutated: true };
   };

@@ -123,6 +123,7 @@ describe('admin faults', () => {
   test('faults GET returns the full effective model; PUT replaces it; bad models are 422 and change nothing', async () => {
     const def = (await admin('GET', 'faults')).json as Json;
     assert.deepEqual(def, {
+      profile: 'ideal',
       seed: 99,
       latencyMs: { min: 0, max: 0 },
       deployMs: { min: 10, max: 10 },
@@ -130,6 +131,12 @@ describe('admin faults', () => {
       rates: { serverError: 0, rateLimited: 0, dropAfterCommit: 0, deploymentError: 0 },
       routes: null,
       dropMode: 'mixed',
+      rateLimit: null,
+      deleteListed: false,
+      tagLagMs: { min: 0, max: 0 },
+      tagInFlightMs: 0,
+      tagConflictStatus: 500,
+      sparse: { nullFields: false, tagsNull: false, zonelessTimes: false, typeOnlyState: false, noTotalPages: false },
     });
     await faults({ seed: 3, latencyMs: { min: 1, max: 2 }, deployMs: 5, rates: { deploymentError: 0.5 } });
     const got = (await admin('GET', 'faults')).json as Json;

@@ -69,7 +69,7 @@ describe('state file', () => {
     const lb = first.seedObject({ kind: 'loadbalancer', fields: { name: 'lb', ip_address: '198.51.100.9' }, tags: ['keep=me'] });
     const be = (await rawRequest(first.url, 'POST', BE, { body: { name: 'b', health_check: '"adv_check": "tcp-check"', load_balancer: lb } })).json as Json;
     await new Promise((r) => setTimeout(r, 20));
-    first.sim.patch(lb, { state: 'DeploymentError' });
+    first.patchObject(lb, { state: 'DeploymentError' });
     await first.close();
     assert.ok(fs.existsSync(file));
     assert.deepEqual(fs.readdirSync(path.dirname(file)), ['sim-state.json']);
@@ -123,6 +123,24 @@ describe('sim process', () => {
     }
   });
 
+  test('--profile realistic (and LBAAS_SIM_PROFILE) starts the realistic profile; --delete-ms still overrides its delete delay', async () => {
+    const p = await startProcess(['--port', '0', '--quiet', '--profile', 'realistic']);
+    const q = await startProcess(['--port', '0', '--quiet', '--delete-ms', '100'], { LBAAS_SIM_PROFILE: 'realistic' });
+    try {
+      const model = (await rawRequest(p.url, 'GET', '/_sim/faults')).json as Json;
+      assert.equal(model.profile, 'realistic');
+      assert.deepEqual(model.rateLimit, { rps: 5, burst: 10, retryAfter: false });
+      assert.deepEqual(model.deleteMs, { min: 2000, max: 5000 });
+      const other = (await rawRequest(q.url, 'GET', '/_sim/faults')).json as Json;
+      assert.equal(other.profile, 'realistic');
+      assert.deepEqual(other.deleteMs, { min: 100, max: 100 });
+    } finally {
+      p.kill('SIGTERM');
+      q.kill('SIGTERM');
+      await Promise.all([p.exit, q.exit]);
+    }
+  });
+
   test('--seed-demo creates the two demo load balancers with fixed identifiers in state Deployed', async () => {
     const p = await startProcess(['--port', '0', '--quiet', '--seed-demo']);
     try {
@@ -145,6 +163,8 @@ describe('sim process', () => {
     [['--deploy-ms', '900-100'], {}, '--deploy-ms'],
     [['--delete-ms', 'soon'], {}, '--delete-ms'],
     [['--seed', '1.5'], {}, '--seed'],
+    [['--profile', 'harsh'], {}, '--profile'],
+    [[], { LBAAS_SIM_PROFILE: 'kind' }, 'LBAAS_SIM_PROFILE'],
     [['--no-such-flag'], {}, '--no-such-flag'],
   ] as const) {
     test(`a bad flag (${args.join(' ') || JSON.stringify(env)}) exits with code 2 and names ${flag}`, async () => {

@@ -1,0 +1,86 @@
+/**
+ * The seeded draws: request faults, deploy and delete delays with their outcomes, tag index lag. Each family has
+ * its own PRNG stream, so switching one on does not shift the others' sequences (the same seed and the same
+ * requests give the same identifiers, delays and faults, whatever else the fault model says).
+ */
+import type { FaultModel } from './faults';
+import { Prng } from './prng';
+
+export const STREAM_IDS = 0;
+const STREAM_FAULTS = 1;
+const STREAM_DEPLOY = 2;
+/** Added with the realistic profile; a stream of its own keeps the older streams' sequences unchanged. */
+const STREAM_TAG_LAG = 3;
+
+export class Draws {
+  private readonly faultPrng: Prng;
+  private readonly deployPrng: Prng;
+  private readonly lagPrng: Prng;
+  private routesRe: RegExp | null = null;
+
+  constructor(
+    seed: number,
+    private model: FaultModel,
+  ) {
+    this.faultPrng = new Prng(seed, STREAM_FAULTS);
+    this.deployPrng = new Prng(seed, STREAM_DEPLOY);
+    this.lagPrng = new Prng(seed, STREAM_TAG_LAG);
+  }
+
+  /** Uses a new model from now on (its `routes` already validated). */
+  use(model: FaultModel): void {
+    this.model = model;
+    this.routesRe = model.routes ? new RegExp(model.routes) : null;
+  }
+
+  reseed(seed: number): void {
+    this.faultPrng.reseed(seed, STREAM_FAULTS);
+    this.deployPrng.reseed(seed, STREAM_DEPLOY);
+    this.lagPrng.reseed(seed, STREAM_TAG_LAG);
+  }
+
+  latency(): number {
+    const { min, max } = this.model.latencyMs;
+    return max > 0 ? this.faultPrng.int(min, max) : 0;
+  }
+
+  private routeMatches(method: string, path: string): boolean {
+    return !this.routesRe || this.routesRe.test(`${method} ${path}`);
+  }
+
+  /** Before applying a request: a 5xx status, 429, or null to go ahead. */
+  requestFault(method: string, path: string): number | null {
+    const r = this.model.rates;
+    if ((r.serverError <= 0 && r.rateLimited <= 0) || !this.routeMatches(method, path)) return null;
+    if (this.faultPrng.chance(r.serverError)) return [500, 502, 503][this.faultPrng.int(0, 2)] ?? 500;
+    if (this.faultPrng.chance(r.rateLimited)) return 429;
+    return null;
+  }
+
+  /** After applying a request: lose its answer? */
+  drop(method: string, path: string): '502' | 'reset' | null {
+    const rate = this.model.rates.dropAfterCommit;
+    if (rate <= 0 || !this.routeMatches(method, path) || !this.faultPrng.chance(rate)) return null;
+    if (this.model.dropMode === 'mixed') return this.faultPrng.chance(0.5) ? 'reset' : '502';
+    return this.model.dropMode;
+  }
+
+  /** A deploy's delay and whether it fails. */
+  deploy(): { ms: number; failed: boolean } {
+    const { min, max } = this.model.deployMs;
+    const ms = this.deployPrng.int(min, max);
+    return { ms, failed: this.deployPrng.chance(this.model.rates.deploymentError) };
+  }
+
+  /** How long a deleted object is deprovisioned (0: gone at once; no draw then). */
+  deleteDelay(): number {
+    const { min, max } = this.model.deleteMs;
+    return max > 0 ? this.deployPrng.int(min, max) : 0;
+  }
+
+  /** How long the tag index lags behind one tag or untag (0: no lag; no draw then). */
+  tagLag(): number {
+    const { min, max } = this.model.tagLagMs;
+    return max > 0 ? this.lagPrng.int(min, max) : 0;
+  }
+}
