@@ -13,6 +13,7 @@ import { invalid, unreachable } from '../client/errors';
 import { clientConnectionOptions, temporalSettings } from '../client/settings';
 import { engineBudgetFromEnv } from './engine-settings';
 import { createMetrics, installMetrics } from './metrics';
+import { noticeRateLimits } from './rate-limit-notice';
 
 /**
  * Activity slots. Most activities spend their time waiting on the Engine (readiness polls sleep between GETs), so
@@ -45,6 +46,7 @@ export interface LbaasWorkerOptions {
 }
 
 export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> {
+  noticeRateLimits(o.engine.pacer, o.temporalClient);
   return Worker.create({
     connection: o.connection,
     namespace: o.namespace,

@@ -18,6 +18,7 @@ import {
   patched,
   setCurrentDetails,
   setHandler,
+  sleep,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -44,6 +45,11 @@ export const applyUpdate = defineUpdate<{ revision: number }, [spec: unknown]>('
 export const waitConvergedUpdate = defineUpdate<PassResult, [revision: number]>('waitConverged');
 export const deleteUpdate = defineUpdate<PassResult, []>('delete');
 export const resyncSignal = defineSignal<[]>('resync');
+/**
+ * Sent by a worker whose Engine requests for this service are answered 429 (worker/rate-limit-notice.ts): the summary
+ * and `status` say "rate limited by the Engine" until `until` (epoch ms), then stop saying it.
+ */
+export const engineRateLimitedSignal = defineSignal<[{ until: number }]>('engineRateLimited');
 export const controllerStatusQuery = defineQuery<ControllerStatus>('status');
 
 /**
@@ -116,6 +122,18 @@ export async function serviceController(input: ServiceControllerInput): Promise<
     { description: 'Remove everything the service owns on every load balancer, then end this controller.' },
   );
   setHandler(resyncSignal, () => st.requestResync());
+  setHandler(engineRateLimitedSignal, (notice) => {
+    const before = st.rateLimitedUntil;
+    st.noteRateLimited(notice?.until);
+    publish();
+    // Publish again when the notice runs out, so the summary stops saying it; one timer per notice that extends it.
+    if (st.rateLimitedUntil !== null && st.rateLimitedUntil !== before) {
+      const until = st.rateLimitedUntil;
+      void sleep(Math.max(1, until - Date.now())).then(() => {
+        if (st.rateLimitedUntil === until) publish();
+      });
+    }
+  });
   setHandler(controllerStatusQuery, () => st.status(), { description: 'Phase, revision, status, per load balancer and per object.' });
 
   upsertSearchAttributes([{ key: searchAttributes.serviceUid, value: uid }]);

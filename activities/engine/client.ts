@@ -19,6 +19,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import {
   type EngineError,
+  EngineProtocolError,
   type Redact,
   errorFromResponse,
   networkError,
@@ -199,6 +200,17 @@ function isJson(headers: ResponseHeaders): boolean {
   return value?.split(';')[0]?.trim().toLowerCase() === 'application/json';
 }
 
+/** The `identifier` of a JSON object body, when it has a usable one. */
+function identifierIn(body: string): string | undefined {
+  try {
+    const value: unknown = JSON.parse(body);
+    const id = typeof value === 'object' && value !== null ? (value as Record<string, unknown>).identifier : undefined;
+    return typeof id === 'string' && /^[0-9a-zA-Z-]{1,64}$/.test(id) ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function describeIssues(error: z.ZodError): string {
   const shown = error.issues.slice(0, 3).map((issue) => {
     const at = issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)';
@@ -246,6 +258,18 @@ export class EngineClient {
   }
 
   /**
+   * Whether the object still exists: true while GET answers 2xx (its body is not validated: an object being
+   * deprovisioned exists whatever it looks like), false once it answers 404. Other failures throw.
+   */
+  async exists(kind: LbaasKind, id: string): Promise<boolean> {
+    assertKind(kind);
+    const raw = await this.#send({ resource: kind, method: 'GET', path: `${LBAAS_PREFIX}/${kind}.json/${idSegment(id)}` });
+    if (raw.status === 404) return false;
+    this.#check(raw);
+    return true;
+  }
+
+  /**
    * Every `{identifier, name}` of a kind, over all pages, in the Engine's order, each identifier once (objects
    * created while paging can shift an item onto the next page).
    */
@@ -268,7 +292,17 @@ export class EngineClient {
       path: `${LBAAS_PREFIX}/${kind}.json`,
       body: JSON.stringify(body),
     });
-    return this.#parse(raw, objectSchemas[kind] as z.ZodType<EngineObjectMap[K]>, kind);
+    try {
+      return this.#parse(raw, objectSchemas[kind] as z.ZodType<EngineObjectMap[K]>, kind);
+    } catch (err) {
+      // The object exists even when its answer is unusable: hand its identifier on, so the caller can still tag it
+      // (an untagged object is invisible to every later pass).
+      if (err instanceof EngineProtocolError) {
+        const id = identifierIn(raw.body);
+        if (id !== undefined) err.createdIdentifier = id;
+      }
+      throw err;
+    }
   }
 
   /**

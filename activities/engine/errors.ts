@@ -148,6 +148,11 @@ export class EngineProtocolError extends EngineError {
     this.prototype.name = 'EngineProtocolError';
   }
   readonly retryable = false;
+  /**
+   * On a create whose answer could not be used: the identifier the answer carried. The object exists; the caller
+   * records and tags it before failing, so an unreadable answer cannot leave an untagged object behind.
+   */
+  createdIdentifier?: string;
 }
 
 /** Whether an error is worth retrying. Anything that is not an EngineError is a bug here, not a transient fault. */
