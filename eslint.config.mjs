@@ -1,5 +1,7 @@
-// Lint rules that enforce the workflow sandbox boundary (design.md, point 7): workflow code is bundled into
-// Temporal's deterministic sandbox, where Node built-ins do not exist and activities must only be imported as types.
+// Lint rules that enforce the room boundaries (docs/architecture.md). Workflow code is bundled into Temporal's
+// deterministic sandbox, where Node built-ins do not exist and activities must only be imported as types; domain/
+// is the shared model that workflows, activities and the client import, so it obeys the same sandbox rules and
+// imports nothing of theirs (every arrow points into it).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
@@ -18,7 +20,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['workflows/**/*.ts'],
+    files: ['workflows/**/*.ts', 'domain/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -29,6 +31,23 @@ export default tseslint.config(
               group: ['**/activities', '**/activities/**', '**/worker/**', '**/client/**', '**/simulator/**', 'undici', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'],
               allowTypeImports: true,
               message: 'Workflow code may only import types from activities/worker/client (sandbox and determinism).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['domain/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins.map((name) => ({ name, message: 'domain/ is loaded into the workflow sandbox: no Node built-ins.' })),
+          patterns: [
+            {
+              group: ['**/workflows', '**/workflows/**', '**/activities', '**/activities/**', '**/worker/**', '**/client/**', '**/cli/**', '**/simulator/**', '**/bench/**', '@temporalio/*', 'undici', 'zod'],
+              message: 'domain/ is the shared model: it imports nothing from the rooms that use it, nor Temporal, nor I/O libraries.',
             },
           ],
         },

@@ -8,8 +8,7 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/common';
-import { SERVICE_TAG_PREFIX, serviceTag } from '../workflows/planner/spec';
-import { KIND_TITLE, type Kind } from '../workflows/planner/types';
+import { KIND_TITLE, SERVICE_TAG_PREFIX, serviceTag, type Kind } from '../domain';
 import { EngineConflictError, EngineNotFoundError, EngineRateLimitedError, type EngineClient } from './engine';
 import { FAILURE } from './failures';
 import { withHeartbeat } from './heartbeat';

@@ -3,7 +3,7 @@
  * once; workflows type their proxies with `ReturnType<typeof createActivities>`. Every activity is idempotent and
  * translates Engine errors into Temporal failures at one boundary (failures.ts).
  */
-import type { ObservedObject, Snapshot } from '../workflows/planner/types';
+import type { ObservedObject, Snapshot } from '../domain/types';
 import type { EngineClient } from './engine';
 import { translated } from './failures';
 import { withHeartbeat } from './heartbeat';

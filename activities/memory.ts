@@ -11,7 +11,7 @@
  *   resource (the upstream controller serializes all its tagging for this reason).
  * Each map is bounded: cleared when full.
  */
-import type { Kind } from '../workflows/planner/types';
+import type { Kind } from '../domain';
 
 export class IdentifierCache {
   readonly #kinds = new Map<string, Kind | null>();

@@ -4,7 +4,7 @@
  * readiness wait that polls an "Unknown" object until its policy runs out.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { KIND_TITLE, type Kind, type StateName } from '../workflows/planner/types';
+import { KIND_TITLE, type Kind, type StateName } from '../domain';
 import { stateName } from './engine';
 import { FAILURE } from './failures';
 

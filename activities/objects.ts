@@ -5,11 +5,10 @@
 import { Context } from '@temporalio/activity';
 import { currentContext, withHeartbeat } from './heartbeat';
 import { ApplicationFailure } from '@temporalio/common';
-import { SERVICE_TAG_PREFIX, serviceTag } from '../workflows/planner/spec';
-import { KIND_TITLE, type FieldsOf, type Kind, type StateName } from '../workflows/planner/types';
+import { KIND_DEFINITIONS, KIND_TITLE, SERVICE_TAG_PREFIX, sameFields, serviceTag, type FieldsOf, type Kind, type StateName } from '../domain';
 import { EngineNotFoundError, EngineProtocolError, EngineRateLimitedError, toUpdateBody, type EngineClient, type EngineCreateBodyMap } from './engine';
 import { FAILURE } from './failures';
-import { fieldsOf, PARENT_FIELD, sameFields } from './kinds';
+import { fieldsOf } from './kinds';
 import type { IdentifierCache } from './memory';
 import { stateOf } from './object-state';
 import { mapLimit, RETRIEVE_CONCURRENCY } from './state';
@@ -50,11 +49,11 @@ interface CreateProgress {
 
 const ident = (kind: Kind, name: string, id?: string) => `${KIND_TITLE[kind]} ${name}${id ? ` (${id})` : ''}`;
 
-/** Objects of the same kind, name and parent as the one to create. */
+/** Objects of the same kind and name as the one to create, listed under the same object (its `listedUnder` link). */
 async function lookAlikes(engine: EngineClient, memory: IdentifierCache, input: CreateObjectInput): Promise<string[]> {
-  const parentField = PARENT_FIELD[input.kind];
-  const parent = (input.fields as unknown as Record<string, string>)[parentField] ?? '';
-  const refs = await engine.list(input.kind, { filters: { [parentField]: parent } });
+  const listedUnder = KIND_DEFINITIONS[input.kind].listedUnder;
+  const parent = (input.fields as unknown as Record<string, string>)[listedUnder] ?? '';
+  const refs = await engine.list(input.kind, { filters: { [listedUnder]: parent } });
   // An object being deleted stays listed with its state unchanged: it is never a look-alike to adopt.
   return refs.filter((r) => r.name === input.fields.name && !memory.isDeleting(r.identifier)).map((r) => r.identifier);
 }
@@ -72,7 +71,7 @@ async function findLost(engine: EngineClient, memory: IdentifierCache, input: Cr
   const candidates = await mapLimit(ids, RETRIEVE_CONCURRENCY, async (id) => {
     try {
       const object = await engine.get(input.kind, id);
-      if (!sameFields(input.fields, fieldsOf(input.kind, object as never))) return null;
+      if (!sameFields(input.kind, input.fields, fieldsOf(input.kind, object as never))) return null;
       const resource = await engine.getResource(id);
       if (resource.tags.includes(tag)) return { id, tagged: true };
       // Another service's object with the same name (services may share a suffix): never ours.

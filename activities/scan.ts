@@ -2,7 +2,7 @@
  * Engine-wide scan for the orphan report of fullResync: which service uids have objects tagged for them, and on
  * which load balancers.
  */
-import { SERVICE_TAG_PREFIX } from '../workflows/planner/spec';
+import { SERVICE_TAG_PREFIX } from '../domain';
 import { EngineNotFoundError, type EngineClient } from './engine';
 import { mapLimit, RETRIEVE_CONCURRENCY } from './state';
 

@@ -1,11 +1,10 @@
 /**
  * retrieveState: what one service owns on one load balancer, read from the Engine.
  */
-import { serviceTag } from '../workflows/planner/spec';
-import type { Kind, ObservedObject, Snapshot } from '../workflows/planner/types';
+import { KIND_OF_RESOURCE_TYPE, serviceTag, type Kind, type ObservedObject, type Snapshot } from '../domain';
 import { EngineNotFoundError, type EngineClient, type EngineObjectMap } from './engine';
 import { type Heartbeat, withHeartbeat } from './heartbeat';
-import { observed, RESOURCE_TYPE_KIND } from './kinds';
+import { observed } from './kinds';
 import type { IdentifierCache } from './memory';
 
 export { IdentifierCache } from './memory';
@@ -141,7 +140,7 @@ async function readTagged(engine: EngineClient, kinds: IdentifierCache, identifi
     return null;
   }
   if (verifyTag !== null && !resource.tags.includes(verifyTag)) return null;
-  const kind = RESOURCE_TYPE_KIND[resource.type.identifier] ?? null;
+  const kind = KIND_OF_RESOURCE_TYPE[resource.type.identifier] ?? null;
   kinds.set(identifier, kind);
   if (kind === null) return null;
   const object = await orNull(engine.get(kind, identifier));

@@ -7,7 +7,7 @@
 import type { Client } from '@temporalio/client';
 import type { AwaitReadyOptions } from '../activities/objects';
 import { reconcileService } from '../workflows';
-import { serviceTag, validateSpec } from '../workflows/planner';
+import { serviceTag, validateSpec } from '../domain';
 import { loadBalancerBound } from './bound';
 import { serviceRunHistory } from './history';
 import type { MsRange, SimAdmin } from './sim-process';

@@ -16,8 +16,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { EngineClient, stateName } from '../activities/engine';
 import { IdentifierCache, observeService } from '../activities/state';
 import { Prng } from '../simulator/prng';
-import { desiredObjects, planLoadBalancer, serviceTag } from '../workflows/planner';
-import type { Kind, PlannedObject, ServiceSpec, Snapshot } from '../workflows/planner/types';
+import { desiredObjects, planLoadBalancer, serviceTag } from '../domain';
+import type { Kind, PlannedObject, ServiceSpec, Snapshot } from '../domain/types';
 import { sleep } from './util';
 
 export const WAVES_POLL = { firstMs: 1000, backoff: 1.5, capMs: 300_000, steps: 30 } as const;

@@ -6,7 +6,7 @@
  */
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleDescription, type ScheduleHandle } from '@temporalio/client';
 import { invalid } from './errors';
-import { formatDuration, parseDuration } from '../workflows/planner';
+import { formatDuration, parseDuration } from '../domain';
 import type { fullResync, FullResyncInput } from '../workflows/full-resync';
 
 export const SCHEDULE_ID = 'lbaas-full-resync';

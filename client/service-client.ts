@@ -18,7 +18,7 @@ import type { ControllerStatus, PassResult } from '../workflows/controller';
 import type { LoadBalancerProgress } from '../workflows/reconcile-lb';
 import { runningControllersQuery, searchAttributes, workflowIds } from '../workflows/options';
 import type { PlanServiceResult } from '../workflows/plan-service';
-import type { ServiceSpec } from '../workflows/planner/types';
+import type { ServiceSpec } from '../domain/types';
 
 export interface ServiceSummary {
   serviceUid: string;

@@ -6,7 +6,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { LineCounter, parseDocument, type YAMLError } from 'yaml';
 import { CliError, invalid } from './errors';
-import { formatIssues, validateSpec, type ServiceSpec } from '../workflows/planner';
+import { formatIssues, validateSpec, type ServiceSpec } from '../domain';
 
 /** A spec is a few KiB; anything past 1 MiB is a mistake (or an attack), and could not travel as one payload anyway. */
 export const MAX_SPEC_BYTES = 1024 * 1024;

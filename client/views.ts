@@ -8,7 +8,7 @@ import type { ServiceSummary } from './service-client';
 import type { ControllerStatus, PassResult } from '../workflows/controller';
 import type { LoadBalancerProgress } from '../workflows/reconcile-lb';
 import type { PlanServiceResult } from '../workflows/plan-service';
-import { formatDuration, KIND_TITLE, MESSAGES, parseDuration, type AddressStatus, type ObjectStatus } from '../workflows/planner';
+import { formatDuration, isServiceUid, KIND_TITLE, MESSAGES, parseDuration, type AddressStatus, type ObjectStatus } from '../domain';
 
 /** `--timeout 90s`: a duration of at least 1 ms; anything else is a usage error naming the flag. */
 export function parseDurationFlag(text: string, flag: string): number {
@@ -19,7 +19,7 @@ export function parseDurationFlag(text: string, flag: string): number {
 
 /** Service uids are checked like the spec's, so that a typo is a usage error, not a lookup of a strange workflow id. */
 export function checkUid(uid: string): string {
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(uid)) throw invalid(`service uid ${JSON.stringify(ellipsize(uid, 140))}: ${MESSAGES.serviceUid}`);
+  if (!isServiceUid(uid)) throw invalid(`service uid ${JSON.stringify(ellipsize(uid, 140))}: ${MESSAGES.serviceUid}`);
   return uid;
 }
 

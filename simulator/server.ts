@@ -82,6 +82,7 @@ export function createRequestListener(sim: Simulator, opts: ServerOptions): http
     // The bucket is per API token; with the check disabled, requests without a token share one bucket.
     const throttled = sim.rateLimited(token ?? '');
     if (throttled) {
+      sim.stats.throttle();
       finish(errorReply(429, 'Request was throttled.', undefined, throttled), ' [rate limit]');
       return;
     }

@@ -3,7 +3,7 @@
  * retry timing, delete. Pure and deterministic (time comes from the workflow clock); serializable for
  * continue-as-new.
  */
-import { validateSpec } from './planner';
+import { validateSpec } from '../domain';
 import type { Phase } from './options';
 import type { ReconcileServiceResult } from './reconcile-service';
 

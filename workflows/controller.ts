@@ -3,6 +3,13 @@
  * desired spec and its revision, runs one pass at a time as a child reconcileService, lets the latest spec win,
  * retries failed passes with growing delays, resyncs on demand, deletes, and continues as new before its history
  * grows large. The entity state lives in ControllerState (controller-state.ts); this file is the loop and handlers.
+ *
+ * The loop is a state machine (docs/architecture.md, "Controller states", has the full diagram):
+ *
+ *   idle ──work (revision, resync, retry due)──▶ reconcile ──▶ idle, or rotate if nothing is pending and history is long
+ *   idle ──delete requested──▶ delete ──converged──▶ end (the workflow returns)
+ *                               delete ──failed──▶ idle (retried after the retry delay)
+ *   idle ──nothing pending, history long──▶ rotate ──▶ continue-as-new (state carried in ControllerSnapshot)
  */
 import {
   allHandlersFinished,
@@ -27,11 +34,14 @@ import { ControllerState, type ControllerSnapshot, type ControllerStatus, type P
 export { RETRY_FIRST_MS, RETRY_MAX_MS } from './controller-state';
 import { invalidInput, optionalInteger } from './input';
 import { FAILURE_TYPES, searchAttributes, type Phase } from './options';
-import { formatIssues, validateSpec } from './planner';
+import { formatIssues, isServiceUid, SERVICE_UID_RULE, validateSpec } from '../domain';
 import { reconcileService, type ReconcileServiceResult } from './reconcile-service';
 import { causeOf, childFailureOfType, failureDetails } from './failures';
 
 export type { ControllerStatus, PassResult } from './controller-state';
+
+/** The steps of the controller loop (the state diagram is in docs/architecture.md and at the top of this file). */
+type Step = 'idle' | 'reconcile' | 'delete' | 'rotate';
 
 export interface ServiceControllerInput {
   serviceUid: string;
@@ -59,8 +69,8 @@ export const controllerStatusQuery = defineQuery<ControllerStatus>('status');
 export const CONTINUE_AS_NEW_EVENTS = 2_000;
 
 export async function serviceController(input: ServiceControllerInput): Promise<PassResult> {
-  if (typeof input?.serviceUid !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(input.serviceUid)) {
-    throw invalidInput('serviceController: serviceUid: must be 1-128 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit');
+  if (!isServiceUid(input?.serviceUid)) {
+    throw invalidInput(`serviceController: serviceUid: ${SERVICE_UID_RULE}`);
   }
   const uid = input.serviceUid;
   const historyLimit = optionalInteger(input as unknown as Record<string, unknown>, 'historyLimit', 'serviceController', 20, 50_000) ?? CONTINUE_AS_NEW_EVENTS;
@@ -140,39 +150,53 @@ export async function serviceController(input: ServiceControllerInput): Promise<
   publish();
 
   const historyIsLong = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > historyLimit;
-  const rotate = async () => {
-    await condition(allHandlersFinished);
-    await continueAsNew<typeof serviceController>({ serviceUid: uid, state: st.snapshot(), ...(input.historyLimit ? { historyLimit } : {}) });
-  };
   // Controllers started before this change only rotated right after a pass; they replay without the idle check.
   const rotateWhenIdle = patched('continue-as-new-when-idle');
   const idleAndLong = () => rotateWhenIdle && !st.hasWork() && historyIsLong();
+  /** After a pass (or a wake-up with nothing to do): rotate if the history is long and nothing is pending. */
+  const afterWork = (): Step => (!st.hasWork() && historyIsLong() ? 'rotate' : 'idle');
 
-  for (;;) {
-    if (idleAndLong()) await rotate();
-    // Wait for work: a new revision, a resync, a delete, or the retry delay of a failed pass running out. Updates and
-    // queries grow the history too, so a long history wakes the loop to continue as new.
+  /**
+   * Idle: wait for work (a new revision, a resync, a delete, or the retry delay of a failed pass running out).
+   * Updates and queries grow the history too, so a long history also wakes the loop, to continue as new.
+   */
+  const idle = async (): Promise<Step> => {
+    if (idleAndLong()) return 'rotate';
     const retryIn = st.retryDelayMs();
     if (retryIn === null) await condition(() => st.hasWork() || idleAndLong());
     else if (retryIn <= 0 || !(await condition(() => st.hasWork() || idleAndLong(), retryIn))) st.retryDue();
-    if (idleAndLong()) continue;
+    if (idleAndLong()) return 'rotate';
+    if (st.deleting) return 'delete';
+    return st.hasWork() ? 'reconcile' : afterWork();
+  };
 
-    if (st.deleting) {
-      const result = await runPass(st, { teardown: true });
-      if (result.converged) {
+  for (let step: Step = 'idle'; ; ) {
+    switch (step) {
+      case 'idle':
+        step = await idle();
+        break;
+      case 'reconcile':
+        await runPass(st, { teardown: false });
+        publish();
+        step = afterWork();
+        break;
+      case 'delete': {
+        const result = await runPass(st, { teardown: true });
+        if (!result.converged) {
+          // Retried from idle once the retry delay runs out: a delete is never given up.
+          publish();
+          step = 'idle';
+          break;
+        }
         st.finishDelete(result);
         publish();
         await condition(allHandlersFinished);
         return result;
       }
-      publish();
-      continue;
+      case 'rotate':
+        await condition(allHandlersFinished);
+        return continueAsNew<typeof serviceController>({ serviceUid: uid, state: st.snapshot(), ...(input.historyLimit ? { historyLimit } : {}) });
     }
-    if (st.hasWork()) {
-      await runPass(st, { teardown: false });
-      publish();
-    }
-    if (!st.hasWork() && historyIsLong()) await rotate();
   }
 
   /**

@@ -37,7 +37,7 @@ export async function fullResync(input: FullResyncInput = {}): Promise<FullResyn
   const engine = proxyActivities<Activities>(ENGINE_CALL);
   const control = proxyActivities<ControlActivities>(ENGINE_CALL);
 
-  const controllers = await control.listControllers.executeWithOptions({ summary: 'list service controllers' } as never, []);
+  const controllers = await control.listControllers.executeWithOptions({ summary: 'list service controllers' }, []);
   const signalled: string[] = [];
   const missed: string[] = [];
   await Promise.all(
@@ -51,7 +51,7 @@ export async function fullResync(input: FullResyncInput = {}): Promise<FullResyn
     }),
   );
 
-  const tagged = await engine.scanTaggedServices.executeWithOptions({ summary: 'scan the Engine for tagged services' } as never, []);
+  const tagged = await engine.scanTaggedServices.executeWithOptions({ summary: 'scan the Engine for tagged services' }, []);
   const known = new Set(controllers.map((c) => c.serviceUid));
   const orphans: Orphan[] = Object.entries(tagged)
     .filter(([uid]) => !known.has(uid))
@@ -63,7 +63,7 @@ export async function fullResync(input: FullResyncInput = {}): Promise<FullResyn
         try {
           // Visibility lags: a service applied seconds ago may not be listed yet. Ask for its controller directly
           // before destroying anything.
-          if (await control.controllerRunning.executeWithOptions({ summary: `confirm ${o.serviceUid} has no controller` } as never, [{ serviceUid: o.serviceUid }])) {
+          if (await control.controllerRunning.executeWithOptions({ summary: `confirm ${o.serviceUid} has no controller` }, [{ serviceUid: o.serviceUid }])) {
             o.error = 'has a controller after all (started while the resync listed controllers); left alone';
             return;
           }

@@ -3,8 +3,8 @@
  * fail at once, non-retryably, naming the field; a bad input must never turn into a workflow task retried forever.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { formatIssues, validateSpec } from './planner';
-import type { ServiceSpec } from './planner/types';
+import { formatIssues, validateSpec } from '../domain';
+import type { ServiceSpec } from '../domain/types';
 import { FAILURE_TYPES } from './options';
 
 export function invalidInput(message: string): ApplicationFailure {

@@ -2,7 +2,7 @@
  * Names, ids, search attributes and activity option sets shared by the workflows, declared once.
  */
 import { ActivityCancellationType, defineSearchAttributeKey, SearchAttributeType, type ActivityOptions } from '@temporalio/common';
-import type { ReadinessPolicy } from './planner/types';
+import type { ReadinessPolicy } from '../domain/types';
 
 export const workflowIds = {
   /** One reconciliation of one service on one load balancer; the id makes it exclusive (product.md section 3). */

@@ -5,8 +5,8 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { specOf } from './input';
 import { ENGINE_CALL } from './options';
-import { describePlan, desiredObjects, planLoadBalancer, planSummary, type PlanSummary } from './planner';
-import type { Plan } from './planner/types';
+import { describePlan, desiredObjects, planLoadBalancer, planSummary, type PlanSummary } from '../domain';
+import type { Plan } from '../domain/types';
 
 export interface LoadBalancerPlan {
   cleanup: boolean;
@@ -23,7 +23,7 @@ export interface PlanServiceResult {
 export async function planService(input: { spec: unknown }): Promise<PlanServiceResult> {
   const { spec } = specOf(input, 'planService');
   const engine = proxyActivities<Activities>(ENGINE_CALL);
-  const held = await engine.observeService.executeWithOptions({ summary: `observe ${spec.serviceUid}` } as never, [{ serviceUid: spec.serviceUid }]);
+  const held = await engine.observeService.executeWithOptions({ summary: `observe ${spec.serviceUid}` }, [{ serviceUid: spec.serviceUid }]);
   const dropped = Object.keys(held).filter((lb) => !spec.loadBalancers.includes(lb)).sort();
   const loadBalancers: Record<string, LoadBalancerPlan> = {};
   for (const lb of [...spec.loadBalancers, ...dropped]) {

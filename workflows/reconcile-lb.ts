@@ -7,11 +7,12 @@
 import { ApplicationFailure, type ActivityOptions } from '@temporalio/common';
 import { CancellationScope, defineQuery, isCancellation, metricMeter, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import type { CreateObjectInput } from '../activities/objects';
 import { causeOf } from './failures';
 import { invalidInput, loadBalancerId, optionalInteger, specOf } from './input';
 import { ENGINE_CALL, FAILURE_TYPES, readinessOptions, short } from './options';
-import { desiredObjects, isPlanEmpty, planLoadBalancer, statusFromSnapshot } from './planner';
-import { KIND_TITLE, type Destroy, type Kind, type LoadBalancerResult, type ObjectStatus, type Plan, type PlannedObject } from './planner/types';
+import { completeFields, desiredObjects, isPlanEmpty, planLoadBalancer, statusFromSnapshot } from '../domain';
+import { DESTROY_STAGES, KIND_TITLE, type Destroy, type LoadBalancerResult, type ObjectStatus, type Plan, type PlannedObject } from '../domain';
 import { StatusBook } from './status-book';
 
 export interface ReconcileLoadBalancerInput {
@@ -66,10 +67,6 @@ const metrics = {
   pending: () => metricMeter.createGauge('lbaas_reconcile_resources_pending', 'int', '', 'objects a pass still has to create, recover or wait for'),
 };
 
-const LINK_FIELD: Record<Exclude<Kind, 'backend'>, string> = { frontend: 'default_backend', bind: 'frontend', server: 'backend' };
-/** Destroy stages: dependents before what they reference. */
-const DESTROY_STAGES: Kind[][] = [['bind', 'server'], ['frontend'], ['backend']];
-
 export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): Promise<ReconcileLoadBalancerResult> {
   const wf = 'reconcileLoadBalancer';
   const { spec, fields } = specOf(input, wf);
@@ -87,7 +84,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
   const readiness = proxyActivities<Activities>(readinessOptions(spec.readiness));
   const on = `on ${short(loadBalancer)}`;
   const call = <A extends unknown[], R>(fn: { executeWithOptions(o: ActivityOptions, a: A): Promise<R> }, summary: string, ...args: A) =>
-    fn.executeWithOptions({ summary } as ActivityOptions, args);
+    fn.executeWithOptions({ summary }, args);
 
   const book = new StatusBook(loadBalancer, () => Date.now());
   const progress: LoadBalancerProgress = { loadBalancer, pass: 0, phase: 'observing', objects: [] };
@@ -108,7 +105,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
   };
 
   /** Makes one desired object exist and be ready; resolves to its identifier, or null when it is not ready yet. */
-  const realize = async (p: PlannedObject, parentId: string | null): Promise<string | null> => {
+  const realize = async (p: PlannedObject, parentId: string): Promise<string | null> => {
     const { desired: d, action } = p;
     const title = `${KIND_TITLE[d.kind]} ${d.name}`;
     let id: string;
@@ -125,11 +122,11 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
         book.update(d.key, { identifier: id, state: 'Updating' });
         break;
       case 'create': {
-        const fieldsWithLink = d.kind === 'backend' ? d.fields : { ...d.fields, [LINK_FIELD[d.kind]]: parentId };
+        const fields = completeFields(d.kind, d.fields, parentId);
         // Not cancellable: a pass superseded between the create and the tag must still finish tagging (its retry would
         // otherwise be dropped and the object left untagged, invisible to every later pass).
         const created = await CancellationScope.nonCancellable(() =>
-          call(engine.createObject, `create ${title} ${on}`, { serviceUid: uid, kind: d.kind, fields: fieldsWithLink, loadBalancer } as never),
+          call(engine.createObject, `create ${title} ${on}`, { serviceUid: uid, kind: d.kind, fields, loadBalancer } as CreateObjectInput),
         );
         // Adopted means a lost earlier attempt of this same create made it: still one object created here.
         counts.created++;

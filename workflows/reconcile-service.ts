@@ -7,8 +7,8 @@ import { ChildWorkflowFailure, executeChild, isCancellation, ParentClosePolicy, 
 import type { Activities } from '../activities';
 import { optionalInteger, specOf } from './input';
 import { ENGINE_CALL, FAILURE_TYPES, searchAttributes, workflowIds } from './options';
-import { mergeStatus } from './planner';
-import type { AddressStatus, LoadBalancerResult, ObjectStatus } from './planner/types';
+import { mergeStatus } from '../domain';
+import type { AddressStatus, LoadBalancerResult, ObjectStatus } from '../domain/types';
 import { reconcileLoadBalancer, type LoadBalancerFailureDetails, type ReconcileLoadBalancerResult } from './reconcile-lb';
 import { causeOf, failureDetails } from './failures';
 
@@ -71,7 +71,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
         // Exactly one reconciliation may run per service and load balancer. One started elsewhere (another client, or
         // a superseded parent whose child is still finishing) is waited for, then ours runs on what it left.
         const delay = Math.min(BUSY_WAIT_MAX_MS, BUSY_WAIT_FIRST_MS * 2 ** attempt);
-        await sleep(delay, { summary: `wait for the running ${workflowId}` } as never);
+        await sleep(delay, { summary: `wait for the running ${workflowId}` });
       }
     }
   };
@@ -112,9 +112,9 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   // spec: find where (one list in the common case where there are none), then remove them there. New configuration
   // first, old removed after, so traffic moves before anything is taken away.
   const known = new Set(objects.map((o) => o.identifier));
-  const tagged = await engine.listTagged.executeWithOptions({ summary: `look for ${uid} objects elsewhere` } as never, [{ serviceUid: uid }]);
+  const tagged = await engine.listTagged.executeWithOptions({ summary: `look for ${uid} objects elsewhere` }, [{ serviceUid: uid }]);
   if (tagged.some((id) => !known.has(id))) {
-    const held = await engine.observeService.executeWithOptions({ summary: `locate ${uid} objects` } as never, [{ serviceUid: uid }]);
+    const held = await engine.observeService.executeWithOptions({ summary: `locate ${uid} objects` }, [{ serviceUid: uid }]);
     const dropped = Object.keys(held)
       .filter((lb) => (teardown || !spec.loadBalancers.includes(lb)) && (held[lb]?.length ?? 0) > 0)
       .sort();

@@ -2,7 +2,7 @@
  * Per-object status of one load balancer's reconciliation, kept as data (design.md point 5) and exposed by the
  * `status` query: what exists, what is pending, what failed and why.
  */
-import type { Kind, ObjectStatus, Plan, Snapshot, StateName } from './planner/types';
+import type { Kind, ObjectStatus, Plan, Snapshot, StateName } from '../domain/types';
 
 export class StatusBook {
   readonly #objects = new Map<string, ObjectStatus>();

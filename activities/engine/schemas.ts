@@ -4,9 +4,22 @@
  * Parsed objects keep the Engine's field names (snake_case), so what a caller compares is what the Engine echoed.
  * Schemas strip unknown fields instead of rejecting them: the Engine may add fields at any time. They are strict
  * about what reconciliation relies on (identifiers, names, state, links and the compared fields of each kind), and
- * lenient (optional, nullable) about the rest, so a change in a field nobody reads cannot break a pass.
+ * lenient (optional, nullable) about the rest, so a change in a field nobody reads cannot break a pass. The four
+ * kinds' schemas and body types are derived from their field tables (domain/kinds), so a field is declared once.
  */
 import { z } from 'zod';
+import {
+  KIND_DEFINITIONS,
+  LINK_FIELDS,
+  type ComparedName,
+  type FieldSpec,
+  type FieldTable,
+  type FieldTableOf,
+  type Kind,
+  type OtherName,
+  type RequiredOnCreate,
+  type ValueOf,
+} from '../../domain';
 
 /** The LBaaS object kinds, named as in their collection paths (`/api/LBaaS/v1/<kind>.json`). */
 export const LBAAS_KINDS = ['loadbalancer', 'backend', 'frontend', 'bind', 'server'] as const;
@@ -44,41 +57,35 @@ const common = {
 };
 
 export const loadBalancerSchema = z.object({ ...common, ip_address: optionalString });
-export const frontendSchema = z.object({
-  ...common,
-  load_balancer: refSchema,
-  default_backend: refSchema,
-  mode: z.string(),
-  client_timeout: optionalString,
-});
-export const backendSchema = z.object({
-  ...common,
-  load_balancer: refSchema,
-  mode: z.string(),
-  health_check: z.string(),
-  server_timeout: z.number().int().nullish(),
-});
-export const bindSchema = z.object({
-  ...common,
-  frontend: refSchema,
-  address: z.string(),
-  port: z.number().int(),
-  ssl: z.boolean(),
-  ssl_certificate_path: optionalString,
-});
-export const serverSchema = z.object({
-  ...common,
-  backend: refSchema,
-  ip: z.string(),
-  port: z.number().int(),
-  check: z.string(),
-});
-
 export type EngineLoadBalancer = z.infer<typeof loadBalancerSchema>;
-export type EngineFrontend = z.infer<typeof frontendSchema>;
-export type EngineBackend = z.infer<typeof backendSchema>;
-export type EngineBind = z.infer<typeof bindSchema>;
-export type EngineServer = z.infer<typeof serverSchema>;
+
+type Common = z.infer<z.ZodObject<typeof common>>;
+/** A field as the Engine sends it: a link is a reference object, everything else as in the domain. */
+type EngineValue<S> = S extends { type: 'link' } ? EngineRef : ValueOf<S>;
+/** An Engine object of a kind: its compared fields required, the others possibly missing or null. */
+export type EngineObjectOf<K extends Kind> = Common & { [N in ComparedName<FieldTableOf<K>>]: EngineValue<FieldTableOf<K>[N]> } & {
+  [N in OtherName<FieldTableOf<K>>]?: EngineValue<FieldTableOf<K>[N]> | null;
+};
+
+/**
+ * A field's schema, from its entry in the kind's field table (domain/kinds): compared fields are what reconciliation
+ * relies on and must be present and well-typed; the others are tolerated missing or null.
+ */
+function fieldSchema(spec: FieldSpec): z.ZodType {
+  const base = spec.type === 'link' ? refSchema : spec.type === 'integer' ? z.number().int() : spec.type === 'boolean' ? z.boolean() : z.string();
+  return spec.compared ? base : base.nullish();
+}
+
+function kindSchema<K extends Kind>(kind: K): z.ZodType<EngineObjectOf<K>> {
+  const shape: Record<string, z.ZodType> = { ...common };
+  for (const [name, spec] of Object.entries(KIND_DEFINITIONS[kind].fields as FieldTable)) shape[name] = fieldSchema(spec);
+  return z.object(shape) as unknown as z.ZodType<EngineObjectOf<K>>;
+}
+
+export type EngineFrontend = EngineObjectOf<'frontend'>;
+export type EngineBackend = EngineObjectOf<'backend'>;
+export type EngineBind = EngineObjectOf<'bind'>;
+export type EngineServer = EngineObjectOf<'server'>;
 
 /** The parsed object type of each kind: `get('backend', id)` resolves to `EngineBackend`. */
 export interface EngineObjectMap {
@@ -92,10 +99,10 @@ export type EngineObject = EngineObjectMap[LbaasKind];
 
 export const objectSchemas: { readonly [K in LbaasKind]: z.ZodType<EngineObjectMap[K]> } = {
   loadbalancer: loadBalancerSchema,
-  backend: backendSchema,
-  frontend: frontendSchema,
-  bind: bindSchema,
-  server: serverSchema,
+  backend: kindSchema('backend'),
+  frontend: kindSchema('frontend'),
+  bind: kindSchema('bind'),
+  server: kindSchema('server'),
 };
 
 /*
@@ -107,35 +114,14 @@ export interface LoadBalancerCreate {
   name: string;
   ip_address?: string;
 }
-export interface BackendCreate {
-  name: string;
-  load_balancer: string;
-  mode: string;
-  health_check?: string;
-  server_timeout?: number;
-}
-export interface FrontendCreate {
-  name: string;
-  load_balancer: string;
-  default_backend: string;
-  mode: string;
-  client_timeout?: string;
-}
-export interface BindCreate {
-  name: string;
-  frontend: string;
-  address: string;
-  port: number;
-  ssl?: boolean;
-  ssl_certificate_path?: string;
-}
-export interface ServerCreate {
-  name: string;
-  backend: string;
-  ip: string;
-  port: number;
-  check?: string;
-}
+/** A create body of a kind: links as bare ids; the compared fields without an Engine default required, the rest optional. */
+export type CreateBodyOf<K extends Kind> = { [N in RequiredOnCreate<FieldTableOf<K>>]: ValueOf<FieldTableOf<K>[N]> } & {
+  [N in Exclude<keyof FieldTableOf<K> & string, RequiredOnCreate<FieldTableOf<K>>>]?: ValueOf<FieldTableOf<K>[N]>;
+};
+export type BackendCreate = CreateBodyOf<'backend'>;
+export type FrontendCreate = CreateBodyOf<'frontend'>;
+export type BindCreate = CreateBodyOf<'bind'>;
+export type ServerCreate = CreateBodyOf<'server'>;
 export interface EngineCreateBodyMap {
   loadbalancer: LoadBalancerCreate;
   backend: BackendCreate;
@@ -182,13 +168,7 @@ export interface EngineResource {
   updatedAt?: string;
 }
 
-const LINK_KEYS: { readonly [K in LbaasKind]: readonly string[] } = {
-  loadbalancer: [],
-  backend: ['load_balancer'],
-  frontend: ['load_balancer', 'default_backend'],
-  bind: ['frontend'],
-  server: ['backend'],
-};
+const LINK_KEYS: { readonly [K in LbaasKind]: readonly string[] } = { loadbalancer: [], ...LINK_FIELDS };
 
 /**
  * Turns an object as read into its PUT body (engine-api.md 2.3): references become bare ids, `state` becomes

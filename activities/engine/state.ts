@@ -1,4 +1,4 @@
-import type { StateName } from '../../workflows/planner/types';
+import type { StateName } from '../../domain/types';
 
 /** Engine state ids (engine-api.md 2.2). The id is what counts when the Engine sends one; titles are for people. */
 export const STATE_NAME_BY_ID: Readonly<Record<string, Exclude<StateName, 'Unknown'>>> = Object.freeze({

@@ -11,7 +11,7 @@ import { json, type OutputFormat } from '../output';
 import { loadSpec } from '../spec-file';
 import { applyResult, applyResultText, parseDurationFlag, progressLines } from '../views';
 import { waitWithProgress, within } from '../wait';
-import { formatDuration } from '../../workflows/planner';
+import { formatDuration } from '../../domain';
 
 export interface ApplyOptions {
   file: string;

@@ -10,7 +10,7 @@ import { noAnswerHint, requireController, warnIfNoWorker, withTemporal } from '.
 import { CliError, EXIT } from '../errors';
 import { checkUid, parseDurationFlag, progressLines } from '../views';
 import { waitWithProgress, within } from '../wait';
-import { formatDuration } from '../../workflows/planner';
+import { formatDuration } from '../../domain';
 
 export async function deleteService(uid: string, opts: { wait?: boolean; timeout: string }, io: CliIo): Promise<void> {
   checkUid(uid);

@@ -8,7 +8,7 @@ import { withTemporal } from '../connect';
 import { json, keyValues, type OutputFormat } from '../output';
 import { existingSchedule, SCHEDULE_ID, setSchedule, triggerSchedule, viewOf, type ScheduleView } from '../schedule';
 import { parseDurationFlag } from '../views';
-import { formatDuration } from '../../workflows/planner';
+import { formatDuration } from '../../domain';
 
 export async function scheduleSet(opts: { every: string; destroyOrphans?: boolean }, io: CliIo): Promise<void> {
   const everyMs = parseDurationFlag(opts.every, '--every');

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { LbaasClient } from '../../client/service-client';
 import type { AdminObject } from '../../simulator';
-import { validateSpec } from '../../workflows/planner';
+import { validateSpec } from '../../domain';
 import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
 import { startStack, stopTemporalServer, type Stack } from '../helpers/stack';
 import { Runs, until } from '../helpers/workflows';

@@ -3,8 +3,8 @@
  * over the logs. Pure functions over plain data, so each can be shown to fail on a crafted input.
  */
 import type { AdminObject } from '../../simulator';
-import { desiredObjects, SERVICE_TAG_PREFIX, serviceTag } from '../../workflows/planner';
-import type { DesiredObject, ServiceSpec } from '../../workflows/planner/types';
+import { desiredObjects, SERVICE_TAG_PREFIX, serviceTag } from '../../domain';
+import type { DesiredObject, ServiceSpec } from '../../domain/types';
 
 export interface Invariant {
   name: string;

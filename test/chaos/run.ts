@@ -21,7 +21,7 @@ import { LbaasClient } from '../../client/service-client';
 import { ensureTemporalCli } from '../../client/temporal-path';
 import { startSimulator, type AdminObject, type RunningSimulator } from '../../simulator';
 import { Prng } from '../../simulator/prng';
-import { parseDuration } from '../../workflows/planner';
+import { parseDuration } from '../../domain';
 import { containsText, everyCreatedObjectTagged, exactlyDesired, foreignUntouched, noDuplicates, type Invariant } from './invariants';
 import { changedSpec, seedForeign, serviceSpec, validated, type ChaosService } from './specs';
 import { WorkerPool } from './workers';

@@ -4,8 +4,8 @@
  */
 import { Prng } from '../../simulator/prng';
 import type { AdminObject } from '../../simulator';
-import { validateSpec } from '../../workflows/planner';
-import type { ServiceSpec } from '../../workflows/planner/types';
+import { validateSpec } from '../../domain';
+import type { ServiceSpec } from '../../domain/types';
 
 /** Readiness fast enough for 50-400 ms deploys, patient enough (100 attempts) to outlast every injected fault. */
 const READINESS = { initialInterval: '200ms', backoffCoefficient: 1.5, maximumInterval: '2s', maximumAttempts: 100 };

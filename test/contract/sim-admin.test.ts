@@ -58,7 +58,7 @@ describe('admin stats', () => {
     await api('DELETE', `${BE}/${be.identifier}`);
     await admin('GET', 'objects');
     const stats = (await admin('GET', 'stats')).json as Json;
-    assert.deepEqual(Object.keys(stats).sort(), ['mutations', 'requests', 'total']);
+    assert.deepEqual(Object.keys(stats).sort(), ['mutations', 'requests', 'throttled', 'total']);
     assert.deepEqual(stats.requests, {
       'DELETE /api/LBaaS/v1/backend.json/{id}': 2,
       'DELETE /api/LBaaS/v1/loadbalancer.json/{id}': 1,
@@ -71,7 +71,7 @@ describe('admin stats', () => {
     assert.equal(stats.total, 10);
     assert.equal(stats.mutations, 4, 'POST, PUT, tag, DELETE');
     assert.equal((await admin('POST', 'stats/reset')).status, 204);
-    assert.deepEqual((await admin('GET', 'stats')).json, { requests: {}, total: 0, mutations: 0 });
+    assert.deepEqual((await admin('GET', 'stats')).json, { requests: {}, total: 0, mutations: 0, throttled: 0 });
   });
 });
 
@@ -217,7 +217,7 @@ describe('admin objects', () => {
     await faults({ rates: { serverError: 1 } });
     assert.equal((await admin('POST', 'reset')).status, 204);
     assert.equal(await objectCount(), 0);
-    assert.deepEqual((await admin('GET', 'stats')).json, { requests: {}, total: 0, mutations: 0 });
+    assert.deepEqual((await admin('GET', 'stats')).json, { requests: {}, total: 0, mutations: 0, throttled: 0 });
     assert.equal(((await admin('GET', 'faults')).json as { rates: Json }).rates.serverError, 0);
     assert.equal((await api('GET', `${RES}?tag_name=t%3D1`)).status, 422);
   });

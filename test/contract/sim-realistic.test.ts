@@ -127,7 +127,8 @@ describe('rate limit per token', () => {
     await sleep(1100); // one token at 1/s
     assert.equal((await api('GET', LB)).status, 200);
     assert.equal((await api('GET', LB)).status, 429);
-    assert.equal(sim.stats().requests[`GET ${LB}`], 5, 'throttled requests are counted');
+    assert.equal(sim.stats().requests[`GET ${LB}`], 5, 'throttled requests are counted as requests');
+    assert.equal(sim.stats().throttled, 2, 'and as throttled');
   });
 
   test('the bucket is per API token', async () => {

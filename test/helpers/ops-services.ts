@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { LbaasClient } from '../../client/service-client';
-import { validateSpec } from '../../workflows/planner';
-import type { ServiceSpec } from '../../workflows/planner/types';
+import { validateSpec } from '../../domain';
+import type { ServiceSpec } from '../../domain/types';
 import { exampleSpec } from './fixtures';
 import { until } from './workflows';
 

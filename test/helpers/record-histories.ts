@@ -19,7 +19,7 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { LbaasClient } from '../../client/service-client';
 import { workflowIds } from '../../workflows/options';
-import { formatIssues, validateSpec } from '../../workflows/planner';
+import { formatIssues, validateSpec } from '../../domain';
 import { loadBalancerStatusQuery } from '../../workflows/reconcile-lb';
 import { admin, seedConverged, tagOf, type OracleSpec } from './engine-state';
 import { historyToJson } from './history-json';

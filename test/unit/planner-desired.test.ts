@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { desiredObjects, validateSpec, type DesiredObject, type ServiceSpec } from '../../workflows/planner';
+import { desiredObjects, validateSpec, type DesiredObject, type ServiceSpec } from '../../domain';
 
 const LB = '6f0c3d2e9a8b4c7d8e9f0a1b2c3d4e5f';
 const HC = '"adv_check": "tcp-check"';

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { matches } from '../../workflows/planner/kinds';
-import { desiredObjects, validateSpec, type DesiredObject, type ObservedObject } from '../../workflows/planner';
+import { matches } from '../../domain/kinds';
+import { desiredObjects, validateSpec, type DesiredObject, type ObservedObject } from '../../domain';
 
 const LB = '6f0c3d2e9a8b4c7d8e9f0a1b2c3d4e5f';
 const PARENT = 'a'.repeat(32);

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { canonicalIp, formatDuration, parseDuration } from '../../workflows/planner';
+import { canonicalIp, formatDuration, parseDuration } from '../../domain';
 
 describe('canonicalIp prints what Go net.IP.String() prints', () => {
   const cases: [input: string, text: string, family: 'v4' | 'v6'][] = [

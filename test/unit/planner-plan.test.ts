@@ -10,7 +10,7 @@ import {
   type ObservedObject,
   type Plan,
   type StateName,
-} from '../../workflows/planner';
+} from '../../domain';
 
 const LB = '6f0c3d2e9a8b4c7d8e9f0a1b2c3d4e5f';
 const POLICIES: readonly FailedResourcesPolicy[] = ['recover', 'recreate'];

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_READINESS, MESSAGES, formatIssues, serviceTag, validateSpec, type SpecIssue } from '../../workflows/planner';
+import { DEFAULT_READINESS, MESSAGES, formatIssues, serviceTag, validateSpec, type SpecIssue } from '../../domain';
 
 /** The example of product.md section 1, as parsed from YAML. */
 function example(): Record<string, unknown> {

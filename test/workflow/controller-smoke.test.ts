@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { LbaasClient } from '../../client/service-client';
-import { validateSpec } from '../../workflows/planner';
+import { validateSpec } from '../../domain';
 import { exampleSpec, seedLoadBalancer, taggedLines } from '../helpers/fixtures';
 import { startStack, stopTemporalServer, type Stack } from '../helpers/stack';
 

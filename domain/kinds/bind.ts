@@ -2,18 +2,29 @@
  * Bind: one per external address and port, `<v4|v6>.<port>.<suffix>`, listening on the external port without TLS.
  * The name carries only the family, so Binds of two addresses of one family share a name: the key adds the address.
  */
-import type { DesiredOf, KindRules } from '../diff';
 import { BIND_SSL, resourceName } from '../names';
 import type { PortSpec } from '../types';
+import type { DesiredOf } from './compare';
+import { defineKind } from './define';
 import { frontendKey } from './frontend';
 
-export const bindRules: KindRules<'bind'> = {
+export const bind = defineKind({
   kind: 'bind',
-  // Upstream compares name, address, port and frontend; product.md adds ssl, so a TLS Bind is never adopted.
-  compared: [(f) => f.name, (f) => f.address, (f) => f.port, (f) => f.ssl, (f) => f.frontend],
-  parentOf: (f) => f.frontend,
-  complete: (fields, parentId) => ({ ...fields, frontend: parentId }),
-};
+  title: 'Bind',
+  resourceType: 'bd24def982aa478fb3352cb5f49aab47',
+  fields: {
+    name: { type: 'string', compared: true },
+    address: { type: 'string', compared: true },
+    port: { type: 'integer', compared: true },
+    // Upstream compares name, address, port and frontend; ssl is compared too, so a TLS Bind is never adopted.
+    ssl: { type: 'boolean', compared: true, engineDefault: true },
+    frontend: { type: 'link', compared: true, to: 'frontend' },
+    ssl_certificate_path: { type: 'string', compared: false },
+  },
+  dependsOn: 'frontend',
+  listedUnder: 'frontend',
+  destroyStage: 0,
+});
 
 /**
  * `address` is canonical (as validateSpec leaves it): canonical IPv6 text always has a colon, canonical IPv4

@@ -3,27 +3,23 @@
  * deterministic (it runs inside workflows); the same inputs always give the same plan, in the same order.
  */
 import { compareText } from './desired';
-import { matches, parentIdOf } from './kinds';
+import { DESTROY_RANK, KINDS, matches, parentIdOf } from './kinds';
 import { classifyState } from './state';
-import {
-  KINDS,
-  type Action,
-  type DesiredObject,
-  type Destroy,
-  type FailedResourcesPolicy,
-  type Kind,
-  type ObservedObject,
-  type Plan,
-  type PlannedObject,
-  type Snapshot,
-  type StateClass,
+import type {
+  Action,
+  DesiredObject,
+  Destroy,
+  FailedResourcesPolicy,
+  Kind,
+  ObservedObject,
+  Plan,
+  PlannedObject,
+  Snapshot,
+  StateClass,
 } from './types';
 
 /** Which of several matching objects is kept: the readiest (a ready object serves traffic now). */
 const STATE_PREFERENCE: Record<StateClass, number> = { ok: 0, progressing: 1, failed: 2 };
-
-/** Destroy order: what references others first, because the Engine refuses to delete a referenced object. */
-const DESTROY_ORDER: Record<Kind, number> = { bind: 0, server: 1, frontend: 2, backend: 3 };
 
 /**
  * Plans one pass on one load balancer.
@@ -144,7 +140,7 @@ function destroyList(observed: ObservedIndex, outcome: Outcome): Destroy[] {
     if (o !== undefined) destroy.push({ kind: o.kind, identifier, name: o.name, reason });
   }
   return destroy.sort(
-    (a, b) => DESTROY_ORDER[a.kind] - DESTROY_ORDER[b.kind] || compareText(a.name, b.name) || compareText(a.identifier, b.identifier),
+    (a, b) => DESTROY_RANK[a.kind] - DESTROY_RANK[b.kind] || compareText(a.name, b.name) || compareText(a.identifier, b.identifier),
   );
 }
 

@@ -6,6 +6,18 @@
 /** The Core tag that marks an Engine object as owned by a service. */
 export const SERVICE_TAG_PREFIX = 'anxccm-svc-uid=';
 
+/**
+ * The service-uid rule, the one every entry point checks (spec validation, the controller's input, the CLI's uid
+ * arguments): a uid becomes part of workflow ids (`lbaas/<uid>/...`) and of the tag, so it must be plain text.
+ * 128 characters hold a Kubernetes uid (36) with room to spare.
+ */
+export const SERVICE_UID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+export const SERVICE_UID_RULE = 'must be 1-128 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit';
+
+export function isServiceUid(value: unknown): value is string {
+  return typeof value === 'string' && SERVICE_UID_PATTERN.test(value);
+}
+
 export function serviceTag(serviceUid: string): string {
   return `${SERVICE_TAG_PREFIX}${serviceUid}`;
 }

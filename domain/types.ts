@@ -4,12 +4,15 @@
  * must never carry a secret.
  */
 
-/** The four LBaaS object kinds a service owns on a load balancer, in dependency order. */
-export type Kind = 'backend' | 'frontend' | 'bind' | 'server';
-export const KINDS: readonly Kind[] = ['backend', 'frontend', 'bind', 'server'];
+import type { FieldsOf, LinkField } from './kinds/registry';
 
-/** Human names of the kinds, as the Engine and the upstream controller spell them. */
-export const KIND_TITLE: Record<Kind, string> = { backend: 'Backend', frontend: 'Frontend', bind: 'Bind', server: 'Server' };
+export type { FieldsOf, LinkField };
+
+/**
+ * The four LBaaS object kinds a service owns on a load balancer. Each has one definition in kinds/ (its fields,
+ * links, title, resource type and destroy stage); KINDS there lists them in dependency order.
+ */
+export type Kind = 'backend' | 'frontend' | 'bind' | 'server';
 
 /** Engine object states (engine-api.md 2.2), by title. `Unknown` is a state id we do not know. */
 export type StateName = 'Updating' | 'Updated' | 'DeploymentError' | 'Deployed' | 'NewlyCreated' | 'Unknown';
@@ -50,40 +53,6 @@ export interface ServiceSpec {
   servers: ServerSpec[];
   readiness: ReadinessPolicy;
   failedResources: FailedResourcesPolicy;
-}
-
-/** Fields of each kind that reconciliation compares (product.md section 2). Links are Engine identifiers. */
-export interface BackendFields {
-  name: string;
-  mode: string;
-  health_check: string;
-  load_balancer: string;
-}
-export interface FrontendFields {
-  name: string;
-  mode: string;
-  load_balancer: string;
-  default_backend: string;
-}
-export interface BindFields {
-  name: string;
-  address: string;
-  port: number;
-  ssl: boolean;
-  frontend: string;
-}
-export interface ServerFields {
-  name: string;
-  ip: string;
-  port: number;
-  check: string;
-  backend: string;
-}
-export interface FieldsOf {
-  backend: BackendFields;
-  frontend: FrontendFields;
-  bind: BindFields;
-  server: ServerFields;
 }
 
 /**
@@ -128,15 +97,6 @@ export type DesiredObject = {
     fields: Omit<FieldsOf[K], LinkField<K>>;
   };
 }[Kind];
-
-/** The field of each kind that links to its parent, and is filled in from the parent's identifier. */
-export type LinkField<K extends Kind> = K extends 'frontend'
-  ? 'default_backend'
-  : K extends 'bind'
-    ? 'frontend'
-    : K extends 'server'
-      ? 'backend'
-      : never;
 
 /** What a pass does with a desired object. */
 export type Action =

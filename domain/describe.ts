@@ -1,5 +1,6 @@
 /** Reading a plan: is there anything to do, how much, and in words for people (the CLI's plan output). */
-import { KIND_TITLE, type Plan } from './types';
+import { KIND_TITLE } from './kinds';
+import type { Plan } from './types';
 
 /** Nothing to destroy and every desired object kept ready: the load balancer has converged. */
 export function isPlanEmpty(plan: Plan): boolean {

@@ -3,6 +3,7 @@
  * each with its field path and an exact message, and returns the spec in canonical form.
  */
 import { canonicalIp } from './ip';
+import { SERVICE_UID_PATTERN, SERVICE_UID_RULE } from './names';
 import { checkReadiness } from './spec-readiness';
 import { IssueList, indexPath, isRecord, keyPath, type SpecIssue } from './spec-issues';
 import type { FailedResourcesPolicy, PortSpec, ServerSpec, ServiceSpec } from './types';
@@ -42,14 +43,13 @@ const TOP_KEYS = [
 const PORT_KEYS = ['external', 'internal'] as const;
 const SERVER_KEYS = ['name', 'address'] as const;
 
-const SERVICE_UID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const NAME_SUFFIX = /^[A-Za-z0-9._-]{0,200}$/;
 const PORT_NAME = /^[a-z0-9-]{1,63}$/;
 const SERVER_NAME = /^[A-Za-z0-9._-]{1,253}$/;
 const LOAD_BALANCER_MAX_LENGTH = 128;
 
 export const MESSAGES = Object.freeze({
-  serviceUid: 'must be 1-128 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit',
+  serviceUid: SERVICE_UID_RULE,
   nameSuffix: 'must be at most 200 characters of A-Z a-z 0-9 . _ -',
   address: 'must be an IPv4 or IPv6 address without zone, like 203.0.113.10 or 2001:db8::10',
   portName: 'port names must be 1-63 characters of a-z 0-9 -, or "" for a single unnamed port',
@@ -65,7 +65,7 @@ export function validateSpec(input: unknown): SpecResult {
     return { ok: false, issues: issues.issues };
   }
   issues.unknownKeys(input, TOP_KEYS, '');
-  const serviceUid = checkPattern(input.serviceUid, 'serviceUid', SERVICE_UID, MESSAGES.serviceUid, issues);
+  const serviceUid = checkPattern(input.serviceUid, 'serviceUid', SERVICE_UID_PATTERN, MESSAGES.serviceUid, issues);
   const nameSuffix = checkPattern(input.nameSuffix, 'nameSuffix', NAME_SUFFIX, MESSAGES.nameSuffix, issues);
   const loadBalancers = checkLoadBalancers(input.loadBalancers, issues);
   const externalAddresses = checkAddresses(input.externalAddresses, issues);

@@ -1,9 +1,16 @@
-/** The planner's public API: pure functions, safe to import from workflow code. */
+/**
+ * The domain model: what a service spec means (validation, names, kinds, addresses) and the reconciliation planner.
+ * Pure and deterministic: workflows, activities and the client import it; it imports nothing of theirs (lint-enforced).
+ */
 export * from './types';
+export * from './kinds';
 export { canonicalIp, type CanonicalIp, type IpFamily } from './ip';
 export { parseDuration, formatDuration } from './duration';
 export {
   SERVICE_TAG_PREFIX,
+  SERVICE_UID_PATTERN,
+  SERVICE_UID_RULE,
+  isServiceUid,
   serviceTag,
   resourceName,
   MODE_TCP,

@@ -1,0 +1,238 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ControllerState, RETRY_FIRST_MS, RETRY_MAX_MS, type PassResult } from '../../workflows/controller-state';
+
+const LB_A = 'a'.repeat(32);
+const LB_B = 'b'.repeat(32);
+const UID = 'svc-1';
+
+function spec(loadBalancers = [LB_B, LB_A]) {
+  return {
+    serviceUid: UID,
+    nameSuffix: 'web',
+    loadBalancers,
+    externalAddresses: ['203.0.113.10'],
+    ports: { http: { external: 80, internal: 30080 } },
+    servers: [{ name: 'node-1', address: '10.0.0.11' }],
+  };
+}
+
+/** A controllable workflow clock. */
+function clock(start = 1_000_000) {
+  const c = { t: start, now: () => c.t };
+  return c;
+}
+
+function result(pass: { number: number; revision: number }, converged: boolean, finishedAt: number, error?: string): PassResult {
+  return {
+    serviceUid: UID,
+    revision: pass.revision,
+    converged,
+    status: converged ? { '203.0.113.10': [80] } : {},
+    loadBalancers: {},
+    objects: [],
+    pass: pass.number,
+    finishedAt,
+    ...(error === undefined ? {} : { error }),
+  };
+}
+
+describe('ControllerState: apply, passes and supersession', () => {
+  test('a fresh controller has no spec, no work and is Converging', () => {
+    const st = new ControllerState(UID, undefined, clock().now);
+    assert.equal(st.revision, 0);
+    assert.equal(st.hasWork(), false);
+    assert.equal(st.phase, 'Converging');
+    assert.deepEqual(st.loadBalancers(), []);
+    assert.equal(st.retryDelayMs(), null);
+  });
+
+  test('apply numbers revisions from 1, marks work and reads the sorted load balancers of the spec', () => {
+    const st = new ControllerState(UID, undefined, clock().now);
+    assert.equal(st.apply(spec()), 1);
+    assert.equal(st.apply(spec([LB_A])), 2);
+    assert.equal(st.revision, 2);
+    assert.equal(st.hasWork(), true);
+    assert.deepEqual(st.loadBalancers(), [LB_A]);
+  });
+
+  test('a resync without a spec is ignored; with one it makes work', () => {
+    const st = new ControllerState(UID, undefined, clock().now);
+    st.requestResync();
+    assert.equal(st.hasWork(), false);
+    st.apply(spec());
+    const pass = st.beginPass();
+    st.endPass(pass, result(pass, true, 1));
+    assert.equal(st.hasWork(), false);
+    st.requestResync();
+    assert.equal(st.hasWork(), true);
+  });
+
+  test('beginPass takes the work and numbers passes; a newer revision supersedes the pass in flight', () => {
+    const c = clock();
+    const st = new ControllerState(UID, undefined, c.now);
+    st.apply(spec());
+    const pass = st.beginPass();
+    assert.deepEqual(pass, { number: 1, revision: 1, spec: spec(), teardown: false, startedAt: c.t });
+    assert.equal(st.hasWork(), false);
+    assert.equal(st.isSuperseded(pass), false);
+    st.apply(spec([LB_A]));
+    assert.equal(st.isSuperseded(pass), true);
+    st.endPass(pass, null);
+    assert.equal(st.running, null);
+    assert.equal(st.lastResult, null);
+    assert.equal(st.hasWork(), true);
+    assert.equal(st.beginPass().number, 2);
+  });
+
+  test('a converged pass answers waitConverged for its revision and older ones, not newer', () => {
+    const st = new ControllerState(UID, undefined, clock().now);
+    st.apply(spec());
+    st.apply(spec());
+    const pass = st.beginPass();
+    const r = result(pass, true, 5);
+    st.endPass(pass, r);
+    assert.equal(st.phase, 'Converged');
+    assert.equal(st.resultFor(1), r);
+    assert.equal(st.resultFor(2), r);
+    assert.equal(st.resultFor(3), null);
+  });
+});
+
+describe('ControllerState: retries', () => {
+  test('failed passes of the current revision are retried after 5 s, doubling, capped at 10 min', () => {
+    const c = clock();
+    const st = new ControllerState(UID, undefined, c.now);
+    st.apply(spec());
+    const delays: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      if (i > 0) st.retryDue();
+      const pass = st.beginPass();
+      st.endPass(pass, result(pass, false, c.t, 'boom'));
+      delays.push(st.retryDelayMs() as number);
+    }
+    assert.equal(RETRY_FIRST_MS, 5_000);
+    assert.equal(RETRY_MAX_MS, 600_000);
+    assert.deepEqual(delays, [5_000, 10_000, 20_000, 40_000, 80_000, 160_000, 320_000, 600_000, 600_000, 600_000]);
+    assert.equal(st.failures, 10);
+    assert.equal(st.phase, 'Failed');
+  });
+
+  test('the retry delay counts down on the workflow clock; retryDue turns it into work', () => {
+    const c = clock();
+    const st = new ControllerState(UID, undefined, c.now);
+    st.apply(spec());
+    const pass = st.beginPass();
+    st.endPass(pass, result(pass, false, c.t, 'boom'));
+    assert.equal(st.hasWork(), false);
+    c.t += 3_000;
+    assert.equal(st.retryDelayMs(), 2_000);
+    c.t += 10_000;
+    assert.equal(st.retryDelayMs(), 0);
+    st.retryDue();
+    assert.equal(st.retryDelayMs(), null);
+    assert.equal(st.hasWork(), true);
+  });
+
+  test('a new apply or a converged pass resets the failure count and the retry', () => {
+    const st = new ControllerState(UID, undefined, clock().now);
+    st.apply(spec());
+    let pass = st.beginPass();
+    st.endPass(pass, result(pass, false, 1, 'boom'));
+    st.apply(spec());
+    assert.equal(st.failures, 0);
+    assert.equal(st.retryAt, null);
+    pass = st.beginPass();
+    st.endPass(pass, result(pass, false, 2, 'boom'));
+    st.retryDue();
+    pass = st.beginPass();
+    st.endPass(pass, result(pass, true, 3));
+    assert.equal(st.failures, 0);
+    assert.equal(st.retryAt, null);
+  });
+
+  test('a failed pass of an older revision schedules no retry: the newer revision is already work', () => {
+    const st = new ControllerState(UID, undefined, clock().now);
+    st.apply(spec());
+    const pass = st.beginPass();
+    st.apply(spec([LB_A]));
+    st.endPass(pass, result(pass, false, 1, 'boom'));
+    assert.equal(st.failures, 0);
+    assert.equal(st.retryAt, null);
+    assert.equal(st.hasWork(), true);
+    assert.equal(st.phase, 'Converging');
+  });
+});
+
+describe('ControllerState: delete', () => {
+  test('a delete supersedes a reconcile pass, ignores resyncs, retries a failed teardown and ends with finishDelete', () => {
+    const c = clock();
+    const st = new ControllerState(UID, undefined, c.now);
+    st.apply(spec());
+    const pass = st.beginPass();
+    st.requestDelete();
+    assert.equal(st.phase, 'Deleting');
+    assert.equal(st.isSuperseded(pass), true);
+    st.endPass(pass, null);
+    assert.equal(st.hasWork(), true);
+    const teardown = st.beginPass();
+    assert.equal(teardown.teardown, true);
+    assert.equal(st.isSuperseded(teardown), false);
+    st.endPass(teardown, result(teardown, false, c.t, 'boom'));
+    assert.equal(st.hasWork(), false);
+    assert.equal(st.retryDelayMs(), RETRY_FIRST_MS);
+    st.requestResync();
+    assert.equal(st.hasWork(), false);
+    st.retryDue();
+    assert.equal(st.dirty, false);
+    assert.equal(st.hasWork(), true);
+    const second = st.beginPass();
+    const done = result(second, true, c.t);
+    st.endPass(second, done);
+    st.finishDelete(done);
+    assert.equal(st.deleted, done);
+    assert.equal(st.hasWork(), false);
+    assert.equal(st.phase, 'Deleting');
+  });
+});
+
+describe('ControllerState: continue-as-new, status and details', () => {
+  test('a snapshot restores the same state, status and load balancers', () => {
+    const c = clock();
+    const st = new ControllerState(UID, undefined, c.now);
+    st.apply(spec());
+    const pass = st.beginPass();
+    st.endPass(pass, result(pass, false, c.t, 'boom'));
+    const snapshot = st.snapshot();
+    assert.deepEqual(snapshot, { spec: spec(), revision: 1, passCount: 1, lastResult: result(pass, false, c.t, 'boom'), failures: 1, dirty: false, deleting: false, retryAt: c.t + RETRY_FIRST_MS });
+    const restored = new ControllerState(UID, JSON.parse(JSON.stringify(snapshot)), c.now);
+    assert.deepEqual(restored.status(), st.status());
+    assert.deepEqual(restored.loadBalancers(), [LB_A, LB_B]);
+    assert.deepEqual(restored.snapshot(), snapshot);
+  });
+
+  test('status reports the running pass, the last pass and the retry; details renders them as markdown paragraphs', () => {
+    const c = clock(Date.UTC(2026, 0, 2, 3, 4, 5));
+    const st = new ControllerState(UID, undefined, c.now);
+    st.apply(spec());
+    const first = st.beginPass();
+    st.endPass(first, result(first, true, c.t));
+    st.apply(spec());
+    const second = st.beginPass();
+    assert.deepEqual(st.status(), {
+      serviceUid: UID,
+      phase: 'Converging',
+      revision: 2,
+      status: { '203.0.113.10': [80] },
+      loadBalancers: {},
+      objects: [],
+      lastPass: { pass: 1, revision: 1, converged: true, finishedAt: c.t },
+      running: { pass: 2, revision: 2, startedAt: c.t, teardown: false },
+      nextRetryAt: null,
+      consecutiveFailures: 0,
+    });
+    assert.equal(st.details(), '**Converging** — revision 2\n\npass 2 running (revision 2)\n\nlast pass 1: converged\n\n- 203.0.113.10: 80');
+    st.endPass(second, result(second, false, c.t, 'Engine down'));
+    assert.equal(st.details(), '**Failed** — revision 2\n\nlast pass 2: failed: Engine down\n\nretry at 2026-01-02T03:04:10.000Z');
+  });
+});
