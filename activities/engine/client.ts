@@ -386,9 +386,9 @@ export class EngineClient {
       const { data, total_pages: totalPages } = readPage(this.#check(raw));
       if (data.length === 0) break;
       for (const item of data) if (!items.has(item.identifier)) items.set(item.identifier, item);
-      if (page >= totalPages) break;
+      if (totalPages != null && page >= totalPages) break;
       if (page >= MAX_PAGES) {
-        throw protocolError(raw.method, raw.path, raw.status, `list does not end: total_pages ${totalPages} after ${MAX_PAGES} pages`, this.#redact);
+        throw protocolError(raw.method, raw.path, raw.status, `list does not end: total_pages ${totalPages ?? 'absent'} after ${MAX_PAGES} pages`, this.#redact);
       }
     }
     return [...items.values()];
