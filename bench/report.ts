@@ -1,6 +1,7 @@
 /** Turning the measurements into the summary line, a table on stdout, docs/benchmarks.md and its SVG chart. */
 import type { CoreRun, Mode, ModeName } from './core';
 import { CORE_DEPLOY_MS } from './core';
+import { realistic429Share, realisticMarkdown, realisticRows, REALISTIC_429_TARGET, textTable, type RealisticRun } from './realistic';
 import type { ThroughputResult } from './throughput';
 import { int, mean, median, mib, quantile, ratio, secs, spread, sum } from './util';
 import { CORE_SHAPE } from './workload';
@@ -29,6 +30,8 @@ export interface BenchResult {
   modes: readonly Mode[];
   core: CoreRun[];
   throughput: ThroughputResult;
+  /** The core workload on the ideal and the realistic simulator profile (realistic.ts); absent in older saved runs. */
+  realistic?: RealisticRun[];
 }
 
 export const TARGETS = { convergenceVsBound: 1.25, convergenceVsWaves: 0.6, requestsVsWaves: 0.6, noopWrites: 0 } as const;
@@ -82,7 +85,9 @@ export function summarize(r: BenchResult): Summary {
     t('Engine requests / waves baseline', 'requests_vs_waves', requestsVsWaves, TARGETS.requestsVsWaves),
     t('writes on a no-op resync', 'noop_writes', noopWrites, TARGETS.noopWrites, 0),
   ];
-  const line = `summary: convergence_vs_bound=${ratio(convergenceVsBound)} convergence_vs_waves=${ratio(convergenceVsWaves)} requests_vs_waves=${ratio(requestsVsWaves)} noop_writes=${noopWrites}`;
+  const share = realistic429Share(r.realistic ?? []);
+  if (share !== null) targets.push(t('requests answered 429, realistic Engine', 'realistic_429_share', share, REALISTIC_429_TARGET, 3));
+  const line = `summary: convergence_vs_bound=${ratio(convergenceVsBound)} convergence_vs_waves=${ratio(convergenceVsWaves)} requests_vs_waves=${ratio(requestsVsWaves)} noop_writes=${noopWrites}${share === null ? '' : ` realistic_429_share=${share.toFixed(3)}`}`;
   return { convergenceVsBound, convergenceVsWaves, requestsVsWaves, noopWrites, targets, line };
 }
 
@@ -195,6 +200,11 @@ export function textReport(r: BenchResult, sum_: Summary): string {
   out.push(`  worker peak RSS ${mib(t.workerPeakRssBytes)} (idle ${mib(t.workerIdleRssBytes)}; after the resync ${mib(t.workerPeakRssAfterResyncBytes)})`);
   out.push(`  no-op full resync: ${s(t.noop.wallMs)}, ${t.noop.requests} Engine requests (${(t.noop.requests / t.services).toFixed(1)} per service), ${t.noop.mutations} writes`);
   out.push(`  CPU seconds during the apply: ${Object.entries(t.apply.cpuSeconds).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}; machine ${t.apply.machineBusySeconds.toFixed(1)} of ${(r.machine.cpus * t.apply.wallMs / 1000).toFixed(1)}`);
+  if (r.realistic?.length) {
+    out.push('');
+    out.push('the core workload on the ideal and the realistic Engine (apply, drop a port, delete):');
+    out.push(textTable(realisticRows(r.realistic)));
+  }
   out.push('');
   out.push('targets:');
   for (const x of sum_.targets) out.push(`  ${pad(x.key, 22)} ${pad(x.key === 'noop_writes' ? String(x.measured) : ratio(x.measured), 6)} target <= ${x.target}: ${x.text}`);
@@ -365,6 +375,7 @@ export function markdown(r: BenchResult, sm: Summary, svgName: string, command: 
   L.push('');
   L.push(throughputNote(r));
   L.push('');
+  if (r.realistic?.length) L.push(realisticMarkdown(r.realistic));
   L.push('## Where targets are missed, and why');
   L.push('');
   L.push(analysis(r, sm, hb, waves, figs));

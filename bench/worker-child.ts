@@ -7,7 +7,7 @@ import { Context } from '@temporalio/activity';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type { AwaitReadyOptions } from '../activities/objects';
-import { EngineClient } from '../activities/engine';
+import { EngineClient, type PacingOptions } from '../activities/engine';
 import { createLbaasWorker } from '../worker/main';
 import { median, quantile } from './util';
 
@@ -20,6 +20,8 @@ export interface WorkerChildConfig {
   bundlePath: string;
   /** awaitReady options (activities/objects.ts); the product defaults when absent. */
   readiness?: AwaitReadyOptions;
+  /** The Engine request budget (activities/engine/pacing.ts); none (a bucket only after a 429) when absent. */
+  pacing?: PacingOptions;
 }
 
 export type ToChild = { type: 'stats'; id: number; reset: boolean } | { type: 'stop' };
@@ -38,6 +40,9 @@ export interface WorkerStats {
    * activity (across its attempts), the median gap in ms and how many activities had such a gap.
    */
   pollGaps: { medianMs: number; count: number }[];
+  /** The pacer's 429 count and time spent backing off since the worker started (not reset). */
+  rateLimited: number;
+  backoffMs: number;
 }
 
 export type FromChild = { type: 'ready' } | { type: 'stats'; id: number; stats: WorkerStats } | { type: 'failed'; message: string };
@@ -64,6 +69,7 @@ async function main(): Promise<void> {
   const engine = new EngineClient({
     baseUrl: cfg.engineUrl,
     token: cfg.token,
+    ...(cfg.pacing ? { pacing: cfg.pacing } : {}),
     onResponse: (e) => {
       latencies.push(e.durationMs);
       let type = 'outside activities';
@@ -106,6 +112,8 @@ async function main(): Promise<void> {
       latencyP90Ms: quantile(latencies, 0.9),
       rssBytes: process.memoryUsage().rss,
       pollGaps: pollGaps(polls),
+      rateLimited: engine.pacer.stats().rateLimited,
+      backoffMs: engine.pacer.stats().backoffMs,
     };
     if (m.reset) {
       latencies = [];

@@ -221,5 +221,5 @@ function describeOutstanding(book: StatusBook, plan: Plan): string {
   const others = changes.map((p) => `${KIND_TITLE[p.desired.kind]} ${p.desired.name} (to ${p.action.type})`);
   const all = [...pending, ...destroy, ...others];
   if (all.length === 0) return 'the last observation still differed from the spec';
-  return `still pending: ${all.slice(0, 10).join(', ')}${all.length > 10 ? `, and ${all.length - 10} more` : ''}`;
+  return `still pending: ${all.slice(0, 10).join(', ')}${all.length > 10 ? ', …' : ''}`;
 }
