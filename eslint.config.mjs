@@ -28,9 +28,9 @@ export default tseslint.config(
           paths: nodeBuiltins.map((name) => ({ name, message: 'Workflow code runs in the Temporal sandbox: no Node built-ins.' })),
           patterns: [
             {
-              group: ['**/activities', '**/activities/**', '**/worker/**', '**/client/**', '**/simulator/**', 'undici', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'],
+              group: ['**/activities', '**/activities/**', '**/worker/**', '**/client/**', '**/cli/**', '**/dev/**', '**/common/**', '**/simulator/**', 'undici', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'],
               allowTypeImports: true,
-              message: 'Workflow code may only import types from activities/worker/client (sandbox and determinism).',
+              message: 'Workflow code may only import types from activities/worker/client/cli/dev/common/simulator (sandbox and determinism).',
             },
           ],
         },
@@ -46,7 +46,7 @@ export default tseslint.config(
           paths: nodeBuiltins.map((name) => ({ name, message: 'domain/ is loaded into the workflow sandbox: no Node built-ins.' })),
           patterns: [
             {
-              group: ['**/workflows', '**/workflows/**', '**/activities', '**/activities/**', '**/worker/**', '**/client/**', '**/cli/**', '**/simulator/**', '**/bench/**', '@temporalio/*', 'undici', 'zod'],
+              group: ['**/workflows', '**/workflows/**', '**/activities', '**/activities/**', '**/worker/**', '**/client/**', '**/cli/**', '**/dev/**', '**/common/**', '**/simulator/**', '**/bench/**', '@temporalio/*', 'undici', 'zod'],
               message: 'domain/ is the shared model: it imports nothing from the rooms that use it, nor Temporal, nor I/O libraries.',
             },
           ],

@@ -13,7 +13,7 @@ import { serviceRunHistory } from './history';
 import type { MsRange, SimAdmin } from './sim-process';
 import { median } from './util';
 import { reconcileInWaves, type CountingEngine } from './waves';
-import type { WorkerProcess } from './worker-process';
+import type { ChildWorker } from '../dev/child-worker';
 import { CORE_SHAPE, coreSpec } from './workload';
 
 export type ModeName = 'heartbeat' | 'heartbeat-500' | 'retry' | 'retry-fast' | 'waves' | 'waves-jitter';
@@ -101,7 +101,7 @@ export interface CoreRun {
 export interface CoreContext {
   client: Client;
   admin: SimAdmin;
-  workers: Record<WorkerKind, { process: WorkerProcess; taskQueue: string }>;
+  workers: Record<WorkerKind, { process: ChildWorker; taskQueue: string }>;
   waves: CountingEngine;
   log: (line: string) => void;
 }
@@ -121,8 +121,8 @@ async function measure(ctx: CoreContext, mode: Mode, run: () => Promise<{ events
   if (worker) {
     const w = await worker.stats(true);
     byPurpose = w.byActivity;
-    latencyMedianMs = w.latencyMedianMs;
-    pollGaps = w.pollGaps;
+    latencyMedianMs = median(w.latenciesMs);
+    pollGaps = w.pollGaps.map((gaps) => ({ medianMs: median(gaps), count: gaps.length }));
   } else {
     byPurpose = { ...ctx.waves.counters };
     latencyMedianMs = median(ctx.waves.latencies);

@@ -16,9 +16,8 @@ import { serviceTag } from '../domain';
 import type { AdminObject } from '../simulator';
 import { reconcileService } from '../workflows';
 import { CORE_DEPLOY_MS } from './core';
+import type { ChildWorker } from '../dev/child-worker';
 import type { SimAdmin } from './sim-process';
-import type { WorkerChildConfig } from './worker-child';
-import { WorkerProcess } from './worker-process';
 import { CORE_SHAPE, coreSpec } from './workload';
 
 export const REALISTIC_429_TARGET = 0.05;
@@ -51,7 +50,8 @@ export interface RealisticContext {
   client: Client;
   admin: SimAdmin;
   seed: number;
-  workerConfig: (taskQueue: string, pacing?: PacingOptions) => WorkerChildConfig;
+  /** Starts a worker process (dev/child-worker.ts) on the task queue with that Engine budget, and waits until it polls. */
+  startWorker: (taskQueue: string, pacing?: PacingOptions) => Promise<ChildWorker>;
   log: (line: string) => void;
 }
 
@@ -77,7 +77,7 @@ export async function runRealistic(ctx: RealisticContext): Promise<RealisticRun[
   const runs: RealisticRun[] = [];
   for (const scenario of SCENARIOS) {
     const taskQueue = `bench-${scenario.profile}-${ctx.seed}-${Date.now()}`;
-    const worker = await WorkerProcess.start(ctx.workerConfig(taskQueue, scenario.pacing));
+    const worker = await ctx.startWorker(taskQueue, scenario.pacing);
     try {
       await ctx.admin.call('PUT', '/_sim/faults', { profile: 'ideal', seed: ctx.seed, deployMs: { min: 10, max: 20 } });
       const warm = await ctx.admin.seedLoadBalancer(`bench-${scenario.profile}-warmup`, '198.51.100.98');
@@ -107,9 +107,11 @@ export async function runRealistic(ctx: RealisticContext): Promise<RealisticRun[
         if (!result.converged) throw new Error(`${uid} ${step.name} did not converge: ${result.error ?? ''}`);
         const stats = await ctx.admin.stats();
         const after = await worker.stats(true);
-        const under = objectsUnder(await ctx.admin.objects(), lbs);
+        const all = await ctx.admin.objects();
+        const under = objectsUnder(all, lbs);
         const tagged = under.filter((o) => o.tags.includes(serviceTag(uid)));
-        const names = new Set(tagged.map((o) => `${o.kind} ${o.name}`));
+        // Names repeat across load balancers by design: a duplicate is a second object of one name on one load balancer.
+        const names = new Set(lbs.flatMap((lb) => objectsUnder(all, [lb]).filter((o) => o.tags.includes(serviceTag(uid))).map((o) => `${lb} ${o.kind} ${o.name}`)));
         const phase: RealisticPhase = {
           name: step.name,
           wallMs,

@@ -21,17 +21,20 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { PacingOptions } from '../activities/engine';
-import { startDevServer, type DevServer } from '../client/devserver';
-import { ensureTemporalCli } from '../client/temporal-path';
+import { startDevServer, type DevServer } from '../dev/devserver';
+import { ensureTemporalCli } from '../dev/temporal-path';
 import { workflowsPath } from '../worker/main';
 import { reconcileService } from '../workflows';
 import { CORE_DEPLOY_MS, MODES, runCore, WORKER_READINESS, type CoreContext, type CoreRun, type WorkerKind } from './core';
-import { markdown, summarize, svgChart, textReport, type BenchResult, type Machine } from './report';
+import { summarize, type BenchResult, type Machine } from './figures';
+import { markdown } from './report-md';
+import { svgChart } from './report-svg';
+import { textReport } from './report-text';
 import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
 import { realistic429Share, realisticRows, runRealistic, textTable } from './realistic';
 import { runThroughput } from './throughput';
+import { startChildWorker, type ChildWorker } from '../dev/child-worker';
 import { CountingEngine } from './waves';
-import { WorkerProcess } from './worker-process';
 import { coreSpec } from './workload';
 
 interface Args {
@@ -146,7 +149,7 @@ async function main(): Promise<void> {
   let server: DevServer | null = null;
   let sim: SimProcess | null = null;
   let connection: Connection | null = null;
-  const workers: WorkerProcess[] = [];
+  const workers: ChildWorker[] = [];
   let wavesEngine: CountingEngine | null = null;
   try {
     log('starting the Temporal dev server, the simulator and bundling the workflows');
@@ -162,17 +165,22 @@ async function main(): Promise<void> {
     writeFileSync(bundlePath, bundle.code);
     connection = await Connection.connect({ address: srv.address });
     const client = new Client({ connection, namespace: srv.namespace });
-    const workerConfig = (taskQueue: string, kind: WorkerKind, pacing?: PacingOptions) => ({
-      address: srv.address,
-      namespace: srv.namespace,
-      taskQueue,
-      engineUrl: simProc.url,
-      token: BENCH_TOKEN,
-      bundlePath,
-      ...(WORKER_READINESS[kind] ? { readiness: WORKER_READINESS[kind] } : {}),
-      ...(pacing ? { pacing } : {}),
-    });
-    const realisticContext = { client, admin: simProc.admin, seed: args.seed, workerConfig: (q: string, p?: PacingOptions) => workerConfig(q, 'heartbeat', p), log };
+    const startWorker = async (taskQueue: string, kind: WorkerKind, pacing?: PacingOptions) => {
+      const w = await startChildWorker({
+        temporalAddress: srv.address,
+        namespace: srv.namespace,
+        taskQueue,
+        engineUrl: simProc.url,
+        token: BENCH_TOKEN,
+        bundlePath,
+        echo: true,
+        ...(WORKER_READINESS[kind] ? { readiness: WORKER_READINESS[kind] } : {}),
+        ...(pacing ? { pacing } : {}),
+      });
+      await w.ready;
+      return w;
+    };
+    const realisticContext = { client, admin: simProc.admin, seed: args.seed, startWorker: (q: string, p?: PacingOptions) => startWorker(q, 'heartbeat', p), log };
     if (args.realisticOnly) {
       const runs = await runRealistic(realisticContext);
       process.stdout.write(`\n${textTable(realisticRows(runs))}\n`);
@@ -185,13 +193,13 @@ async function main(): Promise<void> {
     const kinds = [...new Set(modes.flatMap((m) => (m.worker ? [m.worker] : [])))] as WorkerKind[];
     const queues = Object.fromEntries(kinds.map((k) => [k, `bench-${k}-${run}`])) as Record<WorkerKind, string>;
     log('starting the workers');
-    const started = await Promise.all(kinds.map((k) => WorkerProcess.start(workerConfig(queues[k], k))));
+    const started = await Promise.all(kinds.map((k) => startWorker(queues[k], k)));
     workers.push(...started);
     wavesEngine = new CountingEngine(simProc.url, BENCH_TOKEN);
     const ctx: CoreContext = {
       client,
       admin: simProc.admin,
-      workers: Object.fromEntries(kinds.map((k, i) => [k, { process: started[i] as WorkerProcess, taskQueue: queues[k] }])) as CoreContext['workers'],
+      workers: Object.fromEntries(kinds.map((k, i) => [k, { process: started[i] as ChildWorker, taskQueue: queues[k] }])) as CoreContext['workers'],
       waves: wavesEngine,
       log,
     };
@@ -223,7 +231,7 @@ async function main(): Promise<void> {
 
     log('starting a fresh worker for the throughput run');
     const fleetQueue = `bench-fleet-${run}`;
-    const fleetWorker = await WorkerProcess.start(workerConfig(fleetQueue, 'heartbeat'));
+    const fleetWorker = await startWorker(fleetQueue, 'heartbeat');
     workers.push(fleetWorker);
     const throughput = await runThroughput({
       client,

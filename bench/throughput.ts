@@ -6,12 +6,12 @@ import type { Client } from '@temporalio/client';
 import { reconcileService } from '../workflows';
 import type { MsRange, SimAdmin } from './sim-process';
 import { machineCpuSeconds, mapLimit, procCpuSeconds, procMemory, quantile, sleep } from './util';
-import type { WorkerProcess } from './worker-process';
+import type { ChildWorker } from '../dev/child-worker';
 import { CORE_SHAPE, fleetSpec } from './workload';
 
-export const FLEET_DEPLOY_MS: MsRange = { min: 100, max: 300 };
+const FLEET_DEPLOY_MS: MsRange = { min: 100, max: 300 };
 /** How many workflow starts the benchmark client has in flight at once. */
-const START_CONCURRENCY = 32;
+export const START_CONCURRENCY = 32;
 
 export interface FleetPhase {
   wallMs: number;
@@ -85,7 +85,7 @@ export async function runThroughput(
   o: {
     client: Client;
     admin: SimAdmin;
-    worker: WorkerProcess;
+    worker: ChildWorker;
     taskQueue: string;
     services: number;
     seed: number;

@@ -20,7 +20,7 @@ import { desiredObjects, planLoadBalancer, serviceTag } from '../domain';
 import type { Kind, PlannedObject, ServiceSpec, Snapshot } from '../domain/types';
 import { sleep } from './util';
 
-export const WAVES_POLL = { firstMs: 1000, backoff: 1.5, capMs: 300_000, steps: 30 } as const;
+const WAVES_POLL = { firstMs: 1000, backoff: 1.5, capMs: 300_000, steps: 30 } as const;
 
 const LINK_FIELD: Record<Exclude<Kind, 'backend'>, string> = { frontend: 'default_backend', bind: 'frontend', server: 'backend' };
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 'use strict';
 // Thin launcher: the CLI is written in TypeScript and compiled to dist/ by `npm run build` (run by `prepare`).
-require('../dist/client/cli.js').main(process.argv).then(
+require('../dist/cli/main.js').main(process.argv).then(
   (code) => { process.exitCode = code; },
   (err) => { process.stderr.write(`lbaas: ${err && err.message ? err.message : String(err)}\n`); process.exitCode = 1; },
 );

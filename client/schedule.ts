@@ -5,16 +5,16 @@
  * interval late; older misses are dropped (SKIP would drop them anyway).
  */
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleDescription, type ScheduleHandle } from '@temporalio/client';
-import { invalid } from './errors';
+import { invalid } from '../common/errors';
 import { formatDuration, parseDuration } from '../domain';
 import type { fullResync, FullResyncInput } from '../workflows/full-resync';
 
 export const SCHEDULE_ID = 'lbaas-full-resync';
 /** Runs get ids `lbaas-full-resync-<UTC time>`; manual ones (`lbaas resync --all`) `lbaas-full-resync-manual-<time>`. */
-export const SCHEDULED_WORKFLOW_ID = 'lbaas-full-resync';
+const SCHEDULED_WORKFLOW_ID = 'lbaas-full-resync';
 export const manualResyncWorkflowId = (now: Date) => `${SCHEDULED_WORKFLOW_ID}-manual-${now.toISOString()}`;
 /** Shorter intervals would only make runs skip each other; the server also refuses catchup windows under 10 s. */
-export const MIN_INTERVAL_MS = 10_000;
+const MIN_INTERVAL_MS = 10_000;
 
 export interface ScheduleSettings {
   everyMs: number;

@@ -5,7 +5,7 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { LineCounter, parseDocument, type YAMLError } from 'yaml';
-import { CliError, invalid } from './errors';
+import { CliError, invalid } from '../common/errors';
 import { formatIssues, validateSpec, type ServiceSpec } from '../domain';
 
 /** A spec is a few KiB; anything past 1 MiB is a mistake (or an attack), and could not travel as one payload anyway. */
@@ -14,7 +14,7 @@ export const MAX_SPEC_BYTES = 1024 * 1024;
  * Alias expansions allowed while building the spec. A real spec needs a handful (one ports block reused); a billion
  * laughs document needs millions. The yaml package counts an alias as the size of what it expands to.
  */
-export const MAX_ALIAS_COUNT = 50;
+const MAX_ALIAS_COUNT = 50;
 /** Parse errors reported per file: the first few are what a person fixes first; the rest would only be noise. */
 const MAX_PARSE_ERRORS = 3;
 
@@ -193,7 +193,7 @@ function lineOfOffset(bytes: Uint8Array, offset: number): number {
 }
 
 /** Offset of the first byte that does not belong to a well-formed UTF-8 sequence (RFC 3629). */
-export function firstInvalidUtf8(bytes: Uint8Array): number {
+function firstInvalidUtf8(bytes: Uint8Array): number {
   let i = 0;
   while (i < bytes.length) {
     const b = bytes[i] as number;

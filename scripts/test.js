@@ -6,8 +6,8 @@
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { ensureTemporalCli } = require('../dist/client/temporal-path.js');
-const { startDevServer } = require('../dist/client/devserver.js');
+const { ensureTemporalCli } = require('../dist/dev/temporal-path.js');
+const { startDevServer } = require('../dist/dev/devserver.js');
 
 async function main() {
   const progress = (line) => process.stderr.write(`[test] ${line}\n`);

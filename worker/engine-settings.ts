@@ -12,7 +12,7 @@ import {
   DEFAULT_REQUESTS_PER_SECOND,
   type PacingOptions,
 } from '../activities/engine';
-import { invalid } from '../client/errors';
+import { invalid } from '../common/errors';
 
 export interface EngineBudgetSettings {
   pacing: PacingOptions;

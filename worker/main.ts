@@ -1,25 +1,20 @@
 /**
- * The worker process: settings from the environment, one Engine client, the activities built around it, and a
- * Temporal worker on the lbaas task queue with a graceful shutdown.
+ * The lbaas worker as Temporal sees it: the workflows, the activities built around one Engine client, and the
+ * worker's limits. start.ts opens the connections it needs; everything that runs a worker goes through there.
  */
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
+import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivitiesOptions } from '../activities';
 import { createControlActivities } from '../activities/control';
-import { DEFAULT_BASE_URL, EngineClient } from '../activities/engine';
-import type { CliIo } from '../client/cli';
-import { invalid, unreachable } from '../client/errors';
-import { clientConnectionOptions, temporalSettings } from '../client/settings';
-import { engineBudgetFromEnv } from './engine-settings';
-import { createMetrics, installMetrics } from './metrics';
+import type { EngineClient } from '../activities/engine';
 import { noticeRateLimits } from './rate-limit-notice';
 
 /**
  * Activity slots. Most activities spend their time waiting on the Engine (readiness polls sleep between GETs), so
  * a worker can hold many at once; 200 keeps memory bounded while 20+ services converge in parallel.
  */
-export const DEFAULT_MAX_CONCURRENT_ACTIVITIES = 200;
+const DEFAULT_MAX_CONCURRENT_ACTIVITIES = 200;
 /** Running activities get this long to finish when the worker is asked to stop, before they are cancelled. */
 export const DEFAULT_SHUTDOWN_GRACE = '30s';
 
@@ -58,55 +53,4 @@ export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> 
     shutdownGraceTime: o.shutdownGraceTime ?? DEFAULT_SHUTDOWN_GRACE,
     ...(o.identity ? { identity: o.identity } : {}),
   });
-}
-
-/** `lbaas worker`: runs until SIGINT/SIGTERM, then drains for the grace time. */
-export async function runWorkerFromEnv(io: CliIo): Promise<void> {
-  const env = io.env;
-  const token = env.ANEXIA_TOKEN;
-  if (!token) throw invalid('ANEXIA_TOKEN: required (the Engine API token; it is read by workers only)');
-  const baseUrl = env.ANEXIA_ENGINE_URL || DEFAULT_BASE_URL;
-  const budget = engineBudgetFromEnv(env);
-  for (const warning of budget.warnings) io.stderr(`lbaas worker: warning: ${warning}\n`);
-  const activitiesPerSecond = budget.taskQueueActivitiesPerSecond;
-  const metricsAddress = env.LBAAS_METRICS_ADDRESS;
-  if (metricsAddress) installMetrics(metricsAddress);
-  const metrics = metricsAddress ? createMetrics() : null;
-  const settings = temporalSettings(env);
-
-  let engine: EngineClient;
-  try {
-    engine = new EngineClient({ baseUrl, token, pacing: budget.pacing, ...(metrics ? { onResponse: metrics.onEngineResponse } : {}) });
-  } catch (err) {
-    throw invalid(`ANEXIA_ENGINE_URL: ${(err as Error).message}`);
-  }
-  metrics?.watchPacer(engine.pacer);
-  let connection: NativeConnection;
-  try {
-    connection = await NativeConnection.connect(settings.connection);
-  } catch (err) {
-    throw unreachable(`Temporal at ${settings.connection.address}: ${(err as Error).message}`);
-  }
-  const clientConnection = await Connection.connect(clientConnectionOptions(settings));
-  try {
-    const worker = await createLbaasWorker({
-      connection,
-      namespace: settings.namespace,
-      taskQueue: settings.taskQueue,
-      engine,
-      temporalClient: new Client({ connection: clientConnection, namespace: settings.namespace }),
-      ...(metrics ? { activities: { events: metrics.activityEvents } } : {}),
-      ...(activitiesPerSecond ? { taskQueueActivitiesPerSecond: activitiesPerSecond } : {}),
-    });
-    io.stderr(
-      `lbaas worker: task queue ${settings.taskQueue} on ${settings.connection.address} (namespace ${settings.namespace}), Engine ${baseUrl}` +
-        `, Engine budget ${budget.pacing.requestsPerSecond} requests/s (burst ${budget.pacing.burst})` +
-        `${activitiesPerSecond ? `, task queue ${activitiesPerSecond} activities/s` : ''}${metricsAddress ? `, metrics on http://${metricsAddress}/metrics` : ''}\n`,
-    );
-    await worker.run();
-  } finally {
-    await clientConnection.close();
-    await connection.close();
-    await engine.close();
-  }
 }

@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { freePort } from '../../client/devserver';
+import { freePort } from '../../dev/devserver';
 import { cliEnv, runCli } from '../helpers/cli';
 import { exampleSpec } from '../helpers/fixtures';
 

@@ -8,9 +8,10 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { EngineClient, type EngineClientOptions } from '../../activities/engine';
 import type { ActivitiesOptions } from '../../activities';
-import { startDevServer, type DevServer } from '../../client/devserver';
+import { startDevServer, type DevServer } from '../../dev/devserver';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../simulator';
-import { createLbaasWorker, workflowsPath } from '../../worker/main';
+import { workflowsPath } from '../../worker/main';
+import { startWorker, type RunningWorker } from '../../worker/start';
 
 // Worker lifecycle INFO lines drown the test report; warnings and errors still show.
 Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -65,8 +66,7 @@ export async function startStack(
   const nativeConnection = await NativeConnection.connect({ address: srv.address });
   const client = new Client({ connection, namespace: srv.namespace });
   const taskQueue = `test-${randomUUID()}`;
-  let worker: Worker | null = null;
-  let running: Promise<void> | null = null;
+  let worker: RunningWorker | null = null;
   const stack: Stack = {
     client,
     connection,
@@ -77,26 +77,22 @@ export async function startStack(
     namespace: srv.namespace,
     async startWorker(w = {}) {
       if (worker) throw new Error('a worker is already running');
-      worker = await createLbaasWorker({
-        connection: nativeConnection,
-        namespace: srv.namespace,
-        taskQueue,
+      worker = await startWorker({
+        temporal: { connection: { address: srv.address }, namespace: srv.namespace, taskQueue },
+        connections: { native: nativeConnection, client },
         engine,
-        temporalClient: client,
         workflowBundle: await workflowBundle(),
         activities: w.activities ?? opts.activities ?? {},
         shutdownGraceTime: '1s',
         ...(w.identity ? { identity: w.identity } : {}),
       });
-      running = worker.run();
-      return worker;
+      return worker.worker;
     },
     async stopWorker() {
       if (!worker) return;
-      worker.shutdown();
-      await running;
+      const stopping = worker;
       worker = null;
-      running = null;
+      await stopping.stop();
     },
     async stop() {
       await stack.stopWorker();

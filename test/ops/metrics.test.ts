@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
-import { freePort } from '../../client/devserver';
+import { freePort } from '../../dev/devserver';
 import { startSimulator, type RunningSimulator } from '../../simulator';
 import { seedLoadBalancer } from '../helpers/fixtures';
 import { scrape, spawnWorker, sumOf, type Sample, type WorkerProcess } from '../helpers/ops-process';

@@ -11,7 +11,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { Browser, Page } from 'playwright-core';
 import { EngineClient } from '../../activities/engine';
-import { startDevServer, type DevServer } from '../../client/devserver';
+import { startDevServer, type DevServer } from '../../dev/devserver';
 import { startSimulator, type RunningSimulator } from '../../simulator';
 import { createLbaasWorker } from '../../worker/main';
 import { seedLoadBalancer } from '../helpers/fixtures';

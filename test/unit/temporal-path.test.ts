@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { cacheDir, ensureTemporalCli, TemporalCliNotFoundError } from '../../client/temporal-path';
+import { cacheDir, ensureTemporalCli, TemporalCliNotFoundError } from '../../dev/temporal-path';
 
 let dir: string;
 before(async () => {

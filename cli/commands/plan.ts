@@ -1,14 +1,14 @@
 /** `lbaas plan -f FILE [-o text|json]`: a read-only dry run (planService) of what a pass would do per load balancer. */
-import type { CliIo } from '../cli';
+import type { CliIo } from '../io';
 import { noAnswerHint, warnIfNoWorker, withTemporal } from '../connect';
-import { CliError, EXIT } from '../errors';
+import { CliError, EXIT } from '../../common/errors';
 import { json, type OutputFormat } from '../output';
-import { loadSpec } from '../spec-file';
+import { loadSpec } from '../../client/spec-file';
 import { planText } from '../views';
 import { within } from '../wait';
 
 /** A plan is one observation of the Engine and pure planning: minutes would mean no worker is taking it. */
-export const PLAN_TIMEOUT_MS = 5 * 60_000;
+const PLAN_TIMEOUT_MS = 5 * 60_000;
 
 export async function plan(opts: { file: string; output: OutputFormat }, io: CliIo): Promise<void> {
   const { raw, spec } = await loadSpec(opts.file);

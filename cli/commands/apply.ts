@@ -4,11 +4,11 @@
  * pass. Exit 1 when the pass did not converge, 3 when the wait timed out (the controller keeps working).
  */
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import type { CliIo } from '../cli';
+import type { CliIo } from '../io';
 import { noAnswerHint, warnIfNoWorker, withTemporal } from '../connect';
-import { CliError, EXIT, invalid } from '../errors';
+import { CliError, EXIT, invalid } from '../../common/errors';
 import { json, type OutputFormat } from '../output';
-import { loadSpec } from '../spec-file';
+import { loadSpec } from '../../client/spec-file';
 import { applyResult, applyResultText, parseDurationFlag, progressLines } from '../views';
 import { waitWithProgress, within } from '../wait';
 import { formatDuration } from '../../domain';

@@ -5,19 +5,17 @@
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { EngineClient } from '../../activities/engine';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { ensureFullResyncSchedule } from '../../client/schedule';
+import { LbaasClient } from '../../client/service-client';
+import { loadSpecFile } from '../../client/spec-file';
+import { invalid } from '../../common/errors';
+import { DEFAULT_TASK_QUEUE } from '../../common/settings';
+import { startDevServer } from '../../dev/devserver';
+import { ensureTemporalCli } from '../../dev/temporal-path';
 import { seedDemo, startSimulator } from '../../simulator';
-import { createLbaasWorker } from '../../worker/main';
-import type { CliIo } from '../cli';
-import { startDevServer } from '../devserver';
-import { invalid } from '../errors';
-import { ensureFullResyncSchedule } from '../schedule';
-import { LbaasClient } from '../service-client';
-import { DEFAULT_TASK_QUEUE } from '../settings';
-import { loadSpecFile } from '../spec-file';
-import { ensureTemporalCli } from '../temporal-path';
+import { startWorker } from '../../worker/start';
+import type { CliIo } from '../io';
 
 export interface DevOptions {
   uiPort: string;
@@ -68,20 +66,12 @@ export async function dev(opts: DevOptions, io: CliIo): Promise<void> {
     stops.push(() => sim.close());
     seedDemo(sim.sim);
 
-    const connection = await Connection.connect({ address: server.address });
-    const nativeConnection = await NativeConnection.connect({ address: server.address });
-    stops.push(() => connection.close());
-    stops.push(() => nativeConnection.close());
-    const client = new Client({ connection, namespace: server.namespace });
-    const engine = new EngineClient({ baseUrl: sim.url, token: DEV_TOKEN });
-    stops.push(() => engine.close());
-    const worker = await createLbaasWorker({ connection: nativeConnection, namespace: server.namespace, taskQueue: DEFAULT_TASK_QUEUE, engine, temporalClient: client });
-    const running = worker.run();
-    stops.push(async () => {
-      // The SDK's runtime already begins the shutdown on SIGINT/SIGTERM; asking again is harmless but throws.
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running;
+    const worker = await startWorker({
+      temporal: { connection: { address: server.address }, namespace: server.namespace, taskQueue: DEFAULT_TASK_QUEUE },
+      engine: { baseUrl: sim.url, token: DEV_TOKEN },
     });
+    stops.push(() => worker.stop());
+    const { client } = worker;
     await ensureFullResyncSchedule(client, { taskQueue: DEFAULT_TASK_QUEUE, every: '10m' });
 
     io.stdout(

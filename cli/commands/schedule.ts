@@ -3,10 +3,10 @@
  * full-resync Schedule `lbaas-full-resync` (see ../schedule.ts for its policies). A schedule that does not exist is
  * invalid input (exit 2), except for `set`, which creates it.
  */
-import type { CliIo } from '../cli';
+import type { CliIo } from '../io';
 import { withTemporal } from '../connect';
 import { json, keyValues, type OutputFormat } from '../output';
-import { existingSchedule, SCHEDULE_ID, setSchedule, triggerSchedule, viewOf, type ScheduleView } from '../schedule';
+import { existingSchedule, SCHEDULE_ID, setSchedule, triggerSchedule, viewOf, type ScheduleView } from '../../client/schedule';
 import { parseDurationFlag } from '../views';
 import { formatDuration } from '../../domain';
 

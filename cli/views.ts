@@ -2,9 +2,9 @@
  * What the CLI prints: the JSON documents of product.md section 5 and their text forms for people, as pure
  * functions of the controller's data, plus the small argument checks every command shares.
  */
-import { invalid } from './errors';
+import { invalid } from '../common/errors';
 import { ellipsize, formatStatus, formatTime, keyValues, table } from './output';
-import type { ServiceSummary } from './service-client';
+import type { ServiceSummary } from '../client/service-client';
 import type { ControllerStatus, PassResult } from '../workflows/controller';
 import type { LoadBalancerProgress } from '../workflows/reconcile-lb';
 import type { PlanServiceResult } from '../workflows/plan-service';
@@ -203,7 +203,7 @@ function summaryText(s: { create: number; destroy: number; recover: number; wait
 // ---- progress while waiting ----
 
 /** Objects still on their way: desired ones not ready, and ones planned for destruction not yet destroyed. */
-export function pendingObjects(p: LoadBalancerProgress): ObjectStatus[] {
+function pendingObjects(p: LoadBalancerProgress): ObjectStatus[] {
   return p.objects.filter((o) => (o.key.startsWith('destroy:') ? o.state !== 'Destroyed' : o.state !== 'Deployed' && o.state !== 'Updated'));
 }
 

@@ -7,10 +7,9 @@
  */
 /* eslint-disable @typescript-eslint/no-require-imports */
 import { Command, CommanderError, Option } from 'commander';
-import { CliError, EXIT } from './errors';
-import { ensureTemporalCli } from './temporal-path';
+import { CliError, EXIT } from '../common/errors';
+import { ensureTemporalCli } from '../dev/temporal-path';
 import type * as SimulatorCommandModule from '../simulator/command';
-import type * as WorkerMainModule from '../worker/main';
 import type * as ApplyModule from './commands/apply';
 import type * as DeleteModule from './commands/delete';
 import type * as DevModule from './commands/dev';
@@ -18,22 +17,13 @@ import type * as PlanModule from './commands/plan';
 import type * as ResyncModule from './commands/resync';
 import type * as ScheduleModule from './commands/schedule';
 import type * as StatusModule from './commands/status';
+import type * as WorkerModule from './commands/worker';
+import { processIo, type CliIo } from './io';
 
-export interface CliIo {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-  env: NodeJS.ProcessEnv;
-}
-
-const defaultIo: CliIo = {
-  stdout: (t) => process.stdout.write(t),
-  stderr: (t) => process.stderr.write(t),
-  env: process.env,
-};
 
 const outputOption = () => new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text');
 
-export function buildProgram(io: CliIo = defaultIo): Command {
+function buildProgram(io: CliIo = processIo): Command {
   const program = new Command('lbaas')
     .description('Keeps Anexia LBaaS load balancers configured for a service, durably, on Temporal.')
     .showHelpAfterError('(run with --help for usage)')
@@ -108,7 +98,7 @@ export function buildProgram(io: CliIo = defaultIo): Command {
   program
     .command('worker')
     .description('run a worker: Temporal settings from TEMPORAL_* / temporal.toml, the Engine from ANEXIA_ENGINE_URL and ANEXIA_TOKEN')
-    .action(() => (require('../worker/main') as typeof WorkerMainModule).runWorkerFromEnv(io));
+    .action(() => (require('./commands/worker') as typeof WorkerModule).worker(io));
 
   program
     .command('dev')
@@ -135,7 +125,7 @@ export function buildProgram(io: CliIo = defaultIo): Command {
 }
 
 /** Runs the CLI and resolves to the process exit code. */
-export async function main(argv: string[], io: CliIo = defaultIo): Promise<number> {
+export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
   const program = buildProgram(io);
   try {
     await program.parseAsync(argv);

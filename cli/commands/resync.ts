@@ -5,15 +5,15 @@
  * and whatever its state (paused, or skipping because a run is in progress); and it never destroys orphaned
  * objects, whatever the Schedule is set to: a manual run only reports them.
  */
-import type { CliIo } from '../cli';
+import type { CliIo } from '../io';
 import { noAnswerHint, requireController, warnIfNoWorker, withTemporal } from '../connect';
-import { CliError, EXIT, invalid } from '../errors';
-import { manualResyncWorkflowId } from '../schedule';
+import { CliError, EXIT, invalid } from '../../common/errors';
+import { manualResyncWorkflowId } from '../../client/schedule';
 import { checkUid } from '../views';
 import { within } from '../wait';
 
 /** A full resync lists controllers, signals them and scans the Engine once: minutes would mean something is stuck. */
-export const FULL_RESYNC_TIMEOUT_MS = 10 * 60_000;
+const FULL_RESYNC_TIMEOUT_MS = 10 * 60_000;
 import type { fullResync as fullResyncWorkflow } from '../../workflows/full-resync';
 
 export async function resync(uid: string | undefined, opts: { all?: boolean }, io: CliIo): Promise<void> {

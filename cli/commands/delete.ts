@@ -5,9 +5,9 @@
  * ends in a timeout (exit 3) naming what is still pending. --timeout bounds the whole command, including the
  * controller accepting the delete (which needs a worker).
  */
-import type { CliIo } from '../cli';
+import type { CliIo } from '../io';
 import { noAnswerHint, requireController, warnIfNoWorker, withTemporal } from '../connect';
-import { CliError, EXIT } from '../errors';
+import { CliError, EXIT } from '../../common/errors';
 import { checkUid, parseDurationFlag, progressLines } from '../views';
 import { waitWithProgress, within } from '../wait';
 import { formatDuration } from '../../domain';

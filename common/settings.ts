@@ -12,7 +12,7 @@ export type TemporalConnectionOptions = ClientConnectConfig['connectionOptions']
 /** Task queue of every lbaas workflow and activity. */
 export const DEFAULT_TASK_QUEUE = 'lbaas';
 /** The local dev server's default address, used when no Temporal setting names another. */
-export const DEFAULT_TEMPORAL_ADDRESS = 'localhost:7233';
+const DEFAULT_TEMPORAL_ADDRESS = 'localhost:7233';
 
 export interface TemporalSettings {
   connection: TemporalConnectionOptions;

@@ -7,12 +7,12 @@
 import net from 'node:net';
 import { Client, Connection, isGrpcServiceError, ServiceError, WorkflowFailedError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { NamespaceNotFoundError, WorkflowNotFoundError } from '@temporalio/common';
-import { CliError, EXIT, invalid, unreachable } from './errors';
-import { LbaasClient } from './service-client';
-import { clientConnectionOptions, temporalSettings, type TemporalSettings } from './settings';
+import { CliError, EXIT, invalid, unreachable } from '../common/errors';
+import { LbaasClient } from '../client/service-client';
+import { clientConnectionOptions, temporalSettings, type TemporalSettings } from '../common/settings';
 
 /** A CLI command gives up on an unreachable server after this long: long enough for a remote cluster over TLS. */
-export const CONNECT_TIMEOUT_MS = 5_000;
+const CONNECT_TIMEOUT_MS = 5_000;
 /** How long the TCP probe that explains a failed connection may take. */
 const PROBE_TIMEOUT_MS = 2_000;
 
@@ -24,7 +24,7 @@ export interface Temporal {
 }
 
 /** Reads the Temporal settings; unreadable settings (a missing profile, a broken temporal.toml) exit 2. */
-export function readSettings(env: NodeJS.ProcessEnv): TemporalSettings {
+function readSettings(env: NodeJS.ProcessEnv): TemporalSettings {
   try {
     return temporalSettings(env);
   } catch (err) {
@@ -72,7 +72,7 @@ export async function withTemporal<T>(env: NodeJS.ProcessEnv, fn: (t: Temporal) 
 }
 
 /** The CliError for an error that means Temporal cannot be used at all (unreachable, no such namespace), else null. */
-export function temporalError(err: unknown, settings: TemporalSettings): CliError | null {
+function temporalError(err: unknown, settings: TemporalSettings): CliError | null {
   if (err instanceof CliError) return err;
   if (err instanceof NamespaceNotFoundError) return unreachable(`${where(settings)}: the namespace does not exist`);
   const grpc = err instanceof ServiceError ? err.cause : err;
@@ -117,7 +117,7 @@ function where(settings: TemporalSettings): string {
   return `cannot reach Temporal at ${settings.connection.address} (namespace ${settings.namespace})`;
 }
 
-export function splitAddress(address: string): { host: string; port: number } | null {
+function splitAddress(address: string): { host: string; port: number } | null {
   const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(address.replace(/^[a-z]+:\/\//i, ''));
   if (!m) return null;
   const port = Number(m[3]);

@@ -2,15 +2,15 @@
  * `lbaas status UID` and `lbaas list`: the controllers' own view (the `status` query) and the list of running
  * controllers (visibility, so a controller started a second ago may be missing for a moment).
  */
-import type { CliIo } from '../cli';
+import type { CliIo } from '../io';
 import { noAnswerHint, requireController, warnIfNoWorker, withTemporal } from '../connect';
-import { CliError, EXIT } from '../errors';
+import { CliError, EXIT } from '../../common/errors';
 import { json, type OutputFormat } from '../output';
 import { checkUid, listEntry, listText, statusText, statusView } from '../views';
 import { within } from '../wait';
 
 /** A query is answered by a worker replaying the controller: seconds at most; 30 s means nobody is answering. */
-export const QUERY_TIMEOUT_MS = 30_000;
+const QUERY_TIMEOUT_MS = 30_000;
 
 export async function status(uid: string, opts: { output: OutputFormat }, io: CliIo): Promise<void> {
   checkUid(uid);

@@ -1,0 +1,197 @@
+/**
+ * The numbers of a benchmark run: the targets and the summary line, and per mode the figures every report is
+ * rendered from (report-text.ts for stdout, report-md.ts for docs/benchmarks.md, report-svg.ts for its chart,
+ * report-prose.ts for the sentences, which only ever state these numbers).
+ */
+import type { CoreRun, Mode, ModeName } from './core';
+import type { ThroughputResult } from './throughput';
+import { realistic429Share, REALISTIC_429_TARGET, type RealisticRun } from './realistic';
+import { mean, median, quantile, ratio, sum } from './util';
+
+export interface Machine {
+  cpus: number;
+  cpuModel: string;
+  memoryBytes: number;
+  node: string;
+  os: string;
+  temporalCli: string;
+  /** The code measured: commit, and product files with uncommitted changes in the build. */
+  revision: string;
+  uncommitted: string[];
+  loadAvgStart: number[];
+  loadAvgEnd: number[];
+}
+
+export interface BenchResult {
+  quick: boolean;
+  seed: number;
+  reps: number;
+  startedAt: Date;
+  durationMs: number;
+  machine: Machine;
+  modes: readonly Mode[];
+  core: CoreRun[];
+  throughput: ThroughputResult;
+  /** The core workload on the ideal and the realistic simulator profile (realistic.ts); absent in older saved runs. */
+  realistic?: RealisticRun[];
+}
+
+/** The targets of the benchmark issue; lower is better for every one. */
+export const TARGETS = { convergenceVsBound: 1.25, convergenceVsWaves: 0.6, requestsVsWaves: 0.6, noopWrites: 0 } as const;
+
+export interface Target {
+  name: string;
+  key: string;
+  measured: number;
+  target: number;
+  /** Lower is better for all of them. */
+  met: boolean;
+  text: string;
+}
+
+export interface Summary {
+  convergenceVsBound: number;
+  convergenceVsWaves: number;
+  requestsVsWaves: number;
+  noopWrites: number;
+  targets: Target[];
+  line: string;
+}
+
+export const runsOf = (r: BenchResult, mode: ModeName) => r.core.filter((c) => c.mode === mode).sort((a, b) => a.rep - b.rep);
+
+/** Per repetition, `f(mode run) / f(other mode run)`, paired by repetition. */
+export function paired(r: BenchResult, a: ModeName, b: ModeName, f: (c: CoreRun) => number): number[] {
+  const bs = new Map(runsOf(r, b).map((c) => [c.rep, c]));
+  return runsOf(r, a).flatMap((c) => {
+    const other = bs.get(c.rep);
+    return other ? [f(c) / f(other)] : [];
+  });
+}
+
+export const boundRatio = (c: CoreRun) => c.apply.wallMs / c.serviceBoundMs;
+
+export function summarize(r: BenchResult): Summary {
+  const product = runsOf(r, 'heartbeat');
+  const convergenceVsBound = median(product.map(boundRatio));
+  const convergenceVsWaves = median(paired(r, 'heartbeat', 'waves', (c) => c.apply.wallMs));
+  const requestsVsWaves = median(paired(r, 'heartbeat', 'waves', (c) => c.apply.requests));
+  const noopWrites = r.throughput.noop.mutations + sum(product.map((c) => c.noop.mutations));
+  const t = (name: string, key: string, measured: number, target: number, digits = 2): Target => {
+    const met = measured <= target;
+    const by = target === 0 ? `${measured} instead of 0` : `${((measured / target - 1) * 100).toFixed(0)} % over the target (${measured.toFixed(digits)} vs ${target})`;
+    return { name, key, measured, target, met, text: met ? 'met' : `missed: ${by}` };
+  };
+  const targets = [
+    t('convergence time / lower bound', 'convergence_vs_bound', convergenceVsBound, TARGETS.convergenceVsBound),
+    t('convergence time / waves baseline', 'convergence_vs_waves', convergenceVsWaves, TARGETS.convergenceVsWaves),
+    t('Engine requests / waves baseline', 'requests_vs_waves', requestsVsWaves, TARGETS.requestsVsWaves),
+    t('writes on a no-op resync', 'noop_writes', noopWrites, TARGETS.noopWrites, 0),
+  ];
+  const share = realistic429Share(r.realistic ?? []);
+  if (share !== null) targets.push(t('requests answered 429, realistic Engine', 'realistic_429_share', share, REALISTIC_429_TARGET, 3));
+  const line = `summary: convergence_vs_bound=${ratio(convergenceVsBound)} convergence_vs_waves=${ratio(convergenceVsWaves)} requests_vs_waves=${ratio(requestsVsWaves)} noop_writes=${noopWrites}${share === null ? '' : ` realistic_429_share=${share.toFixed(3)}`}`;
+  return { convergenceVsBound, convergenceVsWaves, requestsVsWaves, noopWrites, targets, line };
+}
+
+export interface ModeFigures {
+  mode: Mode;
+  runs: CoreRun[];
+  wall: number[];
+  bound: number[];
+  boundRatio: number[];
+  requests: number[];
+  writes: number[];
+  noopWall: number[];
+  noopRequests: number[];
+  noopWrites: number[];
+  /** Per load balancer run: history events of the from-empty and the no-op reconcileLoadBalancer. */
+  eventsApply: number[];
+  eventsNoop: number[];
+  serviceEventsApply: number[];
+  /** Per load balancer: time between the Engine's last deploy and the reconciliation noticing and finishing. */
+  tailLag: number[];
+  /** Per load balancer: how much later than the chain of deploy delays the Engine finished deploying. */
+  chainSlack: number[];
+  /** Per load balancer: from the start to the first create. */
+  startup: number[];
+  /** Per object with a parent: from the parent's deploy to the child's create. */
+  reactions: number[];
+  latency: number[];
+  /** Per run: readiness GETs (the awaitReady activity's Engine requests). */
+  readinessGets: number[];
+  /** Per load balancer run: dependency levels of its longest chain. */
+  levels: number[];
+}
+
+export function modeFigures(r: BenchResult, mode: Mode): ModeFigures {
+  const runs = runsOf(r, mode.name);
+  const lbs = runs.flatMap((c) => c.loadBalancers);
+  const ev = (c: CoreRun, phase: 'apply' | 'noop') => Object.values(c[phase].events?.perLoadBalancer ?? {});
+  return {
+    mode,
+    runs,
+    wall: runs.map((c) => c.apply.wallMs),
+    bound: runs.map((c) => c.serviceBoundMs),
+    boundRatio: runs.map(boundRatio),
+    requests: runs.map((c) => c.apply.requests),
+    writes: runs.map((c) => c.apply.mutations),
+    noopWall: runs.map((c) => c.noop.wallMs),
+    noopRequests: runs.map((c) => c.noop.requests),
+    noopWrites: runs.map((c) => c.noop.mutations),
+    eventsApply: runs.flatMap((c) => ev(c, 'apply')),
+    eventsNoop: runs.flatMap((c) => ev(c, 'noop')),
+    serviceEventsApply: runs.flatMap((c) => (c.apply.events ? [c.apply.events.service] : [])),
+    tailLag: lbs.map((l) => l.convergedMs - l.engineDoneMs),
+    chainSlack: lbs.map((l) => l.engineDoneMs - l.deployChainMs),
+    startup: lbs.map((l) => l.firstCreateMs),
+    reactions: lbs.flatMap((l) => l.reactionsMs),
+    latency: runs.map((c) => c.apply.latencyMedianMs),
+    readinessGets: runs.map((c) => c.apply.byPurpose.awaitReady ?? 0),
+    levels: lbs.map((l) => l.levels),
+  };
+}
+
+/** Mean of a per-key count over runs, sorted by count. */
+export function meanCounts(maps: Record<string, number>[]): [string, number][] {
+  const total = new Map<string, number>();
+  for (const m of maps) for (const [k, v] of Object.entries(m)) total.set(k, (total.get(k) ?? 0) + v);
+  return [...total.entries()].map(([k, v]) => [k, v / Math.max(1, maps.length)] as [string, number]).sort((a, b) => b[1] - a[1]);
+}
+
+/** Mean per run of the requests a mode made for one purpose (Temporal modes: activity type). */
+export const perPurpose = (f: ModeFigures, purpose: string) => mean(f.runs.map((c) => c.apply.byPurpose[purpose] ?? 0));
+
+/** Mean per run of the requests on one route, e.g. `POST /api/LBaaS/v1/backend.json`. */
+export const perRoute = (f: ModeFigures, route: string, phase: 'apply' | 'noop' = 'apply') => sum(f.runs.map((c) => c[phase].byRoute[route] ?? 0)) / Math.max(1, f.runs.length);
+
+/** Every route any run of these modes used in a phase, sorted. */
+export const routesOf = (figs: readonly ModeFigures[], phase: 'apply' | 'noop') => [...new Set(figs.flatMap((f) => f.runs.flatMap((c) => Object.keys(c[phase].byRoute))))].sort();
+
+/** The first gaps between readiness polls we report; later ones sit at the backoff ceiling. */
+const REPORTED_POLL_GAPS = 6;
+
+/** Median over runs of the n-th readiness poll gap, in ms. */
+export function pollGapsOf(f: ModeFigures): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < REPORTED_POLL_GAPS; i++) {
+    const gaps = f.runs.flatMap((c) => {
+      const g = c.apply.pollGaps[i];
+      return g && g.count > 0 ? [g.medianMs] : [];
+    });
+    if (gaps.length === 0) break;
+    out.push(median(gaps));
+  }
+  return out;
+}
+
+/**
+ * Where the product's time above its lower bound goes, per load balancer (medians, ms): the start before the first
+ * create, the reactions along the longest chain (median reaction x median levels), and the tail after the last
+ * deploy. `overhead` is the median service time minus the median bound.
+ */
+export function overheadParts(f: ModeFigures): { overhead: number; start: number; reactions: number; levels: number; reaction: number; tail: number } {
+  const reaction = quantile(f.reactions, 0.5);
+  const levels = median(f.levels);
+  return { overhead: median(f.wall) - median(f.bound), start: median(f.startup), reactions: reaction * levels, levels, reaction, tail: median(f.tailLag) };
+}

@@ -1,0 +1,34 @@
+/**
+ * `lbaas worker`: a worker configured only by its environment (Temporal's TEMPORAL_* / temporal.toml settings, the
+ * Engine from ANEXIA_ENGINE_URL and ANEXIA_TOKEN), running until SIGINT/SIGTERM, then draining for the grace time.
+ */
+import { createMetrics, installMetrics } from '../../worker/metrics';
+import { startWorker, workerEnv } from '../../worker/start';
+import type { CliIo } from '../io';
+
+export async function worker(io: CliIo): Promise<void> {
+  const env = workerEnv(io.env);
+  for (const warning of env.warnings) io.stderr(`lbaas worker: warning: ${warning}\n`);
+  // The Prometheus exporter belongs to the Temporal runtime, which must be installed before any connection.
+  if (env.metricsAddress) installMetrics(env.metricsAddress);
+  const metrics = env.metricsAddress ? createMetrics() : null;
+  const running = await startWorker({
+    temporal: env.temporal,
+    engine: { ...env.engine, ...(metrics ? { onResponse: metrics.onEngineResponse } : {}) },
+    ...(metrics ? { activities: { events: metrics.activityEvents } } : {}),
+    ...(env.taskQueueActivitiesPerSecond ? { taskQueueActivitiesPerSecond: env.taskQueueActivitiesPerSecond } : {}),
+  });
+  metrics?.watchPacer(running.engine.pacer);
+  const { pacing } = env.engine;
+  const { temporal } = env;
+  io.stderr(
+    `lbaas worker: task queue ${temporal.taskQueue} on ${temporal.connection.address} (namespace ${temporal.namespace}), Engine ${env.engine.baseUrl}` +
+      `, Engine budget ${pacing.requestsPerSecond} requests/s (burst ${pacing.burst})` +
+      `${env.taskQueueActivitiesPerSecond ? `, task queue ${env.taskQueueActivitiesPerSecond} activities/s` : ''}${env.metricsAddress ? `, metrics on http://${env.metricsAddress}/metrics` : ''}\n`,
+  );
+  try {
+    await running.running;
+  } finally {
+    await running.stop();
+  }
+}

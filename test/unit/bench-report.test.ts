@@ -1,0 +1,83 @@
+/**
+ * The benchmark report from a small synthetic run: the summary line keeps its keys and computes its ratios, the
+ * markdown states the run's numbers, and the sentences follow the numbers (the polling verdict turns round when the
+ * measured times do).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { MODES, type CoreRun, type ModeName } from '../../bench/core';
+import { summarize, type BenchResult } from '../../bench/figures';
+import { markdown } from '../../bench/report-md';
+import { svgChart } from '../../bench/report-svg';
+import { textReport } from '../../bench/report-text';
+import type { FleetPhase } from '../../bench/throughput';
+
+function phase(wallMs: number, requests: number, mutations: number, byPurpose: Record<string, number>): CoreRun['apply'] {
+  return { wallMs, requests, mutations, byRoute: { 'GET /x': requests }, byPurpose, latencyMedianMs: 2, pollGaps: [{ medianMs: 250, count: 4 }], events: { service: 20, perLoadBalancer: { a: 60, b: 62 } } };
+}
+
+/** One repetition of a mode: converges in `wallMs` against a bound of 4 s, with 3 levels of 0.5 s reactions. */
+function run(mode: ModeName, wallMs: number, requests: number): CoreRun {
+  const lb = (name: string) => ({ loadBalancer: name, convergedMs: wallMs, boundMs: 4000, deployChainMs: 3900, levels: 3, engineDoneMs: wallMs - 300, firstCreateMs: 200, reactionsMs: [500, 500, 500] });
+  return {
+    mode,
+    rep: 0,
+    seed: 1,
+    serviceUid: `u-${mode}`,
+    apply: phase(wallMs, requests, 28, { awaitReady: requests / 2, retrieveState: requests / 2 }),
+    noop: phase(1000, 31, 0, { retrieveState: 31 }),
+    loadBalancers: [lb('a'), lb('b')],
+    serviceBoundMs: 4000,
+  };
+}
+
+const fleet = (wallMs: number, mutations: number): FleetPhase => ({ wallMs, requests: 600, mutations, serviceP50Ms: 900, serviceP95Ms: 1800, converged: 10, cpuSeconds: { worker: 3 }, machineBusySeconds: 10 });
+
+function result(times: Partial<Record<ModeName, number>>): BenchResult {
+  const modes = MODES.filter((m) => m.quick);
+  return {
+    quick: true,
+    seed: 1,
+    reps: 1,
+    startedAt: new Date('2026-01-01T00:00:00Z'),
+    durationMs: 60_000,
+    machine: { cpus: 2, cpuModel: 'test', memoryBytes: 2 ** 30, node: 'v20', os: 'linux', temporalCli: '1.5.1', revision: 'abc', uncommitted: [], loadAvgStart: [1, 1, 1], loadAvgEnd: [1, 1, 1] },
+    modes,
+    core: modes.map((m) => run(m.name, times[m.name] ?? 5000, m.name === 'waves' ? 400 : 200)),
+    throughput: { services: 10, loadBalancers: 2, objects: 280, deployMs: { min: 100, max: 300 }, apply: fleet(6000, 280), servicesPerMinute: 100, noop: fleet(3000, 0), workerPeakRssBytes: 2 ** 27, workerPeakRssAfterResyncBytes: 2 ** 27, workerIdleRssBytes: 2 ** 26 },
+  };
+}
+
+test('the summary line keeps its keys and states the ratios of the run', () => {
+  const sm = summarize(result({ heartbeat: 5000, waves: 10_000 }));
+  assert.equal(sm.line, 'summary: convergence_vs_bound=1.25 convergence_vs_waves=0.50 requests_vs_waves=0.50 noop_writes=0');
+  assert.deepEqual(
+    sm.targets.map((t) => [t.key, t.met]),
+    [
+      ['convergence_vs_bound', true],
+      ['convergence_vs_waves', true],
+      ['requests_vs_waves', true],
+      ['noop_writes', true],
+    ],
+  );
+});
+
+test('the markdown states the figures of the run and the sentences follow them', () => {
+  const faster = result({ heartbeat: 5000, retry: 6000, 'retry-fast': 5500, waves: 10_000 });
+  const md = markdown(faster, summarize(faster), 'benchmarks.svg', 'npm run bench');
+  assert.match(md, /Summary line: `summary: convergence_vs_bound=1\.25 /);
+  assert.match(md, /The product needed 1\.00 s above its lower bound \(medians\)\. Per load balancer it spent 0\.20 s before its first create, 0\.50 s per chain level .* over 3 levels, and 0\.30 s after the last deploy; the largest part is the reactions along the chain\./);
+  assert.match(md, /Polling inside the heartbeating activity was the fastest: retry-based polling took 10 % longer at its fastest schedule and 20 % longer/);
+  const slower = result({ heartbeat: 5000, retry: 6000, 'retry-fast': 4000, waves: 10_000 });
+  assert.match(markdown(slower, summarize(slower), 'benchmarks.svg', 'npm run bench'), /Retry-based polling at its fastest schedule was faster than the heartbeat in this run \(0\.80x its time/);
+});
+
+test('the text report and the chart render every mode of the run', () => {
+  const r = result({});
+  const text = textReport(r, summarize(r));
+  const svg = svgChart(r);
+  for (const m of r.modes) {
+    assert.match(text, new RegExp(`^${m.name} `, 'm'));
+    assert.ok(svg.includes(`>${m.name}</text>`), m.name);
+  }
+});

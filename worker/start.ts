@@ -1,0 +1,124 @@
+/**
+ * The one place that turns settings into a running lbaas worker: the Temporal connections it needs (a native one for
+ * polling, a client one for fullResync's visibility reads), the Engine client, and createLbaasWorker. `lbaas worker`,
+ * `lbaas dev`, the test stack, the child-process worker of tests and benchmarks all start workers here, so they run
+ * the worker an operator runs.
+ */
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { DEFAULT_BASE_URL, EngineClient, type EngineClientOptions, type PacingOptions } from '../activities/engine';
+import { invalid, unreachable } from '../common/errors';
+import { clientConnectionOptions, temporalSettings, type TemporalSettings } from '../common/settings';
+import { engineBudgetFromEnv } from './engine-settings';
+import { createLbaasWorker, type LbaasWorkerOptions } from './main';
+
+export interface StartWorkerOptions extends Omit<LbaasWorkerOptions, 'connection' | 'namespace' | 'taskQueue' | 'engine' | 'temporalClient'> {
+  temporal: TemporalSettings;
+  /** Options for an Engine client of the worker's own, or a client the caller keeps (and closes). */
+  engine: EngineClientOptions | EngineClient;
+  /** Connections the caller keeps open (and closes); the worker opens and closes its own otherwise. */
+  connections?: { native: NativeConnection; client: Client };
+}
+
+export interface RunningWorker {
+  worker: Awaited<ReturnType<typeof createLbaasWorker>>;
+  /** A client on the worker's namespace (for callers that also start workflows or schedules). */
+  client: Client;
+  engine: EngineClient;
+  /** Settles when the worker has stopped polling and drained. */
+  running: Promise<void>;
+  /** Asks the worker to stop (idempotent), waits for it, and closes what the worker opened. */
+  stop(): Promise<void>;
+}
+
+/** Connects, builds and starts the worker. A Temporal server that cannot be reached is `unreachable` (exit 4). */
+export async function startWorker(o: StartWorkerOptions): Promise<RunningWorker> {
+  const { temporal, engine: engineOption, connections, ...workerOptions } = o;
+  const closes: (() => Promise<void>)[] = [];
+  const closeAll = async () => {
+    for (const close of closes.reverse()) await close();
+    closes.length = 0;
+  };
+  try {
+    let engine: EngineClient;
+    if (engineOption instanceof EngineClient) engine = engineOption;
+    else {
+      try {
+        engine = new EngineClient(engineOption);
+      } catch (err) {
+        throw invalid(`ANEXIA_ENGINE_URL: ${(err as Error).message}`);
+      }
+      closes.push(() => engine.close());
+    }
+    let native = connections?.native;
+    let client = connections?.client;
+    if (!native || !client) {
+      try {
+        const nc = await NativeConnection.connect(temporal.connection);
+        closes.push(() => nc.close());
+        native = nc;
+      } catch (err) {
+        throw unreachable(`Temporal at ${temporal.connection.address}: ${(err as Error).message}`);
+      }
+      const cc = await Connection.connect(clientConnectionOptions(temporal));
+      closes.push(() => cc.close());
+      client = new Client({ connection: cc, namespace: temporal.namespace });
+    }
+    const worker = await createLbaasWorker({
+      ...workerOptions,
+      connection: native,
+      namespace: temporal.namespace,
+      taskQueue: temporal.taskQueue,
+      engine,
+      temporalClient: client,
+    });
+    const running = worker.run();
+    // A failed run is reported by whoever awaits `running` or `stop()`; this keeps it from being unhandled meanwhile.
+    running.catch(() => {});
+    return {
+      worker,
+      client,
+      engine,
+      running,
+      async stop() {
+        // The SDK already begins the shutdown on SIGINT/SIGTERM; asking again would throw.
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+        try {
+          await running;
+        } finally {
+          await closeAll();
+        }
+      },
+    };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}
+
+/** What `lbaas worker` reads from its environment, beyond Temporal's own settings. */
+export interface WorkerEnv {
+  temporal: TemporalSettings;
+  /** The Engine, and this worker's request budget (engine-settings.ts). */
+  engine: { baseUrl: string; token: string; pacing: PacingOptions };
+  /** LBAAS_TASK_QUEUE_ACTIVITIES_PER_SECOND: the activity rate shared by every worker of the task queue. */
+  taskQueueActivitiesPerSecond?: number;
+  /** For the operator: deprecated variables in use. */
+  warnings: string[];
+  /** LBAAS_METRICS_ADDRESS: `host:port` of the Prometheus endpoint. */
+  metricsAddress?: string;
+}
+
+/** Reads and checks the worker's settings; a bad value is `invalid` (exit 2), naming the variable. */
+export function workerEnv(env: NodeJS.ProcessEnv): WorkerEnv {
+  const token = env.ANEXIA_TOKEN;
+  if (!token) throw invalid('ANEXIA_TOKEN: required (the Engine API token; it is read by workers only)');
+  const budget = engineBudgetFromEnv(env);
+  return {
+    temporal: temporalSettings(env),
+    engine: { baseUrl: env.ANEXIA_ENGINE_URL || DEFAULT_BASE_URL, token, pacing: budget.pacing },
+    ...(budget.taskQueueActivitiesPerSecond ? { taskQueueActivitiesPerSecond: budget.taskQueueActivitiesPerSecond } : {}),
+    warnings: budget.warnings,
+    ...(env.LBAAS_METRICS_ADDRESS ? { metricsAddress: env.LBAAS_METRICS_ADDRESS } : {}),
+  };
+}
