@@ -46,12 +46,12 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
       return translated(() => retrieveState(engine, known, input));
     },
     /** The load balancers that hold objects tagged for the service, with what each holds. */
-    async observeService(input: { serviceUid: string }): Promise<Record<string, ObservedObject[]>> {
-      return translated(async () => Object.fromEntries(await observeService(engine, known, input.serviceUid)));
+    async observeService(input: { serviceUid: string; known?: string[] }): Promise<Record<string, ObservedObject[]>> {
+      return translated(async () => Object.fromEntries(await observeService(engine, known, input.serviceUid, undefined, input.known ?? [])));
     },
     /** Identifiers of every object tagged for the service (one list request; cheap check for stray objects). */
-    async listTagged(input: { serviceUid: string }): Promise<string[]> {
-      return translated(() => withHeartbeat(() => listTagged(engine, known, input.serviceUid)));
+    async listTagged(input: { serviceUid: string; known?: string[] }): Promise<string[]> {
+      return translated(() => withHeartbeat(() => listTagged(engine, known, input.serviceUid, input.known ?? [])));
     },
     /** Service uids with objects tagged for them, across every load balancer (fullResync's orphan report). */
     async scanTaggedServices(): Promise<Record<string, TaggedService>> {

@@ -190,14 +190,15 @@ async function groupByLoadBalancer(engine: EngineClient, found: (Found | null)[]
 
 /**
  * Identifiers of every object tagged for the service: what the tag index lists, plus the objects this worker created
- * for it that the index does not list yet (confirmed on the resource to carry the tag, and to exist).
+ * for it and those in `known` that the index does not list yet (confirmed on the resource to carry the tag, and to
+ * exist).
  */
-export async function listTagged(engine: EngineClient, kinds: IdentifierCache, serviceUid: string): Promise<string[]> {
+export async function listTagged(engine: EngineClient, kinds: IdentifierCache, serviceUid: string, known: readonly string[] = []): Promise<string[]> {
   const tag = serviceTag(serviceUid);
   const listed = (await engine.listResourcesByTag(tag)).map((r) => r.identifier);
   const seen = new Set(listed);
   const extra = await mapLimit(
-    kinds.createdFor(serviceUid).filter((id) => !seen.has(id)),
+    [...new Set([...kinds.createdFor(serviceUid), ...known])].filter((id) => !seen.has(id) && !kinds.isDeleting(id)),
     RETRIEVE_CONCURRENCY,
     async (id) => {
       const resource = await orNull(engine.getResource(id));

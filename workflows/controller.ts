@@ -217,7 +217,7 @@ export async function serviceController(input: ServiceControllerInput): Promise<
       const r: ReconcileServiceResult = await scope.run(() =>
         executeChild(reconcileService, {
           workflowId: `lbaas/${uid}/pass/${pass.number}`,
-          args: [{ spec: pass.spec, revision: pass.revision, ...(o.teardown ? { teardown: true } : {}) }],
+          args: [{ spec: pass.spec, revision: pass.revision, ...(o.teardown ? { teardown: true } : {}), ...knownOf(state) }],
           staticSummary: `${o.teardown ? 'delete' : 'reconcile'} ${uid} revision ${pass.revision} (pass ${pass.number})`,
           typedSearchAttributes: [
             { key: searchAttributes.serviceUid, value: uid },
@@ -256,3 +256,11 @@ function failedResult(uid: string, pass: { number: number; revision: number }, e
   };
 }
 
+/**
+ * The identifiers of the service's objects that the last pass reported, for the next pass: the Engine's tag index
+ * lags behind tagging, and a pass that looked only there could miss what the previous one created seconds ago.
+ */
+function knownOf(state: ControllerState): { known?: string[] } {
+  const ids = (state.lastResult?.objects ?? []).map((o) => o.identifier).filter((id): id is string => typeof id === 'string' && id !== '');
+  return ids.length > 0 ? { known: [...new Set(ids)].sort() } : {};
+}

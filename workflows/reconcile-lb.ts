@@ -9,7 +9,7 @@ import { CancellationScope, defineQuery, isCancellation, metricMeter, proxyActiv
 import type { Activities } from '../activities';
 import type { CreateObjectInput } from '../activities/objects';
 import { causeOf } from './failures';
-import { invalidInput, loadBalancerId, optionalInteger, specOf } from './input';
+import { invalidInput, loadBalancerId, optionalIdentifiers, optionalInteger, specOf } from './input';
 import { ENGINE_CALL, FAILURE_TYPES, readinessOptions, short } from './options';
 import { completeFields, desiredObjects, isPlanEmpty, planLoadBalancer, statusFromSnapshot } from '../domain';
 import { DESTROY_STAGES, KIND_TITLE, type Destroy, type LoadBalancerResult, type ObjectStatus, type Plan, type PlannedObject } from '../domain';
@@ -25,6 +25,11 @@ export interface ReconcileLoadBalancerInput {
   revision?: number;
   /** Observe-and-act passes before giving up (default DEFAULT_MAX_PASSES). */
   maxPasses?: number;
+  /**
+   * Identifiers of the service's objects that earlier passes saw or created (any load balancer): read even while the
+   * Engine's tag index, which lags behind tagging, does not list them yet.
+   */
+  known?: string[];
 }
 
 export interface ReconcileLoadBalancerResult extends LoadBalancerResult {
@@ -95,7 +100,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
 
   // Identifiers of the service's objects this run has seen or created: observations read them even while the Engine's
   // tag index, which lags behind tagging, does not list them yet.
-  const known = new Set<string>();
+  const known = new Set<string>(optionalIdentifiers(fields, 'known', wf) ?? []);
 
   const destroy = async (d: Destroy) => {
     const outcome = await call(engine.destroyObject, `destroy ${KIND_TITLE[d.kind]} ${d.name} ${on} (${d.reason})`, { ...d, serviceUid: uid });
