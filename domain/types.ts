@@ -50,7 +50,10 @@ export interface ServiceSpec {
   loadBalancers: string[];
   externalAddresses: string[];
   ports: Record<string, PortSpec>;
+  /** With `serverPool`, empty until the controller resolves the pool (domain/pool.ts resolvePool). */
   servers: ServerSpec[];
+  /** The server pool whose members are the servers; absent for inline servers. Passes only see resolved specs. */
+  serverPool?: string;
   readiness: ReadinessPolicy;
   failedResources: FailedResourcesPolicy;
 }

@@ -4,3 +4,4 @@ export { reconcileService } from './reconcile-service';
 export { planService } from './plan-service';
 export { serviceController, applyUpdate, waitConvergedUpdate, deleteUpdate, resyncSignal, controllerStatusQuery } from './controller';
 export { fullResync } from './full-resync';
+export { importServices } from './import';

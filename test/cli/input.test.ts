@@ -97,7 +97,7 @@ test('an invalid spec exits 2 listing every issue as `path: message`, without co
     'externalAddresses[1]: must be an IPv4 or IPv6 address without zone, like 203.0.113.10 or 2001:db8::10',
     'loadBalancers[1]: duplicate of loadBalancers[0]',
     'ports.http.internal: must be an integer from 1 to 65535',
-    'sevrers: unknown key (allowed: serviceUid, nameSuffix, loadBalancers, externalAddresses, ports, servers, readiness, failedResources)',
+    'sevrers: unknown key (allowed: serviceUid, nameSuffix, loadBalancers, externalAddresses, ports, servers, serverPool, readiness, failedResources)',
   ]);
   assert.doesNotMatch(r.stderr, /cannot reach Temporal/);
 });

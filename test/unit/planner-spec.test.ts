@@ -24,7 +24,7 @@ function issuesOf(input: unknown): SpecIssue[] {
   return result.ok ? [] : result.issues;
 }
 
-const ALLOWED_TOP = 'serviceUid, nameSuffix, loadBalancers, externalAddresses, ports, servers, readiness, failedResources';
+const ALLOWED_TOP = 'serviceUid, nameSuffix, loadBalancers, externalAddresses, ports, servers, serverPool, readiness, failedResources';
 const ADDRESS = MESSAGES.address;
 const PORT = MESSAGES.portNumber;
 const DURATION = 'must be a duration like 250ms, 1s, 5m or 1m30s';
@@ -165,7 +165,7 @@ describe('validateSpec reports every violation at once, with exact paths and mes
       { path: 'loadBalancers', message: 'required' },
       { path: 'externalAddresses', message: 'required' },
       { path: 'ports', message: 'required' },
-      { path: 'servers', message: 'required' },
+      { path: 'servers', message: 'required (or serverPool: the name of a server pool)' },
     ]],
     ['wrong types', { serviceUid: 42, loadBalancers: 'lb', externalAddresses: {}, ports: [], servers: 'node-1', readiness: '1s' }, [
       { path: 'serviceUid', message: 'must be a string' },
