@@ -121,10 +121,10 @@ test('a worker stopped mid-pass: a fresh worker (no memory of what the first cre
 });
 
 test('a fresh worker right after apply, inside the tag index lag: the next pass and the delete find every object through the last pass\'s identifiers', async () => {
-  await admin.putFaults(stack.sim, { ...LOOSE, tagLagMs: { min: 4000, max: 4000 } });
+  await admin.putFaults(stack.sim, { ...LOOSE, tagLagMs: { min: 20_000, max: 20_000 } });
   const s = fresh(1, 'real-handover');
   assert.equal((await apply(s.spec())).converged, true);
-  // The new worker has no memory of what the old one created; the index does not list the last objects for 4 s.
+  // The new worker has no memory of what the old one created; the index lists nothing of this service for 20 s.
   await stack.stopWorker();
   await stack.startWorker();
   const before = creates();
