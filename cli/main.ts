@@ -13,6 +13,7 @@ import type * as SimulatorCommandModule from '../simulator/command';
 import type * as ApplyModule from './commands/apply';
 import type * as DeleteModule from './commands/delete';
 import type * as DevModule from './commands/dev';
+import type * as DevClusterModule from './commands/dev-cluster';
 import type * as ImportModule from './commands/import';
 import type * as PlanModule from './commands/plan';
 import type * as ResyncModule from './commands/resync';
@@ -124,7 +125,12 @@ function buildProgram(io: CliIo = processIo): Command {
     .option('--sim-port <port>', 'Engine simulator port', '8090')
     .option('--db <file>', 'SQLite file for Temporal state (default: .lbaas/temporal.db)')
     .option('--example <file>', 'service spec to apply', 'examples/service.yaml')
-    .action((opts) => (require('./commands/dev') as typeof DevModule).dev(opts, io));
+    .option('--cluster', 'a production-shaped Temporal instead: PostgreSQL and one server process per service (needs Go and PostgreSQL; no Web UI)')
+    .option('--state-dir <dir>', 'with --cluster: where the cluster keeps its database, configuration and logs (default: .lbaas/cluster)')
+    .option('--history-hosts <n>', 'with --cluster: history host processes', '2')
+    .action((opts) =>
+      opts.cluster ? (require('./commands/dev-cluster') as typeof DevClusterModule).devCluster(opts, io) : (require('./commands/dev') as typeof DevModule).dev(opts, io),
+    );
 
   program
     .command('temporal-path')

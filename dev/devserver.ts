@@ -9,7 +9,7 @@ import { Connection } from '@temporalio/client';
 import { ensureTemporalCli } from './temporal-path';
 
 /** Custom search attributes of product.md section 4, with their Temporal types. */
-const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'KeywordList'> = {
+export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'KeywordList'> = {
   LbaasServiceUid: 'Keyword',
   LbaasLoadBalancers: 'KeywordList',
   LbaasPhase: 'Keyword',
