@@ -1,29 +1,26 @@
 /**
- * The activities, built by a factory around one Engine client (design.md point 3): the worker constructs the client
- * once; workflows type their proxies with `ReturnType<typeof createActivities>`. Every activity is idempotent and
- * translates Engine errors into Temporal failures at one boundary (failures.ts).
+ * The activities, built by a factory around one Engine client (docs/architecture.md#activities): the worker
+ * constructs the client once; workflows type their proxies with `ReturnType<typeof createActivities>`. Every activity
+ * is idempotent and translates Engine errors into Temporal failures at one boundary (failures.ts).
  */
-import { serviceTag } from '../domain';
 import type { ObservedObject, Snapshot } from '../domain/types';
 import type { EngineClient } from './engine';
 import { translated } from './failures';
 import { withHeartbeat } from './heartbeat';
+import { destroyObject, type DestroyObjectInput, type DestroyOptions, type DestroyOutcome } from './destroy';
 import {
   awaitReady,
   createObject,
-  destroyObject,
   recoverObject,
   type AwaitReadyInput,
   type AwaitReadyOptions,
   type CreateObjectInput,
   type CreateObjectResult,
-  type DestroyObjectInput,
-  type DestroyOutcome,
   type ObjectRef,
   type ReadyOutcome,
 } from './objects';
 import { scanTaggedServices, type TaggedService } from './scan';
-import { IdentifierCache, observeService, retrieveState, type ServiceOnLoadBalancer } from './state';
+import { IdentifierCache, listTagged, observeService, retrieveState, type ServiceOnLoadBalancer } from './state';
 
 /** What the activities report to the worker's metrics. */
 export interface ActivityEvents {
@@ -36,6 +33,7 @@ export interface ActivityEvents {
 
 export interface ActivitiesOptions {
   readiness?: AwaitReadyOptions;
+  destroy?: DestroyOptions;
   events?: ActivityEvents;
 }
 
@@ -48,12 +46,12 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
       return translated(() => retrieveState(engine, known, input));
     },
     /** The load balancers that hold objects tagged for the service, with what each holds. */
-    async observeService(input: { serviceUid: string }): Promise<Record<string, ObservedObject[]>> {
-      return translated(async () => Object.fromEntries(await observeService(engine, known, input.serviceUid)));
+    async observeService(input: { serviceUid: string; known?: string[] }): Promise<Record<string, ObservedObject[]>> {
+      return translated(async () => Object.fromEntries(await observeService(engine, known, input.serviceUid, undefined, input.known ?? [])));
     },
     /** Identifiers of every object tagged for the service (one list request; cheap check for stray objects). */
-    async listTagged(input: { serviceUid: string }): Promise<string[]> {
-      return translated(() => withHeartbeat(async () => (await engine.listResourcesByTag(serviceTag(input.serviceUid))).map((r) => r.identifier)));
+    async listTagged(input: { serviceUid: string; known?: string[] }): Promise<string[]> {
+      return translated(() => withHeartbeat(() => listTagged(engine, known, input.serviceUid, input.known ?? [])));
     },
     /** Service uids with objects tagged for them, across every load balancer (fullResync's orphan report). */
     async scanTaggedServices(): Promise<Record<string, TaggedService>> {
@@ -63,7 +61,7 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
       return translated(async () => {
         try {
           // An adopted object was created by a lost earlier attempt of this same call: it counts as created once.
-          const result = await createObject(engine, input);
+          const result = await createObject(engine, known, input);
           known.set(result.identifier, input.kind);
           if (input.loadBalancer) known.setLoadBalancer(result.identifier, input.loadBalancer);
           events.created?.(input.kind);
@@ -77,7 +75,7 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
     async destroyObject(input: DestroyObjectInput): Promise<DestroyOutcome> {
       return translated(async () => {
         try {
-          const outcome = await destroyObject(engine, input);
+          const outcome = await destroyObject(engine, known, input, options.destroy);
           if (outcome === 'deleted') events.destroyed?.(input.kind);
           return outcome;
         } catch (err) {

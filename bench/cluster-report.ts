@@ -89,7 +89,7 @@ export function findings(results: RunResult[]): string[] {
   return out;
 }
 
-/** `fresh` (a newly rendered benchmarks.md) with the cluster section of `previous` appended, if it had one. */
+/** `fresh` (a newly rendered docs/benchmarks.md) with the cluster section of `previous` appended, if it had one. */
 export function withClusterSection(fresh: string, previous: string): string {
   const a = previous.indexOf(SECTION_START);
   const b = previous.indexOf(SECTION_END);

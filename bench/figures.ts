@@ -5,6 +5,7 @@
  */
 import type { CoreRun, Mode, ModeName } from './core';
 import type { ThroughputResult } from './throughput';
+import { realistic429Share, REALISTIC_429_TARGET, type RealisticRun } from './realistic';
 import { mean, median, quantile, ratio, sum } from './util';
 
 export interface Machine {
@@ -31,6 +32,8 @@ export interface BenchResult {
   modes: readonly Mode[];
   core: CoreRun[];
   throughput: ThroughputResult;
+  /** The core workload on the ideal and the realistic simulator profile (realistic.ts); absent in older saved runs. */
+  realistic?: RealisticRun[];
 }
 
 /** The targets of the benchmark issue; lower is better for every one. */
@@ -85,7 +88,9 @@ export function summarize(r: BenchResult): Summary {
     t('Engine requests / waves baseline', 'requests_vs_waves', requestsVsWaves, TARGETS.requestsVsWaves),
     t('writes on a no-op resync', 'noop_writes', noopWrites, TARGETS.noopWrites, 0),
   ];
-  const line = `summary: convergence_vs_bound=${ratio(convergenceVsBound)} convergence_vs_waves=${ratio(convergenceVsWaves)} requests_vs_waves=${ratio(requestsVsWaves)} noop_writes=${noopWrites}`;
+  const share = realistic429Share(r.realistic ?? []);
+  if (share !== null) targets.push(t('requests answered 429, realistic Engine', 'realistic_429_share', share, REALISTIC_429_TARGET, 3));
+  const line = `summary: convergence_vs_bound=${ratio(convergenceVsBound)} convergence_vs_waves=${ratio(convergenceVsWaves)} requests_vs_waves=${ratio(requestsVsWaves)} noop_writes=${noopWrites}${share === null ? '' : ` realistic_429_share=${share.toFixed(3)}`}`;
   return { convergenceVsBound, convergenceVsWaves, requestsVsWaves, noopWrites, targets, line };
 }
 

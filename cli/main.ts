@@ -1,5 +1,5 @@
 /**
- * The `lbaas` command line (product.md section 5). Every command is registered here; each command's work lives in
+ * The `lbaas` command line (docs/cli.md). Every command is registered here; each command's work lives in
  * its own module. Exit codes: 0 success, 1 reconciliation failed, 2 invalid input or usage, 3 timed out waiting,
  * 4 Temporal or the Engine unreachable.
  *

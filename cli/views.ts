@@ -1,5 +1,5 @@
 /**
- * What the CLI prints: the JSON documents of product.md section 5 and their text forms for people, as pure
+ * What the CLI prints: the JSON documents of docs/cli.md#json-documents and their text forms for people, as pure
  * functions of the controller's data, plus the small argument checks every command shares.
  */
 import { invalid } from '../common/errors';
@@ -34,7 +34,7 @@ export interface LoadBalancerOutcome {
   error?: string;
 }
 
-/** product.md section 5: the document `apply --wait` prints. */
+/** docs/cli.md#json-documents: the document `apply --wait` prints. */
 export interface ApplyResult {
   serviceUid: string;
   /** The revision this result is for. */
@@ -94,7 +94,7 @@ export interface ObjectView {
   error?: string;
 }
 
-/** product.md section 5: the document `status -o json` prints. */
+/** docs/cli.md#json-documents: the document `status -o json` prints. */
 export interface StatusView {
   serviceUid: string;
   phase: string;
@@ -144,6 +144,7 @@ export function statusText(s: ControllerStatus): string {
     const converged = last?.poolRevision === undefined ? '' : `, last pass on pool revision ${last.poolRevision}`;
     pairs.splice(3, 0, ['server pool', s.pool.revision === null ? `${s.pool.name} (waiting for its servers)` : `${s.pool.name} revision ${s.pool.revision} (${s.pool.servers} servers${converged})`]);
   }
+  if (s.engineRateLimitedUntil && s.engineRateLimitedUntil > Date.now()) pairs.push(['engine', `rate limited by the Engine (requests held back until ${formatTime(s.engineRateLimitedUntil)})`]);
   if (s.nextRetryAt !== null) pairs.push(['next retry', `${formatTime(s.nextRetryAt)} (${s.consecutiveFailures} failed ${s.consecutiveFailures === 1 ? 'pass' : 'passes'} in a row)`]);
   pairs.push(['status', formatStatus(s.status)]);
   const lbRows = Object.keys(s.loadBalancers)

@@ -8,7 +8,7 @@ import net from 'node:net';
 import { Connection } from '@temporalio/client';
 import { ensureTemporalCli } from './temporal-path';
 
-/** Custom search attributes of product.md section 4, with their Temporal types. */
+/** Custom search attributes of docs/spec.md#search-attributes, with their Temporal types. */
 export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'KeywordList'> = {
   LbaasServiceUid: 'Keyword',
   LbaasLoadBalancers: 'KeywordList',

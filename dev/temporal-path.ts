@@ -1,5 +1,5 @@
 /**
- * Finds or installs the Temporal CLI (dev server + Web UI), pinned to v1.5.1 (product.md section 6).
+ * Finds or installs the Temporal CLI (dev server + Web UI), pinned to v1.5.1 (docs/spec.md#temporal-cli).
  *
  * Order: TEMPORAL_CLI_PATH, a `temporal` on PATH that reports 1.5.1, the user cache, the official release archive
  * (checksum verified), then `go install` into the user cache. Every step that is tried is recorded, so a failure

@@ -10,6 +10,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import type { PacingOptions, RequestPacer } from '../activities/engine';
 import type { AwaitReadyOptions } from '../activities/objects';
 import { startWorker } from '../worker/start';
 
@@ -24,6 +25,8 @@ export interface ChildWorkerConfig {
   identity?: string;
   /** awaitReady options (activities/objects.ts); the product defaults when absent. */
   readiness?: AwaitReadyOptions;
+  /** The Engine request budget (activities/engine/pacing.ts); none (a bucket only after a 429) when absent. */
+  pacing?: PacingOptions;
 }
 
 /** Raw samples since the last reset; the reader computes whatever statistics it reports. */
@@ -38,6 +41,9 @@ export interface ChildWorkerStats {
    * attempts) with at least n+2 GETs, the gap in ms between its (n+1)-th and (n+2)-th GET; up to 8 gaps.
    */
   pollGaps: number[][];
+  /** The Engine client's 429s and time spent backing off since the worker started (never reset). */
+  rateLimited: number;
+  backoffMs: number;
 }
 
 export type ToChild = { type: 'stats'; id: number; reset: boolean } | { type: 'stop' };
@@ -73,12 +79,13 @@ class Samples {
     this.byActivity[type] = (this.byActivity[type] ?? 0) + 1;
   }
 
-  stats(): ChildWorkerStats {
+  stats(pacer: RequestPacer): ChildWorkerStats {
     const pollGaps: number[][] = [];
     for (const times of this.polls.values()) {
       for (let i = 1; i < times.length && i <= MAX_POLL_GAPS; i++) (pollGaps[i - 1] ??= []).push((times[i] as number) - (times[i - 1] as number));
     }
-    return { latenciesMs: this.latenciesMs, byActivity: this.byActivity, rssBytes: process.memoryUsage().rss, pollGaps };
+    const { rateLimited, backoffMs } = pacer.stats();
+    return { latenciesMs: this.latenciesMs, byActivity: this.byActivity, rssBytes: process.memoryUsage().rss, pollGaps, rateLimited, backoffMs };
   }
 }
 
@@ -89,7 +96,7 @@ async function main(): Promise<void> {
   let samples = new Samples();
   const running = await startWorker({
     temporal: { connection: { address: cfg.temporalAddress }, namespace: cfg.namespace, taskQueue: cfg.taskQueue },
-    engine: { baseUrl: cfg.engineUrl, token: cfg.token, onResponse: (e) => samples.record(e.durationMs) },
+    engine: { baseUrl: cfg.engineUrl, token: cfg.token, onResponse: (e) => samples.record(e.durationMs), ...(cfg.pacing ? { pacing: cfg.pacing } : {}) },
     workflowBundle: { codePath: cfg.bundlePath },
     ...(cfg.readiness ? { activities: { readiness: cfg.readiness } } : {}),
     shutdownGraceTime: '1s',
@@ -99,7 +106,7 @@ async function main(): Promise<void> {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, stop);
   process.on('message', (m: ToChild) => {
     if (m.type === 'stop') return stop();
-    send({ type: 'stats', id: m.id, stats: samples.stats() });
+    send({ type: 'stats', id: m.id, stats: samples.stats(running.engine.pacer) });
     if (m.reset) samples = new Samples();
   });
   send({ type: 'ready' });

@@ -1,5 +1,5 @@
 /**
- * Validation of a service spec (product.md section 1): one pure function that reports every violation at once,
+ * Validation of a service spec (docs/spec.md#validation): one pure function that reports every violation at once,
  * each with its field path and an exact message, and returns the spec in canonical form.
  */
 import { SERVICE_UID_PATTERN, SERVICE_UID_RULE } from './names';

@@ -56,6 +56,8 @@ export interface ControllerStatus {
   consecutiveFailures: number;
   /** The spec's server pool, with the newest pool revision this controller has received (null: not yet). */
   pool?: { name: string; revision: number | null; servers: number | null };
+  /** Until when a worker reported the Engine answering 429 to this service's requests (null: not lately). */
+  engineRateLimitedUntil: number | null;
 }
 
 export class ControllerState {
@@ -77,6 +79,8 @@ export class ControllerState {
   poolMissing: string | null = null;
   /** Subscribe again even when subscribed (a resync: the pool answers with its current members). */
   resubscribe = false;
+  /** Transient (not carried over by continue-as-new): the latest rate-limit notice from a worker. */
+  rateLimitedUntil: number | null = null;
   #lbs: string[] = [];
   #poolName: string | null = null;
 
@@ -156,6 +160,17 @@ export class ControllerState {
     this.failures = 0;
     this.retryAt = null;
     return this.revision;
+  }
+
+  /** A worker's notice that the Engine is throttling this service's requests until `until`. */
+  noteRateLimited(until: number): void {
+    if (!Number.isFinite(until)) return;
+    this.rateLimitedUntil = Math.max(this.rateLimitedUntil ?? 0, until);
+  }
+
+  /** Whether the last notice still holds at `now`. */
+  rateLimited(): boolean {
+    return this.rateLimitedUntil !== null && this.rateLimitedUntil > this.now();
   }
 
   requestResync(): void {
@@ -256,6 +271,7 @@ export class ControllerState {
       ...(this.#poolName === null
         ? {}
         : { pool: { name: this.#poolName, revision: this.pool?.revision ?? null, servers: this.pool ? this.pool.servers.length : null } }),
+      engineRateLimitedUntil: this.rateLimited() ? this.rateLimitedUntil : null,
     };
   }
 
@@ -265,6 +281,9 @@ export class ControllerState {
     // Paragraphs need blank lines in markdown; single newlines would run everything into one line in the Web UI.
     const paragraphs = [`**${s.phase}** — revision ${s.revision}`];
     if (s.pool) paragraphs.push(`server pool ${s.pool.name}, revision ${s.pool.revision ?? '(waiting for the pool)'}`);
+    if (s.engineRateLimitedUntil !== null) {
+      paragraphs.push(`**rate limited by the Engine**: requests held back until ${new Date(s.engineRateLimitedUntil).toISOString()}`);
+    }
     if (s.running) paragraphs.push(`pass ${s.running.pass} running (revision ${s.running.revision}${s.running.teardown ? ', delete' : ''})`);
     if (s.lastPass) paragraphs.push(`last pass ${s.lastPass.pass}: ${s.lastPass.converged ? 'converged' : `failed: ${s.lastPass.error ?? ''}`}`);
     if (s.nextRetryAt) paragraphs.push(`retry at ${new Date(s.nextRetryAt).toISOString()}`);

@@ -1,5 +1,6 @@
 /**
- * reconcileLoadBalancer: one reconciliation of one service on one load balancer (product.md sections 3-4).
+ * reconcileLoadBalancer: one reconciliation of one service on one load balancer
+ * (docs/spec.md#reconciliation-semantics, docs/spec.md#temporal-surface).
  *
  * observe -> plan -> destroy -> create/recover/wait along the dependency graph -> observe again, until the plan is
  * empty or the pass budget is spent.
@@ -9,14 +10,14 @@ import { CancellationScope, defineQuery, isCancellation, metricMeter, proxyActiv
 import type { Activities } from '../activities';
 import type { CreateObjectInput } from '../activities/objects';
 import { causeOf } from './failures';
-import { invalidInput, loadBalancerId, optionalInteger, specOf } from './input';
+import { invalidInput, loadBalancerId, optionalIdentifiers, optionalInteger, specOf } from './input';
 import { ENGINE_CALL, FAILURE_TYPES, readinessOptions, short } from './options';
 import { completeFields, desiredObjects, isPlanEmpty, planLoadBalancer, statusFromSnapshot } from '../domain';
 import { DESTROY_STAGES, KIND_TITLE, type Destroy, type LoadBalancerResult, type ObjectStatus, type Plan, type PlannedObject } from '../domain';
 import { StatusBook } from './status-book';
 
 export interface ReconcileLoadBalancerInput {
-  /** The service spec as written (product.md section 1); validated again here. */
+  /** The service spec as written (docs/spec.md#validation); validated again here. */
   spec: unknown;
   loadBalancer: string;
   /** Remove everything the service owns on this load balancer (it left the spec). */
@@ -25,6 +26,11 @@ export interface ReconcileLoadBalancerInput {
   revision?: number;
   /** Observe-and-act passes before giving up (default DEFAULT_MAX_PASSES). */
   maxPasses?: number;
+  /**
+   * Identifiers of the service's objects that earlier passes saw or created (any load balancer): read even while the
+   * Engine's tag index, which lags behind tagging, does not list them yet.
+   */
+  known?: string[];
 }
 
 export interface ReconcileLoadBalancerResult extends LoadBalancerResult {
@@ -58,7 +64,7 @@ export const loadBalancerStatusQuery = defineQuery<LoadBalancerProgress>('status
 export const DEFAULT_MAX_PASSES = 8;
 
 /**
- * Workflow-side metrics (product.md section 6), on the worker's Prometheus endpoint. Temporal does not emit them
+ * Workflow-side metrics (docs/spec.md#metrics), on the worker's Prometheus endpoint. Temporal does not emit them
  * while replaying, so a worker restart does not count a reconciliation twice.
  */
 const metrics = {
@@ -93,8 +99,13 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
   const startedAt = Date.now();
   const pendingGauge = metrics.pending().withTags({ load_balancer: loadBalancer });
 
+  // Identifiers of the service's objects this run has seen or created: observations read them even while the Engine's
+  // tag index, which lags behind tagging, does not list them yet.
+  const known = new Set<string>(optionalIdentifiers(fields, 'known', wf) ?? []);
+
   const destroy = async (d: Destroy) => {
     const outcome = await call(engine.destroyObject, `destroy ${KIND_TITLE[d.kind]} ${d.name} ${on} (${d.reason})`, { ...d, serviceUid: uid });
+    known.delete(d.identifier);
     if (outcome === 'deleted') counts.destroyed++;
     book.update(`destroy:${d.identifier}`, { state: 'Destroyed', ...(outcome === 'not ours' ? { error: 'left alone: no longer tagged for the service' } : {}) });
   };
@@ -126,6 +137,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
         // Adopted means a lost earlier attempt of this same create made it: still one object created here.
         counts.created++;
         id = created.identifier;
+        known.add(id);
         book.update(d.key, { identifier: id, state: created.state });
         break;
       }
@@ -159,7 +171,8 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
     for (let pass = 1; ; pass++) {
       progress.pass = pass;
       progress.phase = 'observing';
-      const snapshot = await call(engine.retrieveState, `observe ${uid} ${on}`, { serviceUid: uid, loadBalancer });
+      const snapshot = await call(engine.retrieveState, `observe ${uid} ${on}`, { serviceUid: uid, loadBalancer, ...(known.size > 0 ? { known: [...known].sort() } : {}) });
+      for (const o of snapshot.objects) known.add(o.identifier);
       const plan = planLoadBalancer(desired, snapshot, spec.failedResources);
       book.observe(plan, snapshot);
       pendingGauge.set(plan.objects.filter((p) => p.action.type !== 'keep').length);
@@ -170,11 +183,10 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
       }
       if (pass > maxPasses) {
         progress.phase = 'failed';
-        const pending = book.pending().map((o) => `${KIND_TITLE[o.kind]} ${o.name} (${o.state}${o.error ? `: ${o.error}` : ''})`);
         throw ApplicationFailure.create({
           type: FAILURE_TYPES.notConverged,
           nonRetryable: true,
-          message: `${uid} on ${loadBalancer} did not converge after ${maxPasses} passes; still pending: ${pending.slice(0, 10).join(', ')}${pending.length > 10 ? ', …' : ''}`,
+          message: `${uid} on ${loadBalancer} did not converge after ${maxPasses} passes; ${describeOutstanding(book, plan)}`,
         });
       }
       // Destroy before create: a new object may clash with one being removed. Stages run dependents first because the
@@ -201,4 +213,19 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
     }
     throw ApplicationFailure.create({ type: FAILURE_TYPES.reconcileFailed, message: causeOf(err), nonRetryable: true, details: [details], cause: err as Error });
   }
+}
+
+/**
+ * What the last plan still wanted, for the not-converged message: objects not ready and objects still to destroy
+ * (an object the plan destroys can look ready, so `pending()` alone can be empty). Never an empty list.
+ */
+function describeOutstanding(book: StatusBook, plan: Plan): string {
+  const pending = book.pending().map((o) => `${KIND_TITLE[o.kind]} ${o.name} (${o.state}${o.error ? `: ${o.error}` : ''})`);
+  const pendingIds = new Set(book.pending().map((o) => o.identifier));
+  const destroy = plan.destroy.filter((d) => !pendingIds.has(d.identifier)).map((d) => `${KIND_TITLE[d.kind]} ${d.name} (to destroy: ${d.reason})`);
+  const changes = plan.objects.filter((p) => p.action.type !== 'keep' && !book.pending().some((o) => o.key === p.desired.key));
+  const others = changes.map((p) => `${KIND_TITLE[p.desired.kind]} ${p.desired.name} (to ${p.action.type})`);
+  const all = [...pending, ...destroy, ...others];
+  if (all.length === 0) return 'the last observation still differed from the spec';
+  return `still pending: ${all.slice(0, 10).join(', ')}${all.length > 10 ? ', …' : ''}`;
 }

@@ -1,5 +1,6 @@
 /**
- * The Engine's LBaaS v1 and Core v1 objects as this client reads and writes them (engine-api.md sections 2 and 3).
+ * The Engine's LBaaS v1 and Core v1 objects as this client reads and writes them (docs/engine-api.md#lbaas-v1-objects
+ * and docs/engine-api.md#core-resources-and-tags).
  *
  * Parsed objects keep the Engine's field names (snake_case), so what a caller compares is what the Engine echoed.
  * Schemas strip unknown fields instead of rejecting them: the Engine may add fields at any time. They are strict
@@ -33,15 +34,17 @@ export type EngineRef = z.infer<typeof refSchema>;
 
 /**
  * `{"id":"3","title":"Deployed","text":"Deployed","type":1}`. Client versions differ on whether they read `title`
- * or `text`; `title` falls back to `text` (and to "") so callers can always read it. Only `id` carries meaning here.
+ * or `text`; `title` falls back to `text` (and to "") so callers can always read it. The real Engine may send only
+ * `{"type":1}`: a missing id reads as "" (as the Go client decodes it) and the state is then read by its type
+ * (state.ts); an id or type of the wrong JSON type is still a broken answer.
  */
 export const stateSchema = z
-  .object({ id: z.string(), title: z.string().optional(), text: z.string().optional(), type: z.number().int() })
+  .object({ id: z.string().nullish(), title: z.string().nullish(), text: z.string().nullish(), type: z.number().int().nullish() })
   .transform(({ id, title, text, type }) => ({
-    id,
+    id: id ?? '',
     title: title ?? text ?? '',
-    ...(text === undefined ? {} : { text }),
-    type,
+    ...(text == null ? {} : { text }),
+    type: type ?? null,
   }));
 export type EngineState = z.infer<typeof stateSchema>;
 
@@ -73,8 +76,13 @@ export type EngineObjectOf<K extends Kind> = Common & { [N in ComparedName<Field
  */
 function fieldSchema(spec: FieldSpec): z.ZodType {
   const base = spec.type === 'link' ? refSchema : spec.type === 'integer' ? z.number().int() : spec.type === 'boolean' ? z.boolean() : z.string();
-  return spec.compared ? base : base.nullish();
+  if (!spec.compared) return base.nullish();
+  // A compared field the Engine leaves out when empty (`omitempty` in the Go client) reads as its zero value.
+  if (spec.omitEmpty && spec.type !== 'link') return base.nullish().transform((v) => v ?? ZERO[spec.type as Exclude<FieldSpec['type'], 'link'>]);
+  return base;
 }
+
+const ZERO = { string: '', integer: 0, boolean: false } as const;
 
 function kindSchema<K extends Kind>(kind: K): z.ZodType<EngineObjectOf<K>> {
   const shape: Record<string, z.ZodType> = { ...common };
@@ -106,8 +114,8 @@ export const objectSchemas: { readonly [K in LbaasKind]: z.ZodType<EngineObjectM
 };
 
 /*
- * Request bodies (engine-api.md 2.3). Links are bare identifier strings under the same key as the reference in
- * the object. Optional fields are left out when undefined (JSON.stringify drops them), so the Engine applies its
+ * Request bodies (docs/engine-api.md#requests). Links are bare identifier strings under the same key as the reference
+ * in the object. Optional fields are left out when undefined (JSON.stringify drops them), so the Engine applies its
  * defaults.
  */
 export interface LoadBalancerCreate {
@@ -137,12 +145,15 @@ export interface EngineCreateBodyMap {
  */
 export type EngineUpdateBodyMap = { [K in LbaasKind]: EngineCreateBodyMap[K] & { state?: string } };
 
-/** Paged list envelopes (engine-api.md 2.4). Only `total_pages` and `data` steer the paging. */
+/**
+ * Paged list envelopes (docs/engine-api.md#lists-and-paging). Only `total_pages` and `data` steer the paging; the real Engine may
+ * leave `total_pages` out, and paging then ends on the first empty page (as the Go client's does).
+ */
 export const pageSchema = z.object({
-  page: z.number().int().optional(),
-  total_pages: z.number().int(),
-  total_items: z.number().int().optional(),
-  limit: z.number().int().optional(),
+  page: z.number().int().nullish(),
+  total_pages: z.number().int().nullish(),
+  total_items: z.number().int().nullish(),
+  limit: z.number().int().nullish(),
   data: z.array(refSchema),
 });
 export type EnginePage = z.infer<typeof pageSchema>;
@@ -153,7 +164,11 @@ export const coreResourceSchema = z.object({
   identifier,
   name: z.string(),
   resource_type: refSchema,
-  tags: z.array(refSchema),
+  // The Core resource of an untagged object may carry `"tags": null` (a nil slice in the Engine's Go types): no tags.
+  tags: z
+    .array(refSchema)
+    .nullish()
+    .transform((t) => t ?? []),
   created_at: optionalString,
   updated_at: optionalString,
 });
@@ -171,7 +186,7 @@ export interface EngineResource {
 const LINK_KEYS: { readonly [K in LbaasKind]: readonly string[] } = { loadbalancer: [], ...LINK_FIELDS };
 
 /**
- * Turns an object as read into its PUT body (engine-api.md 2.3): references become bare ids, `state` becomes
+ * Turns an object as read into its PUT body (docs/engine-api.md#requests): references become bare ids, `state` becomes
  * "0", null fields are left out (a null in a request body is not something the Engine documents accepting).
  */
 export function toUpdateBody<K extends LbaasKind>(kind: K, object: EngineObjectMap[K]): EngineUpdateBodyMap[K] {

@@ -77,7 +77,9 @@ export async function reconcile(spec: Record<string, unknown>): Promise<Reconcil
   return (await runs.service({ spec })).result();
 }
 
-/** Converges `spec` and checks that it did, so later steps start from the product.md example on every LB. */
+/**
+ * Converges `spec` and checks that it did, so later steps start from the example of docs/spec.md#format on every LB.
+ */
 export async function converge(spec: Record<string, unknown>, lbs: string[]): Promise<void> {
   const r = await reconcile(spec);
   assert.equal(r.converged, true);

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_READINESS, MESSAGES, formatIssues, serviceTag, validateSpec, type SpecIssue } from '../../domain';
 
-/** The example of product.md section 1, as parsed from YAML. */
+/** The example of docs/spec.md#format, as parsed from YAML. */
 function example(): Record<string, unknown> {
   return {
     serviceUid: '9a5f0c1e-3b7d-4c7a-9d8e-0f1a2b3c4d5e',
@@ -30,7 +30,7 @@ const PORT = MESSAGES.portNumber;
 const DURATION = 'must be a duration like 250ms, 1s, 5m or 1m30s';
 
 describe('validateSpec accepts valid specs in canonical form', () => {
-  test('the product.md example is valid and comes back unchanged, readiness in milliseconds', () => {
+  test('the example of docs/spec.md#format is valid and comes back unchanged, readiness in milliseconds', () => {
     assert.deepEqual(validateSpec(example()), {
       ok: true,
       spec: {

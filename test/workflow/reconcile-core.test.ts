@@ -1,8 +1,8 @@
 /**
  * End-to-end reconciliation on a real Temporal dev server and the Engine simulator over HTTP: what the Engine holds
- * after a pass (product.md sections 2-3) and what a pass writes: converging from empty, adoption, no-op re-applies,
- * drift, duplicates, and creation along the dependency graph. What a pass must never touch, and passes that shrink
- * a service, are in reconcile-scope.test.ts.
+ * after a pass (docs/spec.md#engine-objects, docs/spec.md#reconciliation-semantics) and what a pass writes:
+ * converging from empty, adoption, no-op re-applies, drift, duplicates, and creation along the dependency graph. What
+ * a pass must never touch, and passes that shrink a service, are in reconcile-scope.test.ts.
  *
  * Every test gets load balancers and a service uid of its own, and resets the simulator's request counters before
  * the pass it measures; the file's tests run one after the other, so the counters are the measured pass's alone.
@@ -37,7 +37,7 @@ function fresh(count: number) {
   return { uid, tag: tagOf(uid), lbs, spec };
 }
 
-test('converge from empty: exactly the product.md objects on each load balancer, all tagged and ready, with counts and merged status', async () => {
+test('converge from empty: exactly the example objects on each load balancer, all tagged and ready, with counts and merged status', async () => {
   const { uid, tag, lbs, spec } = fresh(2);
   stack.sim.resetStats();
   const r = await reconcile(spec());

@@ -1,7 +1,8 @@
 /**
- * Reconciliations that must fail, and how (product.md section 3): a 4xx that no retry can fix, a destroy blocked by
- * a foreign object, a refused token, one load balancer of two failing, a pass that cannot converge, and inputs no
- * workflow may accept. Each failure is non-retryable where retrying cannot help and names what failed.
+ * Reconciliations that must fail, and how (docs/spec.md#reconciliation-semantics): a 4xx that no retry can fix, a
+ * destroy blocked by a foreign object, a refused token, one load balancer of two failing, a pass that cannot
+ * converge, and inputs no workflow may accept. Each failure is non-retryable where retrying cannot help and names
+ * what failed.
  *
  * Faults are injected by the simulator with fixed seeds; the file's tests run one after the other and each resets
  * the fault model and the request counters it measures.

@@ -1,7 +1,7 @@
 /**
- * Reconciliation when the Engine misbehaves (product.md section 3, engine-api.md section 4 fault model): failed
- * deployments under both failed-resource policies, objects that take their time, lost answers and error storms,
- * each ending in exactly the desired objects. Failures no retry can fix are in reconcile-failures.test.ts.
+ * Reconciliation when the Engine misbehaves (docs/spec.md#reconciliation-semantics, docs/engine-api.md#fault-model):
+ * failed deployments under both failed-resource policies, objects that take their time, lost answers and error
+ * storms, each ending in exactly the desired objects. Failures no retry can fix are in reconcile-failures.test.ts.
  *
  * Faults are injected by the simulator with fixed seeds; the file's tests run one after the other and each resets
  * the fault model and the request counters it measures.

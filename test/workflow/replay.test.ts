@@ -1,7 +1,8 @@
 /**
- * The determinism guard (design.md point 9): every committed history of a real run (test/fixtures/histories, written
- * by test/helpers/record-histories.ts) must replay against today's workflow code, a deliberately altered history
- * must fail with DeterminismViolationError (proof that the guard can fail), and no history carries the Engine token.
+ * The determinism guard (docs/architecture.md#determinism): every committed history of a real run
+ * (test/fixtures/histories, written by test/helpers/record-histories.ts) must replay against today's workflow code, a
+ * deliberately altered history must fail with DeterminismViolationError (proof that the guard can fail), and no
+ * history carries the Engine token.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
