@@ -9,6 +9,7 @@ import type { EngineClient } from './engine';
 import { translated } from './failures';
 import { withHeartbeat } from './heartbeat';
 import {
+  ATTEMPT_WINDOW_MS,
   awaitReady,
   createObject,
   destroyObject,
@@ -22,6 +23,8 @@ import {
   type ObjectRef,
   type ReadyOutcome,
 } from './objects';
+import { DeployTimes, type DeployTimesOptions } from './deploy-times';
+import { realizeObjects, type RealizedObject, type RealizeObjectsInput } from './realize';
 import { scanTaggedServices, type TaggedService } from './scan';
 import { IdentifierCache, observeService, retrieveState, type ServiceOnLoadBalancer } from './state';
 
@@ -36,12 +39,16 @@ export interface ActivityEvents {
 
 export interface ActivitiesOptions {
   readiness?: AwaitReadyOptions;
+  /** How realizeObjects learns deploy times and aims its polls (activities/deploy-times.ts). */
+  deployTimes?: DeployTimesOptions;
   events?: ActivityEvents;
 }
 
 export function createActivities(engine: EngineClient, options: ActivitiesOptions = {}) {
   const known = new IdentifierCache();
   const events = options.events ?? {};
+  const times = new DeployTimes(options.deployTimes);
+  const windowMs = options.readiness?.windowMs ?? ATTEMPT_WINDOW_MS;
   return {
     /** Every object tagged for the service on one load balancer. */
     async retrieveState(input: ServiceOnLoadBalancer): Promise<Snapshot> {
@@ -68,6 +75,23 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
           if (input.loadBalancer) known.setLoadBalancer(result.identifier, input.loadBalancer);
           events.created?.(input.kind);
           return result;
+        } catch (err) {
+          events.createFailed?.(input.kind);
+          throw err;
+        }
+      });
+    },
+    /** Creates, tags and awaits a group of sibling objects (activities/realize.ts). */
+    async realizeObjects(input: RealizeObjectsInput): Promise<RealizedObject[]> {
+      return translated(async () => {
+        try {
+          const realized = await realizeObjects(engine, times, input, { windowMs });
+          for (const r of realized) {
+            known.set(r.identifier, input.kind);
+            known.setLoadBalancer(r.identifier, input.loadBalancer);
+            events.created?.(input.kind);
+          }
+          return realized;
         } catch (err) {
           events.createFailed?.(input.kind);
           throw err;
