@@ -35,6 +35,8 @@ export interface ActivityEvents {
   recovered?(kind: string): void;
   createFailed?(kind: string): void;
   destroyFailed?(kind: string): void;
+  /** A readiness GET of realizeObjects (awaitReady's requests are all readiness GETs). */
+  polled?(kind: string, identifier: string): void;
 }
 
 export interface ActivitiesOptions {
@@ -85,7 +87,7 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
     async realizeObjects(input: RealizeObjectsInput): Promise<RealizedObject[]> {
       return translated(async () => {
         try {
-          const realized = await realizeObjects(engine, times, input, { windowMs });
+          const realized = await realizeObjects(engine, times, input, { windowMs, ...(events.polled ? { onPoll: events.polled } : {}) });
           for (const r of realized) {
             known.set(r.identifier, input.kind);
             known.setLoadBalancer(r.identifier, input.loadBalancer);

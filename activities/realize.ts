@@ -42,6 +42,8 @@ export interface RealizedObject {
 export interface RealizeOptions {
   /** How long one attempt polls before handing what is still deploying back (default: awaitReady's window). */
   windowMs: number;
+  /** Told of every readiness GET (the benchmark counts them per object). */
+  onPoll?: (kind: Kind, identifier: string) => void;
 }
 
 /**
@@ -77,6 +79,7 @@ export async function watchDeploy(
   times: Learning,
   o: { kind: Kind; identifier: string; createdAt: number; state: StateName },
   deadline: number,
+  onPoll?: RealizeOptions['onPoll'],
 ): Promise<{ outcome: ReadyOutcome | 'NotReady'; state: StateName }> {
   const schedule = times.schedule(o.kind);
   let state = o.state;
@@ -89,6 +92,7 @@ export async function watchDeploy(
     const wait = o.createdAt + at - Date.now();
     if (wait > 0) await sleep(wait);
     const sentAt = Date.now() - o.createdAt;
+    onPoll?.(o.kind, o.identifier);
     try {
       state = stateName((await engine.get(o.kind, o.identifier)).state);
     } catch (err) {
@@ -127,6 +131,7 @@ export async function realizeObjects(engine: EngineClient, times: DeployTimes, i
           created.adopted ? NO_LEARNING : times,
           { kind: input.kind, identifier: created.identifier, createdAt: Date.now(), state: created.state },
           deadline,
+          o.onPoll,
         );
         return { key: member.key, identifier: created.identifier, adopted: created.adopted, ...watched };
       }),

@@ -43,7 +43,7 @@ export function markdown(r: BenchResult, sm: Summary, svgName: string, command: 
   L.push(
     mdTable(
       ['figure', 'target', 'measured', 'result'],
-      sm.targets.map((x) => [`${x.name} (\`${x.key}\`)`, x.key === 'noop_writes' ? '0' : `<= ${x.target}`, x.key === 'noop_writes' ? String(x.measured) : ratio(x.measured), x.met ? 'met' : `**${x.text}**`]),
+      sm.targets.map((x) => [`${x.name} (\`${x.key}\`)`, x.key === 'noop_writes' ? '0' : `${x.higher ? '>=' : '<='} ${x.target}`, x.key === 'noop_writes' ? String(x.measured) : ratio(x.measured), x.met ? 'met' : `**${x.text}**`]),
     ),
   );
   L.push('');

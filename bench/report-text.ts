@@ -52,7 +52,7 @@ export function textReport(r: BenchResult, sum_: Summary): string {
   out.push(`  CPU seconds during the apply: ${Object.entries(t.apply.cpuSeconds).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}; machine ${t.apply.machineBusySeconds.toFixed(1)} of ${(r.machine.cpus * t.apply.wallMs / 1000).toFixed(1)}`);
   out.push('');
   out.push('targets:');
-  for (const x of sum_.targets) out.push(`  ${pad(x.key, 22)} ${pad(x.key === 'noop_writes' ? String(x.measured) : ratio(x.measured), 6)} target <= ${x.target}: ${x.text}`);
+  for (const x of sum_.targets) out.push(`  ${pad(x.key, 22)} ${pad(x.key === 'noop_writes' ? String(x.measured) : ratio(x.measured), 6)} target ${x.higher ? '>=' : '<='} ${x.target}: ${x.text}`);
   out.push('');
   return out.join('\n');
 }

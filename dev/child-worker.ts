@@ -5,6 +5,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import type { DeployTimesOptions } from '../activities/deploy-times';
 import type { AwaitReadyOptions } from '../activities/objects';
 import type { ChildWorkerConfig, ChildWorkerStats, FromChild, ToChild } from './worker-process';
 
@@ -20,6 +21,7 @@ export interface ChildWorkerOptions {
   /** A prebuilt workflow bundle's code file, so that the child starts without bundling. */
   bundlePath: string;
   readiness?: AwaitReadyOptions;
+  deployTimes?: DeployTimesOptions;
   /** Also copy the child's output to ours (benchmarks); it is always kept for stderr(). */
   echo?: boolean;
   /** Bounds the wait for the child's first poll. Default 120 s: a loaded machine starts workers slowly. */
@@ -51,6 +53,7 @@ export async function startChildWorker(o: ChildWorkerOptions): Promise<ChildWork
     bundlePath: o.bundlePath,
     ...(o.identity ? { identity: o.identity } : {}),
     ...(o.readiness ? { readiness: o.readiness } : {}),
+    ...(o.deployTimes ? { deployTimes: o.deployTimes } : {}),
   };
   const child = fork(path.join(__dirname, 'worker-process.js'), [], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, LBAAS_CHILD_WORKER: JSON.stringify(config) },

@@ -10,6 +10,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import type { DeployTimesOptions } from '../activities/deploy-times';
 import type { AwaitReadyOptions } from '../activities/objects';
 import { startWorker } from '../worker/start';
 
@@ -24,6 +25,8 @@ export interface ChildWorkerConfig {
   identity?: string;
   /** awaitReady options (activities/objects.ts); the product defaults when absent. */
   readiness?: AwaitReadyOptions;
+  /** How realizeObjects learns deploy times (activities/deploy-times.ts); the product defaults when absent. */
+  deployTimes?: DeployTimesOptions;
 }
 
 /** Raw samples since the last reset; the reader computes whatever statistics it reports. */
@@ -34,10 +37,13 @@ export interface ChildWorkerStats {
   byActivity: Record<string, number>;
   rssBytes: number;
   /**
-   * Readiness polling as it really happened: `pollGaps[n]` holds, for every awaitReady activity (across its
+   * Readiness polling as it really happened: `pollGaps[n]` holds, for every object realizeObjects polled and every
+   * awaitReady activity (across its
    * attempts) with at least n+2 GETs, the gap in ms between its (n+1)-th and (n+2)-th GET; up to 8 gaps.
    */
   pollGaps: number[][];
+  /** Readiness GETs per object (realizeObjects' polls and awaitReady's GETs), one count per object that was polled. */
+  pollsPerObject: number[];
 }
 
 export type ToChild = { type: 'stats'; id: number; reset: boolean } | { type: 'stop' };
@@ -54,6 +60,14 @@ class Samples {
   latenciesMs: number[] = [];
   byActivity: Record<string, number> = {};
   polls = new Map<string, number[]>();
+  /** Readiness GETs by object identifier (realizeObjects) or awaitReady activity. */
+  pollCounts = new Map<string, number>();
+
+  polled(identifier: string): void {
+    const times = this.polls.get(identifier) ?? [];
+    times.push(Date.now());
+    this.polls.set(identifier, times);
+  }
 
   record(durationMs: number): void {
     this.latenciesMs.push(durationMs);
@@ -62,10 +76,7 @@ class Samples {
       const info = Context.current().info;
       type = info.activityType;
       if (type === 'awaitReady') {
-        const key = `${info.workflowExecution?.workflowId}/${info.workflowExecution?.runId}/${info.activityId}`;
-        const times = this.polls.get(key) ?? [];
-        times.push(Date.now());
-        this.polls.set(key, times);
+        this.polled(`${info.workflowExecution?.workflowId}/${info.workflowExecution?.runId}/${info.activityId}`);
       }
     } catch {
       // Not inside an activity.
@@ -78,7 +89,8 @@ class Samples {
     for (const times of this.polls.values()) {
       for (let i = 1; i < times.length && i <= MAX_POLL_GAPS; i++) (pollGaps[i - 1] ??= []).push((times[i] as number) - (times[i - 1] as number));
     }
-    return { latenciesMs: this.latenciesMs, byActivity: this.byActivity, rssBytes: process.memoryUsage().rss, pollGaps };
+    const pollsPerObject = [...this.polls.values()].map((times) => times.length);
+    return { latenciesMs: this.latenciesMs, byActivity: this.byActivity, rssBytes: process.memoryUsage().rss, pollGaps, pollsPerObject };
   }
 }
 
@@ -91,7 +103,11 @@ async function main(): Promise<void> {
     temporal: { connection: { address: cfg.temporalAddress }, namespace: cfg.namespace, taskQueue: cfg.taskQueue },
     engine: { baseUrl: cfg.engineUrl, token: cfg.token, onResponse: (e) => samples.record(e.durationMs) },
     workflowBundle: { codePath: cfg.bundlePath },
-    ...(cfg.readiness ? { activities: { readiness: cfg.readiness } } : {}),
+    activities: {
+      ...(cfg.readiness ? { readiness: cfg.readiness } : {}),
+      ...(cfg.deployTimes ? { deployTimes: cfg.deployTimes } : {}),
+      events: { polled: (_kind, identifier) => samples.polled(identifier) },
+    },
     shutdownGraceTime: '1s',
     ...(cfg.identity ? { identity: cfg.identity } : {}),
   });
