@@ -13,6 +13,15 @@ export const FAILURE = {
   rejected: 'EngineRejected',
 } as const;
 
+/**
+ * How a 429 becomes a Temporal retry: the Engine client does not resend it (Temporal owns retries); the call fails
+ * with EngineRateLimitedError, whose `retryAfterMs` is the client's shared backoff at that moment (Retry-After when
+ * the Engine sent one, else the jittered exponential pause, at least one token's time at the lowered rate;
+ * activities/engine/pacing.ts). That becomes the failure's `nextRetryDelay`, overriding the activity's retry policy
+ * for this one retry, so the retried attempt starts when the worker's pacer would let it send anyway. Polling loops
+ * (readiness, deprovisioning) do not fail on a 429: a throttled poll is a poll that did not happen, and they wait the
+ * same backoff before the next one.
+ */
 export function toFailure(err: unknown): ApplicationFailure {
   if (err instanceof ApplicationFailure) return err;
   if (err instanceof EngineError) {

@@ -3,30 +3,27 @@
  * once; workflows type their proxies with `ReturnType<typeof createActivities>`. Every activity is idempotent and
  * translates Engine errors into Temporal failures at one boundary (failures.ts).
  */
-import { serviceTag } from '../domain';
 import type { ObservedObject, Snapshot } from '../domain/types';
 import type { EngineClient } from './engine';
 import { translated } from './failures';
 import { withHeartbeat } from './heartbeat';
+import { destroyObject, type DestroyObjectInput, type DestroyOptions, type DestroyOutcome } from './destroy';
 import {
   ATTEMPT_WINDOW_MS,
   awaitReady,
   createObject,
-  destroyObject,
   recoverObject,
   type AwaitReadyInput,
   type AwaitReadyOptions,
   type CreateObjectInput,
   type CreateObjectResult,
-  type DestroyObjectInput,
-  type DestroyOutcome,
   type ObjectRef,
   type ReadyOutcome,
 } from './objects';
 import { DeployTimes, type DeployTimesOptions } from './deploy-times';
 import { realizeObjects, type RealizedObject, type RealizeObjectsInput } from './realize';
 import { scanTaggedServices, type TaggedService } from './scan';
-import { IdentifierCache, observeService, retrieveState, type ServiceOnLoadBalancer } from './state';
+import { IdentifierCache, listTagged, observeService, retrieveState, type ServiceOnLoadBalancer } from './state';
 
 /** What the activities report to the worker's metrics. */
 export interface ActivityEvents {
@@ -43,6 +40,7 @@ export interface ActivitiesOptions {
   readiness?: AwaitReadyOptions;
   /** How realizeObjects learns deploy times and aims its polls (activities/deploy-times.ts). */
   deployTimes?: DeployTimesOptions;
+  destroy?: DestroyOptions;
   events?: ActivityEvents;
 }
 
@@ -57,12 +55,12 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
       return translated(() => retrieveState(engine, known, input));
     },
     /** The load balancers that hold objects tagged for the service, with what each holds. */
-    async observeService(input: { serviceUid: string }): Promise<Record<string, ObservedObject[]>> {
-      return translated(async () => Object.fromEntries(await observeService(engine, known, input.serviceUid)));
+    async observeService(input: { serviceUid: string; known?: string[] }): Promise<Record<string, ObservedObject[]>> {
+      return translated(async () => Object.fromEntries(await observeService(engine, known, input.serviceUid, undefined, input.known ?? [])));
     },
     /** Identifiers of every object tagged for the service (one list request; cheap check for stray objects). */
-    async listTagged(input: { serviceUid: string }): Promise<string[]> {
-      return translated(() => withHeartbeat(async () => (await engine.listResourcesByTag(serviceTag(input.serviceUid))).map((r) => r.identifier)));
+    async listTagged(input: { serviceUid: string; known?: string[] }): Promise<string[]> {
+      return translated(() => withHeartbeat(() => listTagged(engine, known, input.serviceUid, input.known ?? [])));
     },
     /** Service uids with objects tagged for them, across every load balancer (fullResync's orphan report). */
     async scanTaggedServices(): Promise<Record<string, TaggedService>> {
@@ -72,7 +70,7 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
       return translated(async () => {
         try {
           // An adopted object was created by a lost earlier attempt of this same call: it counts as created once.
-          const result = await createObject(engine, input);
+          const result = await createObject(engine, known, input);
           known.set(result.identifier, input.kind);
           if (input.loadBalancer) known.setLoadBalancer(result.identifier, input.loadBalancer);
           events.created?.(input.kind);
@@ -87,7 +85,7 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
     async realizeObjects(input: RealizeObjectsInput): Promise<RealizedObject[]> {
       return translated(async () => {
         try {
-          const realized = await realizeObjects(engine, times, input, { windowMs, ...(events.polled ? { onPoll: events.polled } : {}) });
+          const realized = await realizeObjects(engine, known, times, input, { windowMs, ...(events.polled ? { onPoll: events.polled } : {}) });
           for (const r of realized) {
             known.set(r.identifier, input.kind);
             known.setLoadBalancer(r.identifier, input.loadBalancer);
@@ -103,7 +101,7 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
     async destroyObject(input: DestroyObjectInput): Promise<DestroyOutcome> {
       return translated(async () => {
         try {
-          const outcome = await destroyObject(engine, input);
+          const outcome = await destroyObject(engine, known, input, options.destroy);
           if (outcome === 'deleted') events.destroyed?.(input.kind);
           return outcome;
         } catch (err) {

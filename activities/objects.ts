@@ -6,10 +6,13 @@ import { Context } from '@temporalio/activity';
 import { currentContext, withHeartbeat, type ProgressSlot } from './heartbeat';
 import { ApplicationFailure } from '@temporalio/common';
 import { KIND_DEFINITIONS, KIND_TITLE, SERVICE_TAG_PREFIX, sameFields, serviceTag, type FieldsOf, type Kind, type StateName } from '../domain';
-import { EngineConflictError, EngineNotFoundError, EngineValidationError, stateName, toUpdateBody, type EngineClient, type EngineCreateBodyMap } from './engine';
+import { EngineNotFoundError, EngineProtocolError, EngineRateLimitedError, toUpdateBody, type EngineClient, type EngineCreateBodyMap } from './engine';
 import { FAILURE } from './failures';
 import { fieldsOf } from './kinds';
+import type { IdentifierCache } from './memory';
+import { stateOf } from './object-state';
 import { mapLimit, RETRIEVE_CONCURRENCY } from './state';
+import { ensureTagged } from './tagging';
 
 export interface ObjectRef {
   kind: Kind;
@@ -46,22 +49,13 @@ export interface CreateProgress {
 
 const ident = (kind: Kind, name: string, id?: string) => `${KIND_TITLE[kind]} ${name}${id ? ` (${id})` : ''}`;
 
-async function ensureTagged(engine: EngineClient, id: string, tag: string): Promise<void> {
-  try {
-    await engine.tag(id, tag);
-  } catch (err) {
-    // The Engine answers 422 to tagging an already tagged resource: check before calling that a failure.
-    if (err instanceof EngineValidationError && (await engine.getResource(id)).tags.includes(tag)) return;
-    throw err;
-  }
-}
-
 /** Objects of the same kind and name as the one to create, listed under the same object (its `listedUnder` link). */
-async function lookAlikes(engine: EngineClient, input: CreateObjectInput): Promise<string[]> {
+async function lookAlikes(engine: EngineClient, memory: IdentifierCache, input: CreateObjectInput): Promise<string[]> {
   const listedUnder = KIND_DEFINITIONS[input.kind].listedUnder;
   const parent = (input.fields as unknown as Record<string, string>)[listedUnder] ?? '';
   const refs = await engine.list(input.kind, { filters: { [listedUnder]: parent } });
-  return refs.filter((r) => r.name === input.fields.name).map((r) => r.identifier);
+  // An object being deleted stays listed with its state unchanged: it is never a look-alike to adopt.
+  return refs.filter((r) => r.name === input.fields.name && !memory.isDeleting(r.identifier)).map((r) => r.identifier);
 }
 
 /**
@@ -70,10 +64,10 @@ async function lookAlikes(engine: EngineClient, input: CreateObjectInput): Promi
  * of them, so no untagged object stays behind even when several lost attempts each created one (the next pass
  * destroys the extras as duplicates). A look-alike that existed before is someone else's and is left alone.
  */
-async function findLost(engine: EngineClient, input: CreateObjectInput, tag: string, preexisting: string[] | null): Promise<string | null> {
+async function findLost(engine: EngineClient, memory: IdentifierCache, input: CreateObjectInput, tag: string, preexisting: string[] | null): Promise<string | null> {
   const before = new Set(preexisting ?? []);
   const since = (currentContext()?.info.scheduledTimestampMs ?? 0) - ADOPTION_SKEW_MS;
-  const ids = (await lookAlikes(engine, input)).filter((id) => !before.has(id));
+  const ids = (await lookAlikes(engine, memory, input)).filter((id) => !before.has(id));
   const candidates = await mapLimit(ids, RETRIEVE_CONCURRENCY, async (id) => {
     try {
       const object = await engine.get(input.kind, id);
@@ -83,7 +77,7 @@ async function findLost(engine: EngineClient, input: CreateObjectInput, tag: str
       // Another service's object with the same name (services may share a suffix): never ours.
       if (resource.tags.some((t) => t.startsWith(SERVICE_TAG_PREFIX))) return null;
       if (preexisting) return { id, tagged: false };
-      const created = resource.createdAt ? Date.parse(resource.createdAt) : NaN;
+      const created = resource.createdAt ? parseEngineTime(resource.createdAt) : NaN;
       return Number.isNaN(created) || created >= since ? { id, tagged: false } : null;
     } catch (err) {
       if (err instanceof EngineNotFoundError) return null;
@@ -91,7 +85,8 @@ async function findLost(engine: EngineClient, input: CreateObjectInput, tag: str
     }
   });
   const mine = candidates.filter((c): c is { id: string; tagged: boolean } => c !== null);
-  for (const c of mine) if (!c.tagged) await ensureTagged(engine, c.id, tag);
+  // Their tags were read just now: tag without reading them again.
+  for (const c of mine) if (!c.tagged) await ensureTagged(engine, memory, c.id, tag, { fresh: true });
   return mine.find((c) => c.tagged)?.id ?? mine[0]?.id ?? null;
 }
 
@@ -102,93 +97,58 @@ async function findLost(engine: EngineClient, input: CreateObjectInput, tag: str
  * progress in a heartbeat shared with other steps of the same activity (activities/realize.ts); the activity's own
  * heartbeat otherwise.
  */
-export async function createObject(engine: EngineClient, input: CreateObjectInput, slot?: ProgressSlot<CreateProgress>): Promise<CreateObjectResult> {
+export async function createObject(engine: EngineClient, memory: IdentifierCache, input: CreateObjectInput, slot?: ProgressSlot<CreateProgress>): Promise<CreateObjectResult> {
   const run = async (hb: ProgressSlot<CreateProgress>): Promise<CreateObjectResult> => {
     const tag = serviceTag(input.serviceUid);
     const attempt = currentContext()?.info.attempt ?? 1;
     const recorded = hb.previous?.preexisting ?? null;
     const createdBefore = hb.previous?.created;
+    const mine = (identifier: string, state: CreateObjectResult['state'], adopted: boolean): CreateObjectResult => {
+      memory.created(input.serviceUid, identifier);
+      return { identifier, state, adopted };
+    };
     if (createdBefore) {
+      // Found by the identifier an earlier attempt recorded, not through the tag index (which lags behind a tag).
       try {
-        await ensureTagged(engine, createdBefore, tag);
-        const object = await engine.get(input.kind, createdBefore);
-        return { identifier: createdBefore, state: stateName(object.state), adopted: true };
+        await ensureTagged(engine, memory, createdBefore, tag);
+        return mine(createdBefore, stateOf(input.kind, await engine.get(input.kind, createdBefore)), true);
       } catch (err) {
         // Gone meanwhile (deleted out of band): create it as if for the first time.
         if (!(err instanceof EngineNotFoundError)) throw err;
       }
     }
     if (attempt > 1) {
-      const lost = await findLost(engine, input, tag, recorded);
-      if (lost) {
-        const object = await engine.get(input.kind, lost);
-        return { identifier: lost, state: stateName(object.state), adopted: true };
-      }
+      const lost = await findLost(engine, memory, input, tag, recorded);
+      if (lost) return mine(lost, stateOf(input.kind, await engine.get(input.kind, lost)), true);
     }
-    const preexisting = recorded ?? (await lookAlikes(engine, input));
+    const preexisting = recorded ?? (await lookAlikes(engine, memory, input));
     hb.record({ preexisting });
-    const created = await engine.create(input.kind, input.fields as unknown as EngineCreateBodyMap[typeof input.kind]);
+    let created: { identifier: string; state: { id?: string | null; type?: number | null }; name: string };
+    try {
+      created = await engine.create(input.kind, input.fields as unknown as EngineCreateBodyMap[typeof input.kind]);
+    } catch (err) {
+      // An answer that fails validation still names the object it created: record and tag it before failing.
+      if (err instanceof EngineProtocolError && err.createdIdentifier !== undefined) {
+        hb.record({ preexisting, created: err.createdIdentifier });
+        await ensureTagged(engine, memory, err.createdIdentifier, tag, { fresh: true });
+        memory.created(input.serviceUid, err.createdIdentifier);
+      }
+      throw err;
+    }
     hb.record({ preexisting, created: created.identifier });
-    await ensureTagged(engine, created.identifier, tag);
-    return { identifier: created.identifier, state: stateName(created.state), adopted: false };
+    await ensureTagged(engine, memory, created.identifier, tag, { fresh: true });
+    return mine(created.identifier, stateOf(input.kind, created), false);
   };
   return slot ? run(slot) : withHeartbeat<CreateProgress, CreateObjectResult>(run);
 }
 
-export interface DestroyObjectInput extends ObjectRef {
-  serviceUid: string;
-}
-
-export type DestroyOutcome = 'deleted' | 'gone' | 'not ours';
-
 /**
- * Destroys one object, but only while it carries the service's tag: what is not ours is never destroyed, even if
- * someone untagged it after the plan was made. Already gone is success.
+ * A Core timestamp in milliseconds. The real Engine may send it without a zone (`2026-11-23 14:52:37`); such a time
+ * is read as UTC, the Engine's wall clock as far as the public sources show (docs/engine-api.md).
  */
-export async function destroyObject(engine: EngineClient, input: DestroyObjectInput): Promise<DestroyOutcome> {
-  return withHeartbeat(() => destroyTagged(engine, input));
-}
-
-async function destroyTagged(engine: EngineClient, input: DestroyObjectInput): Promise<DestroyOutcome> {
-  try {
-    const resource = await engine.getResource(input.identifier);
-    if (!resource.tags.includes(serviceTag(input.serviceUid))) return 'not ours';
-    await engine.delete(input.kind, input.identifier);
-    return 'deleted';
-  } catch (err) {
-    if (err instanceof EngineNotFoundError) return 'gone';
-    if (err instanceof EngineConflictError) await explainConflict(engine, input, err);
-    throw err;
-  }
-}
-
-/**
- * A 409 on delete means something still references the object. When that is one of ours still being removed,
- * retrying is right. When it is not ours (untagged, or another service's), no retry will ever succeed and we may not
- * remove it: fail non-retryably, naming it, instead of retrying a 409 forever with nobody told why.
- */
-async function explainConflict(engine: EngineClient, input: DestroyObjectInput, conflict: EngineConflictError): Promise<void> {
-  const dependents: { kind: Kind; identifier: string; name: string }[] = [];
-  if (input.kind === 'frontend') {
-    for (const r of await engine.list('bind', { filters: { frontend: input.identifier } })) dependents.push({ kind: 'bind', ...r });
-  } else if (input.kind === 'backend') {
-    for (const r of await engine.list('server', { filters: { backend: input.identifier } })) dependents.push({ kind: 'server', ...r });
-    const backend = await engine.get('backend', input.identifier);
-    for (const r of await engine.list('frontend', { filters: { load_balancer: backend.load_balancer.identifier } })) {
-      const f = await engine.get('frontend', r.identifier).catch(() => null);
-      if (f?.default_backend.identifier === input.identifier) dependents.push({ kind: 'frontend', ...r });
-    }
-  }
-  const tag = serviceTag(input.serviceUid);
-  for (const d of dependents) {
-    const tags = await engine.getResource(d.identifier).then((r) => r.tags, () => [tag]);
-    if (tags.includes(tag)) continue;
-    throw ApplicationFailure.create({
-      type: FAILURE.rejected,
-      nonRetryable: true,
-      message: `cannot destroy ${ident(input.kind, input.name, input.identifier)}: ${ident(d.kind, d.name, d.identifier)} still references it and is not ours (${tags.find((t) => t.startsWith(SERVICE_TAG_PREFIX)) ?? 'untagged'}); remove or retag it (${conflict.message})`,
-    });
-  }
+export function parseEngineTime(value: string): number {
+  const zoneless = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(value.trim());
+  return Date.parse(zoneless ? `${value.trim().replace(' ', 'T')}Z` : value);
 }
 
 /**
@@ -201,10 +161,10 @@ export async function recoverObject(engine: EngineClient, input: ObjectRef): Pro
 
 async function redeploy(engine: EngineClient, input: ObjectRef): Promise<StateName> {
   const object = await engine.get(input.kind, input.identifier);
-  const current = stateName(object.state);
+  const current = stateOf(input.kind, object);
   if (current === 'Updating') return current;
   const updated = await engine.update(input.kind, input.identifier, toUpdateBody(input.kind, object as never) as never);
-  return stateName(updated.state);
+  return stateOf(input.kind, updated);
 }
 
 /**
@@ -251,10 +211,12 @@ export async function awaitReady(engine: EngineClient, input: AwaitReadyInput, o
   if (input.justCreated && ctx.info.attempt === 1) await ctx.sleep(first);
   for (;;) {
     try {
-      state = stateName((await engine.get(input.kind, input.identifier)).state);
+      state = stateOf(input.kind, await engine.get(input.kind, input.identifier));
     } catch (err) {
       if (err instanceof EngineNotFoundError) return 'Gone';
-      throw err;
+      // A throttled poll is a poll that did not happen: wait out the shared backoff and poll again.
+      if (!(err instanceof EngineRateLimitedError)) throw err;
+      interval = Math.max(interval, err.retryAfterMs);
     }
     if (state === 'Deployed' || state === 'Updated' || state === 'DeploymentError') return state;
     ctx.heartbeat(state);

@@ -15,9 +15,11 @@
  * spec's readiness policy (awaitReady).
  */
 import { KIND_DEFINITIONS, type Kind, type StateName } from '../domain';
-import { EngineNotFoundError, EngineRateLimitedError, stateName, type EngineClient } from './engine';
+import { EngineNotFoundError, EngineRateLimitedError, type EngineClient } from './engine';
 import { priorSchedule, type DeployTimes } from './deploy-times';
 import { currentContext, SharedHeartbeat } from './heartbeat';
+import type { IdentifierCache } from './memory';
+import { stateOf } from './object-state';
 import { createObject, type CreateObjectInput, type CreateProgress, type ReadyOutcome } from './objects';
 
 export interface RealizeObjectsInput {
@@ -50,13 +52,14 @@ export interface RealizeOptions {
  * One GET per object when the group is created: the look-alikes of all members, listed once under their common
  * parent (createObject would list them once per member). Only names are compared, as createObject does.
  */
-async function lookAlikesOfGroup(engine: EngineClient, input: RealizeObjectsInput): Promise<Map<string, string[]>> {
+async function lookAlikesOfGroup(engine: EngineClient, memory: IdentifierCache, input: RealizeObjectsInput): Promise<Map<string, string[]>> {
   const listedUnder = KIND_DEFINITIONS[input.kind].listedUnder;
   const parents = new Set(input.members.map((m) => (m.fields as unknown as Record<string, string>)[listedUnder] ?? ''));
   if (parents.size !== 1) throw new Error(`realizeObjects: the members of a group share one ${listedUnder}, got ${[...parents].join(', ')}`);
   const refs = await engine.list(input.kind, { filters: { [listedUnder]: [...parents][0] as string } });
   const byName = new Map<string, string[]>();
-  for (const r of refs) byName.set(r.name, [...(byName.get(r.name) ?? []), r.identifier]);
+  // An object being deleted stays listed with its state unchanged: never a look-alike to adopt (as in createObject).
+  for (const r of refs) if (!memory.isDeleting(r.identifier)) byName.set(r.name, [...(byName.get(r.name) ?? []), r.identifier]);
   return byName;
 }
 
@@ -94,7 +97,7 @@ export async function watchDeploy(
     const sentAt = Date.now() - o.createdAt;
     onPoll?.(o.kind, o.identifier);
     try {
-      state = stateName((await engine.get(o.kind, o.identifier)).state);
+      state = stateOf(o.kind, await engine.get(o.kind, o.identifier));
     } catch (err) {
       if (err instanceof EngineNotFoundError) return { outcome: 'Gone', state };
       // A throttled poll is a poll that did not happen: wait out the Engine's backoff and poll again.
@@ -111,19 +114,19 @@ export async function watchDeploy(
   }
 }
 
-export async function realizeObjects(engine: EngineClient, times: DeployTimes, input: RealizeObjectsInput, o: RealizeOptions): Promise<RealizedObject[]> {
+export async function realizeObjects(engine: EngineClient, memory: IdentifierCache, times: DeployTimes, input: RealizeObjectsInput, o: RealizeOptions): Promise<RealizedObject[]> {
   const hb = new SharedHeartbeat<CreateProgress>().start();
   try {
     const deadline = Date.now() + o.windowMs;
     const slots = input.members.map((m) => ({ member: m, slot: hb.slot(m.key) }));
     // The first attempt lists the look-alikes of all members at once and records them before any POST.
     if (slots.some((s) => s.slot.previous === undefined) && (currentContext()?.info.attempt ?? 1) === 1) {
-      const byName = await lookAlikesOfGroup(engine, input);
+      const byName = await lookAlikesOfGroup(engine, memory, input);
       for (const s of slots) if (s.slot.previous === undefined) s.slot.record({ preexisting: byName.get(s.member.fields.name) ?? [] });
     }
     return await Promise.all(
       slots.map(async ({ member, slot }) => {
-        const created = await createObject(engine, { serviceUid: input.serviceUid, kind: input.kind, fields: member.fields, loadBalancer: input.loadBalancer } as CreateObjectInput, slot);
+        const created = await createObject(engine, memory, { serviceUid: input.serviceUid, kind: input.kind, fields: member.fields, loadBalancer: input.loadBalancer } as CreateObjectInput, slot);
         // Deploy times count from the moment the create (and tag) returned, as the schedule does. An adopted object may
         // have been created long ago: its deploy time is unknown, so it is not learned from.
         const watched = await watchDeploy(

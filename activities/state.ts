@@ -5,10 +5,19 @@ import { KIND_OF_RESOURCE_TYPE, serviceTag, type Kind, type ObservedObject, type
 import { EngineNotFoundError, type EngineClient, type EngineObjectMap } from './engine';
 import { type Heartbeat, withHeartbeat } from './heartbeat';
 import { observed } from './kinds';
+import type { IdentifierCache } from './memory';
+
+export { IdentifierCache } from './memory';
 
 export interface ServiceOnLoadBalancer {
   serviceUid: string;
   loadBalancer: string;
+  /**
+   * Identifiers the caller knows are the service's (created or seen by earlier passes). Read even when the tag index
+   * does not list them yet: it lags behind tagging on the real Engine, and a pass that missed its own objects would
+   * create them a second time.
+   */
+  known?: string[];
 }
 
 /** Parallel GETs per retrieval: enough to hide latency, few enough not to flood the Engine. */
@@ -37,43 +46,24 @@ async function orNull<T>(p: Promise<T>): Promise<T | null> {
   }
 }
 
-/**
- * What a worker learned about objects it created or read: an identifier's kind (a Core resource never changes its
- * type) and the load balancer its parent chain leads to (links are never re-pointed by reconciliation). Knowing the
- * kind saves the type lookup on every later observation; knowing the load balancer lets one load balancer's
- * observation skip the service's objects on other load balancers. Bounded: cleared when full. An object re-parented
- * to another load balancer out of band is seen again once the cache is cleared or the worker restarts.
- */
-export class IdentifierCache {
-  readonly #kinds = new Map<string, Kind | null>();
-  readonly #lbs = new Map<string, string>();
-  constructor(readonly max = 100_000) {}
-  get(id: string): Kind | null | undefined {
-    return this.#kinds.get(id);
-  }
-  set(id: string, kind: Kind | null): void {
-    if (this.#kinds.size >= this.max) this.#kinds.clear();
-    this.#kinds.set(id, kind);
-  }
-  loadBalancerOf(id: string): string | undefined {
-    return this.#lbs.get(id);
-  }
-  setLoadBalancer(id: string, lb: string): void {
-    if (this.#lbs.size >= this.max) this.#lbs.clear();
-    this.#lbs.set(id, lb);
-  }
-}
-
 type Found = { [K in Kind]: { kind: K; object: EngineObjectMap[K] } }[Kind];
 
 /**
  * Every object tagged `anxccm-svc-uid=<uid>`, grouped by the load balancer its parent chain leads to: Backends and
  * Frontends by their load_balancer, Binds through their Frontend, Servers through their Backend (read when the
  * parent is not itself tagged). Objects that vanish while being read are left out; untagged objects are never
- * included.
+ * included, nor are objects this worker is deleting (the Engine keeps listing them, unchanged, until they are gone).
+ * Besides what the tag index lists, the objects this worker created for the service and those in `known` are read
+ * (each confirmed to carry the tag), because the index lags behind tagging.
  */
-export async function observeService(engine: EngineClient, kinds: IdentifierCache, serviceUid: string, only?: string): Promise<Map<string, ObservedObject[]>> {
-  return withHeartbeat<ObserveProgress, Map<string, ObservedObject[]>>((hb) => observe(engine, kinds, serviceUid, hb, only));
+export async function observeService(
+  engine: EngineClient,
+  kinds: IdentifierCache,
+  serviceUid: string,
+  only?: string,
+  known: readonly string[] = [],
+): Promise<Map<string, ObservedObject[]>> {
+  return withHeartbeat<ObserveProgress, Map<string, ObservedObject[]>>((hb) => observe(engine, kinds, serviceUid, hb, only, known));
 }
 
 /**
@@ -95,6 +85,7 @@ async function observe(
   serviceUid: string,
   hb: Heartbeat<ObserveProgress>,
   only: string | undefined,
+  known: readonly string[],
 ): Promise<Map<string, ObservedObject[]>> {
   const previous = hb.previous?.serviceUid === serviceUid ? hb.previous.found : {};
   const done = new Map<string, Found | null>(Object.entries(previous));
@@ -104,7 +95,10 @@ async function observe(
     recordedAt = Date.now();
     hb.record({ serviceUid, found: Object.fromEntries(done) });
   };
-  const refs = await engine.listResourcesByTag(serviceTag(serviceUid));
+  const tag = serviceTag(serviceUid);
+  const listed = new Set((await engine.listResourcesByTag(tag)).map((r) => r.identifier));
+  const unlisted = new Set([...kinds.createdFor(serviceUid), ...known].filter((id) => !listed.has(id)));
+  const refs = [...listed, ...unlisted].filter((id) => !kinds.isDeleting(id)).map((identifier) => ({ identifier, verify: unlisted.has(identifier) }));
   // Read every object even when some reads fail, so that the next attempt only repeats the failed ones.
   const failures: unknown[] = [];
   const found = await mapLimit(refs, RETRIEVE_CONCURRENCY, async (ref): Promise<Found | null> => {
@@ -113,7 +107,7 @@ async function observe(
     const lb = kinds.loadBalancerOf(ref.identifier);
     if (only !== undefined && lb !== undefined && lb !== only) return null;
     try {
-      const f = await readTagged(engine, kinds, ref.identifier);
+      const f = await readTagged(engine, kinds, ref.identifier, ref.verify ? tag : null);
       done.set(ref.identifier, f);
       progress();
       return f;
@@ -131,16 +125,21 @@ async function observe(
   return groups;
 }
 
-async function readTagged(engine: EngineClient, kinds: IdentifierCache, identifier: string): Promise<Found | null> {
+/** Reads one object; `verifyTag`: it was not listed under the tag, so confirm on the resource that it carries it. */
+async function readTagged(engine: EngineClient, kinds: IdentifierCache, identifier: string, verifyTag: string | null): Promise<Found | null> {
   const cached = kinds.get(identifier);
   if (cached === null) return null;
-  if (cached !== undefined) {
+  if (cached !== undefined && verifyTag === null) {
     const object = await orNull(engine.get(cached, identifier));
     if (object) return { kind: cached, object } as Found;
     // Gone, or the identifier now names another kind (only a simulator reset reuses identifiers): look it up again.
   }
   const resource = await orNull(engine.getResource(identifier));
-  if (!resource) return null;
+  if (!resource) {
+    kinds.gone(identifier);
+    return null;
+  }
+  if (verifyTag !== null && !resource.tags.includes(verifyTag)) return null;
   const kind = KIND_OF_RESOURCE_TYPE[resource.type.identifier] ?? null;
   kinds.set(identifier, kind);
   if (kind === null) return null;
@@ -189,8 +188,29 @@ async function groupByLoadBalancer(engine: EngineClient, found: (Found | null)[]
   return groups;
 }
 
+/**
+ * Identifiers of every object tagged for the service: what the tag index lists, plus the objects this worker created
+ * for it and those in `known` that the index does not list yet (confirmed on the resource to carry the tag, and to
+ * exist).
+ */
+export async function listTagged(engine: EngineClient, kinds: IdentifierCache, serviceUid: string, known: readonly string[] = []): Promise<string[]> {
+  const tag = serviceTag(serviceUid);
+  const listed = (await engine.listResourcesByTag(tag)).map((r) => r.identifier);
+  const seen = new Set(listed);
+  const extra = await mapLimit(
+    [...new Set([...kinds.createdFor(serviceUid), ...known])].filter((id) => !seen.has(id) && !kinds.isDeleting(id)),
+    RETRIEVE_CONCURRENCY,
+    async (id) => {
+      const resource = await orNull(engine.getResource(id));
+      if (!resource) kinds.gone(id);
+      return resource?.tags.includes(tag) ? id : null;
+    },
+  );
+  return [...listed, ...extra.filter((id): id is string => id !== null)];
+}
+
 /** The snapshot of one service on one load balancer. */
 export async function retrieveState(engine: EngineClient, kinds: IdentifierCache, input: ServiceOnLoadBalancer): Promise<Snapshot> {
-  const groups = await observeService(engine, kinds, input.serviceUid, input.loadBalancer);
+  const groups = await observeService(engine, kinds, input.serviceUid, input.loadBalancer, input.known ?? []);
   return { loadBalancer: input.loadBalancer, objects: groups.get(input.loadBalancer) ?? [] };
 }

@@ -6,6 +6,7 @@
 import type { CoreRun, Mode, ModeName } from './core';
 import type { ThroughputResult } from './throughput';
 import type { FleetResult } from './fleet';
+import { realistic429Share, REALISTIC_429_TARGET, type RealisticRun } from './realistic';
 import { int, mean, median, quantile, ratio, sum } from './util';
 
 export interface Machine {
@@ -36,6 +37,8 @@ export interface BenchResult {
   fleet?: FleetResult;
   /** The Engine budget run: goodput of a fleet under a rate-limited simulator. */
   budget?: { goodput: number; throttledShare: number; requestsPerSecond: number };
+  /** The core workload on the ideal and the realistic simulator profile (realistic.ts); absent in older saved runs. */
+  realistic?: RealisticRun[];
 }
 
 /**
@@ -131,10 +134,13 @@ export function summarize(r: BenchResult): Summary {
     t('no-op full resync of the fleet (s)', 'fleet_noop_resync_s', fleetNoopResyncS, TARGETS.fleetNoopResyncS, 1),
     t('goodput under a rate-limited Engine budget', 'budget_goodput', budgetGoodput, TARGETS.budgetGoodput, 2, true),
   ];
+  const share = realistic429Share(r.realistic ?? []);
+  if (share !== null) targets.push(t('requests answered 429, realistic Engine', 'realistic_429_share', share, REALISTIC_429_TARGET, 3));
   const line =
     `summary: convergence_vs_bound=${ratio(convergenceVsBound)} convergence_vs_waves=${ratio(convergenceVsWaves)} requests_vs_waves=${ratio(requestsVsWaves)} noop_writes=${noopWrites}` +
     ` core_requests=${int(coreRequests)} history_events_per_lb=${int(historyEventsPerLb)} readiness_gets_per_object=${ratio(readinessGetsPerObject, 1)}` +
-    ` fleet_services_per_min=${int(fleetServicesPerMin)} fleet_peak_rss_mib=${int(fleetPeakRssMib)} fleet_noop_resync_s=${ratio(fleetNoopResyncS, 1)} budget_goodput=${ratio(budgetGoodput)}`;
+    ` fleet_services_per_min=${int(fleetServicesPerMin)} fleet_peak_rss_mib=${int(fleetPeakRssMib)} fleet_noop_resync_s=${ratio(fleetNoopResyncS, 1)} budget_goodput=${ratio(budgetGoodput)}` +
+    `${share === null ? '' : ` realistic_429_share=${share.toFixed(3)}`}`;
   return {
     convergenceVsBound,
     convergenceVsWaves,

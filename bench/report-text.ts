@@ -2,6 +2,7 @@
 import { CORE_DEPLOY_MS } from './core';
 import { boundRatio, modeFigures, type BenchResult, type Summary } from './figures';
 import { int, median, mib, quantile, ratio, secs, spread } from './util';
+import { realisticRows, textTable } from './realistic';
 import { CORE_SHAPE } from './workload';
 
 const s = (ms: number) => `${secs(ms)} s`;
@@ -50,6 +51,11 @@ export function textReport(r: BenchResult, sum_: Summary): string {
   out.push(`  worker peak RSS ${mib(t.workerPeakRssBytes)} (idle ${mib(t.workerIdleRssBytes)}; after the resync ${mib(t.workerPeakRssAfterResyncBytes)})`);
   out.push(`  no-op full resync: ${s(t.noop.wallMs)}, ${t.noop.requests} Engine requests (${(t.noop.requests / t.services).toFixed(1)} per service), ${t.noop.mutations} writes`);
   out.push(`  CPU seconds during the apply: ${Object.entries(t.apply.cpuSeconds).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}; machine ${t.apply.machineBusySeconds.toFixed(1)} of ${(r.machine.cpus * t.apply.wallMs / 1000).toFixed(1)}`);
+  if (r.realistic?.length) {
+    out.push('');
+    out.push('the core workload on the ideal and the realistic Engine (apply, drop a port, delete):');
+    out.push(textTable(realisticRows(r.realistic)));
+  }
   out.push('');
   out.push('targets:');
   for (const x of sum_.targets) out.push(`  ${pad(x.key, 22)} ${pad(x.key === 'noop_writes' ? String(x.measured) : ratio(x.measured), 6)} target ${x.higher ? '>=' : '<='} ${x.target}: ${x.text}`);

@@ -1,5 +1,7 @@
 /**
  * `npm run bench [-- --quick] [--seed N] [--reps N] [--services N] [--fleet N] [--out FILE] [--no-write] [--save-json FILE]`
+ * `npm run bench -- --realistic-only [--seed N]` runs only the ideal-vs-realistic Engine comparison (realistic.ts)
+ * and prints its table, without writing docs/benchmarks.md.
  * `node dist/bench/run.js --from-json FILE [--out FILE]` renders the report of a saved run again, without measuring.
  *
  * Measures the orchestrator against the lower bound of the Engine's own deploy delays and against the upstream
@@ -18,6 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import type { PacingOptions } from '../activities/engine';
 import { startDevServer, type DevServer } from '../dev/devserver';
 import { ensureTemporalCli } from '../dev/temporal-path';
 import { workflowsPath } from '../worker/main';
@@ -29,6 +32,7 @@ import { svgChart } from './report-svg';
 import { textReport } from './report-text';
 import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
 import { runFleet, type FleetResult } from './fleet';
+import { realistic429Share, realisticRows, runRealistic, textTable } from './realistic';
 import { runThroughput } from './throughput';
 import { startChildWorker, type ChildWorker } from '../dev/child-worker';
 import { CountingEngine } from './waves';
@@ -44,6 +48,7 @@ interface Args {
   out: string | null;
   saveJson: string | null;
   fromJson: string | null;
+  realisticOnly: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -59,11 +64,12 @@ function parseArgs(argv: string[]): Args {
     if (!Number.isInteger(n) || n < min) throw new Error(`${name}: expected an integer >= ${min}, got ${raw}`);
     return n;
   };
-  const known = new Set(['--quick', '--seed', '--reps', '--services', '--fleet', '--out', '--no-write', '--save-json', '--from-json']);
+  const flags = new Set(['--quick', '--no-write', '--realistic-only']);
+  const known = new Set([...flags, '--seed', '--reps', '--services', '--fleet', '--out', '--save-json', '--from-json']);
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
     if (!known.has(a)) throw new Error(`unknown argument ${a} (flags: ${[...known].join(' ')})`);
-    if (a !== '--quick' && a !== '--no-write') i++;
+    if (!flags.has(a)) i++;
   }
   const out = argv.includes('--no-write') ? null : path.resolve(value('--out') ?? path.join(__dirname, '..', '..', 'docs', 'benchmarks.md'));
   const file = (name: string) => (value(name) === undefined ? null : path.resolve(value(name) as string));
@@ -76,6 +82,7 @@ function parseArgs(argv: string[]): Args {
     out,
     saveJson: file('--save-json'),
     fromJson: file('--from-json'),
+    realisticOnly: argv.includes('--realistic-only'),
   };
 }
 
@@ -162,7 +169,7 @@ async function main(): Promise<void> {
     writeFileSync(bundlePath, bundle.code);
     connection = await Connection.connect({ address: srv.address });
     const client = new Client({ connection, namespace: srv.namespace });
-    const startWorker = async (taskQueue: string, kind: WorkerKind) => {
+    const startWorker = async (taskQueue: string, kind: WorkerKind, pacing?: PacingOptions) => {
       const w = await startChildWorker({
         temporalAddress: srv.address,
         namespace: srv.namespace,
@@ -173,10 +180,18 @@ async function main(): Promise<void> {
         echo: true,
         ...(WORKER_READINESS[kind] ? { readiness: WORKER_READINESS[kind] } : {}),
         ...(WORKER_DEPLOY_TIMES[kind] ? { deployTimes: WORKER_DEPLOY_TIMES[kind] } : {}),
+        ...(pacing ? { pacing } : {}),
       });
       await w.ready;
       return w;
     };
+    const realisticContext = { client, admin: simProc.admin, seed: args.seed, startWorker: (q: string, p?: PacingOptions) => startWorker(q, 'heartbeat', p), log };
+    if (args.realisticOnly) {
+      const runs = await runRealistic(realisticContext);
+      process.stdout.write(`\n${textTable(realisticRows(runs))}\n`);
+      process.stdout.write(`summary: realistic_429_share=${(realistic429Share(runs) ?? 0).toFixed(3)}\n`);
+      return;
+    }
 
     const run = randomUUID().slice(0, 8);
     const modes = MODES.filter((m) => !args.quick || m.quick);
@@ -250,8 +265,11 @@ async function main(): Promise<void> {
       await Promise.all(workers.splice(0).map((w) => w.stop()));
     }
 
+    log('the core workload on the ideal and the realistic simulator profile');
+    const realistic = await runRealistic(realisticContext);
+
     mach.loadAvgEnd = os.loadavg();
-    const result: BenchResult = { quick: args.quick, seed: args.seed, reps: args.reps, startedAt, durationMs: Date.now() - t0, machine: mach, modes, core, throughput, ...(fleet ? { fleet } : {}) };
+    const result: BenchResult = { quick: args.quick, seed: args.seed, reps: args.reps, startedAt, durationMs: Date.now() - t0, machine: mach, modes, core, throughput, realistic, ...(fleet ? { fleet } : {}) };
     if (args.saveJson) writeFileSync(args.saveJson, JSON.stringify(result, null, 1));
     report(result, args);
   } finally {

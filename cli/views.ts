@@ -137,6 +137,7 @@ export function statusText(s: ControllerStatus): string {
     ],
     ['running', s.running ? `pass ${s.running.pass} (revision ${s.running.revision}${s.running.teardown ? ', delete' : ''}) since ${formatTime(s.running.startedAt)}` : '-'],
   ];
+  if (s.engineRateLimitedUntil && s.engineRateLimitedUntil > Date.now()) pairs.push(['engine', `rate limited by the Engine (requests held back until ${formatTime(s.engineRateLimitedUntil)})`]);
   if (s.nextRetryAt !== null) pairs.push(['next retry', `${formatTime(s.nextRetryAt)} (${s.consecutiveFailures} failed ${s.consecutiveFailures === 1 ? 'pass' : 'passes'} in a row)`]);
   pairs.push(['status', formatStatus(s.status)]);
   const lbRows = Object.keys(s.loadBalancers)

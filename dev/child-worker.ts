@@ -6,6 +6,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { DeployTimesOptions } from '../activities/deploy-times';
+import type { PacingOptions } from '../activities/engine';
 import type { AwaitReadyOptions } from '../activities/objects';
 import type { ChildWorkerConfig, ChildWorkerStats, FromChild, ToChild } from './worker-process';
 
@@ -22,6 +23,8 @@ export interface ChildWorkerOptions {
   bundlePath: string;
   readiness?: AwaitReadyOptions;
   deployTimes?: DeployTimesOptions;
+  /** The worker's Engine request budget (activities/engine/pacing.ts); none when absent. */
+  pacing?: PacingOptions;
   /** Also copy the child's output to ours (benchmarks); it is always kept for stderr(). */
   echo?: boolean;
   /** Bounds the wait for the child's first poll. Default 120 s: a loaded machine starts workers slowly. */
@@ -54,6 +57,7 @@ export async function startChildWorker(o: ChildWorkerOptions): Promise<ChildWork
     ...(o.identity ? { identity: o.identity } : {}),
     ...(o.readiness ? { readiness: o.readiness } : {}),
     ...(o.deployTimes ? { deployTimes: o.deployTimes } : {}),
+    ...(o.pacing ? { pacing: o.pacing } : {}),
   };
   const child = fork(path.join(__dirname, 'worker-process.js'), [], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, LBAAS_CHILD_WORKER: JSON.stringify(config) },

@@ -11,6 +11,7 @@
 import { Context } from '@temporalio/activity';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { DeployTimesOptions } from '../activities/deploy-times';
+import type { PacingOptions, RequestPacer } from '../activities/engine';
 import type { AwaitReadyOptions } from '../activities/objects';
 import { startWorker } from '../worker/start';
 
@@ -27,6 +28,8 @@ export interface ChildWorkerConfig {
   readiness?: AwaitReadyOptions;
   /** How realizeObjects learns deploy times (activities/deploy-times.ts); the product defaults when absent. */
   deployTimes?: DeployTimesOptions;
+  /** The Engine request budget (activities/engine/pacing.ts); none (a bucket only after a 429) when absent. */
+  pacing?: PacingOptions;
 }
 
 /** Raw samples since the last reset; the reader computes whatever statistics it reports. */
@@ -44,6 +47,9 @@ export interface ChildWorkerStats {
   pollGaps: number[][];
   /** Readiness GETs per object (realizeObjects' polls and awaitReady's GETs), one count per object that was polled. */
   pollsPerObject: number[];
+  /** The Engine client's 429s and time spent backing off since the worker started (never reset). */
+  rateLimited: number;
+  backoffMs: number;
 }
 
 export type ToChild = { type: 'stats'; id: number; reset: boolean } | { type: 'stop' };
@@ -84,13 +90,14 @@ class Samples {
     this.byActivity[type] = (this.byActivity[type] ?? 0) + 1;
   }
 
-  stats(): ChildWorkerStats {
+  stats(pacer: RequestPacer): ChildWorkerStats {
     const pollGaps: number[][] = [];
     for (const times of this.polls.values()) {
       for (let i = 1; i < times.length && i <= MAX_POLL_GAPS; i++) (pollGaps[i - 1] ??= []).push((times[i] as number) - (times[i - 1] as number));
     }
     const pollsPerObject = [...this.polls.values()].map((times) => times.length);
-    return { latenciesMs: this.latenciesMs, byActivity: this.byActivity, rssBytes: process.memoryUsage().rss, pollGaps, pollsPerObject };
+    const { rateLimited, backoffMs } = pacer.stats();
+    return { latenciesMs: this.latenciesMs, byActivity: this.byActivity, rssBytes: process.memoryUsage().rss, pollGaps, pollsPerObject, rateLimited, backoffMs };
   }
 }
 
@@ -101,7 +108,7 @@ async function main(): Promise<void> {
   let samples = new Samples();
   const running = await startWorker({
     temporal: { connection: { address: cfg.temporalAddress }, namespace: cfg.namespace, taskQueue: cfg.taskQueue },
-    engine: { baseUrl: cfg.engineUrl, token: cfg.token, onResponse: (e) => samples.record(e.durationMs) },
+    engine: { baseUrl: cfg.engineUrl, token: cfg.token, onResponse: (e) => samples.record(e.durationMs), ...(cfg.pacing ? { pacing: cfg.pacing } : {}) },
     workflowBundle: { codePath: cfg.bundlePath },
     activities: {
       ...(cfg.readiness ? { readiness: cfg.readiness } : {}),
@@ -115,7 +122,7 @@ async function main(): Promise<void> {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, stop);
   process.on('message', (m: ToChild) => {
     if (m.type === 'stop') return stop();
-    send({ type: 'stats', id: m.id, stats: samples.stats() });
+    send({ type: 'stats', id: m.id, stats: samples.stats(running.engine.pacer) });
     if (m.reset) samples = new Samples();
   });
   send({ type: 'ready' });

@@ -8,6 +8,7 @@ import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/w
 import { createActivities, type ActivitiesOptions } from '../activities';
 import { createControlActivities } from '../activities/control';
 import type { EngineClient } from '../activities/engine';
+import { noticeRateLimits } from './rate-limit-notice';
 
 /**
  * Activity slots. Most activities spend their time waiting on the Engine (readiness polls sleep between GETs), so
@@ -27,8 +28,11 @@ export interface LbaasWorkerOptions {
   /** For fullResync's visibility reads (listing controllers). */
   temporalClient: Client;
   activities?: ActivitiesOptions;
-  /** Engine request budget shared by all workers of the task queue (LBAAS_ENGINE_RPS). */
-  engineRps?: number;
+  /**
+   * Temporal's activity starts per second for the whole task queue, shared by all its workers
+   * (LBAAS_TASK_QUEUE_ACTIVITIES_PER_SECOND). Not an Engine request budget: that is the Engine client's pacer.
+   */
+  taskQueueActivitiesPerSecond?: number;
   /** A prebuilt bundle (tests build one per file); the workflows are bundled from source otherwise. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   maxConcurrentActivityTaskExecutions?: number;
@@ -37,6 +41,7 @@ export interface LbaasWorkerOptions {
 }
 
 export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> {
+  noticeRateLimits(o.engine.pacer, o.temporalClient);
   return Worker.create({
     connection: o.connection,
     namespace: o.namespace,
@@ -44,7 +49,7 @@ export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> 
     ...(o.workflowBundle ? { workflowBundle: o.workflowBundle } : { workflowsPath }),
     activities: { ...createActivities(o.engine, o.activities), ...createControlActivities(o.temporalClient) },
     maxConcurrentActivityTaskExecutions: o.maxConcurrentActivityTaskExecutions ?? DEFAULT_MAX_CONCURRENT_ACTIVITIES,
-    ...(o.engineRps ? { maxTaskQueueActivitiesPerSecond: o.engineRps } : {}),
+    ...(o.taskQueueActivitiesPerSecond ? { maxTaskQueueActivitiesPerSecond: o.taskQueueActivitiesPerSecond } : {}),
     shutdownGraceTime: o.shutdownGraceTime ?? DEFAULT_SHUTDOWN_GRACE,
     ...(o.identity ? { identity: o.identity } : {}),
   });

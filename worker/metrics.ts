@@ -6,7 +6,7 @@
  */
 import { Runtime } from '@temporalio/worker';
 import type { ActivityEvents } from '../activities';
-import type { EngineResponseEvent } from '../activities/engine';
+import type { EngineResponseEvent, RequestPacer } from '../activities/engine';
 
 /** Installs the runtime with a Prometheus exporter on `bindAddress`. Must run before any connection or worker. */
 export function installMetrics(bindAddress: string): void {
@@ -23,6 +23,8 @@ export function installMetrics(bindAddress: string): void {
 export interface LbaasMetrics {
   activityEvents: ActivityEvents;
   onEngineResponse: (e: EngineResponseEvent) => void;
+  /** Counts the 429s and backoff time of the Engine client's pacer, and publishes its current rate. */
+  watchPacer: (pacer: RequestPacer) => void;
 }
 
 export function createMetrics(): LbaasMetrics {
@@ -33,6 +35,10 @@ export function createMetrics(): LbaasMetrics {
   const createErrors = meter.createCounter('lbaas_reconcile_create_errors_total', '', 'failed create attempts');
   const deleteErrors = meter.createCounter('lbaas_reconcile_delete_errors_total', '', 'failed delete attempts');
   const requests = meter.createCounter('lbaas_http_client_requests_total', '', 'Engine HTTP requests');
+  const rateLimited = meter.createCounter('lbaas_engine_rate_limited_total', '', 'Engine answers 429 Too Many Requests');
+  // Temporal's counters are integers: milliseconds keep sub-second pauses visible.
+  const backoff = meter.createCounter('lbaas_engine_backoff_milliseconds_total', 'ms', 'time the Engine client held every request back after a 429');
+  const budget = meter.createGauge('lbaas_engine_requests_per_second', 'float', '', 'the Engine client request rate in force (lowered on 429, regained while none come)');
   return {
     activityEvents: {
       created: (kind) => created.add(1, { kind }),
@@ -42,5 +48,14 @@ export function createMetrics(): LbaasMetrics {
       destroyFailed: (kind) => deleteErrors.add(1, { kind }),
     },
     onEngineResponse: (e) => requests.add(1, { resource: e.resource, method: e.method, status: String(e.status) }),
+    watchPacer: (pacer) => {
+      pacer.onThrottle((e) => {
+        rateLimited.add(1, { retry_after: e.retryAfterMs === undefined ? 'absent' : 'present' });
+        if (e.addedBackoffMs >= 1) backoff.add(Math.round(e.addedBackoffMs));
+        if (Number.isFinite(e.requestsPerSecond)) budget.set(e.requestsPerSecond);
+      });
+      const rate = pacer.stats().requestsPerSecond;
+      if (Number.isFinite(rate)) budget.set(rate);
+    },
   };
 }

@@ -6,9 +6,10 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { DEFAULT_BASE_URL, EngineClient, type EngineClientOptions } from '../activities/engine';
+import { DEFAULT_BASE_URL, EngineClient, type EngineClientOptions, type PacingOptions } from '../activities/engine';
 import { invalid, unreachable } from '../common/errors';
 import { clientConnectionOptions, temporalSettings, type TemporalSettings } from '../common/settings';
+import { engineBudgetFromEnv } from './engine-settings';
 import { createLbaasWorker, type LbaasWorkerOptions } from './main';
 
 export interface StartWorkerOptions extends Omit<LbaasWorkerOptions, 'connection' | 'namespace' | 'taskQueue' | 'engine' | 'temporalClient'> {
@@ -98,9 +99,12 @@ export async function startWorker(o: StartWorkerOptions): Promise<RunningWorker>
 /** What `lbaas worker` reads from its environment, beyond Temporal's own settings. */
 export interface WorkerEnv {
   temporal: TemporalSettings;
-  engine: { baseUrl: string; token: string };
-  /** LBAAS_ENGINE_RPS: the activity rate shared by every worker of the task queue. */
-  engineRps?: number;
+  /** The Engine, and this worker's request budget (engine-settings.ts). */
+  engine: { baseUrl: string; token: string; pacing: PacingOptions };
+  /** LBAAS_TASK_QUEUE_ACTIVITIES_PER_SECOND: the activity rate shared by every worker of the task queue. */
+  taskQueueActivitiesPerSecond?: number;
+  /** For the operator: deprecated variables in use. */
+  warnings: string[];
   /** LBAAS_METRICS_ADDRESS: `host:port` of the Prometheus endpoint. */
   metricsAddress?: string;
 }
@@ -109,19 +113,12 @@ export interface WorkerEnv {
 export function workerEnv(env: NodeJS.ProcessEnv): WorkerEnv {
   const token = env.ANEXIA_TOKEN;
   if (!token) throw invalid('ANEXIA_TOKEN: required (the Engine API token; it is read by workers only)');
-  const engineRps = positiveNumber(env, 'LBAAS_ENGINE_RPS');
+  const budget = engineBudgetFromEnv(env);
   return {
     temporal: temporalSettings(env),
-    engine: { baseUrl: env.ANEXIA_ENGINE_URL || DEFAULT_BASE_URL, token },
-    ...(engineRps ? { engineRps } : {}),
+    engine: { baseUrl: env.ANEXIA_ENGINE_URL || DEFAULT_BASE_URL, token, pacing: budget.pacing },
+    ...(budget.taskQueueActivitiesPerSecond ? { taskQueueActivitiesPerSecond: budget.taskQueueActivitiesPerSecond } : {}),
+    warnings: budget.warnings,
     ...(env.LBAAS_METRICS_ADDRESS ? { metricsAddress: env.LBAAS_METRICS_ADDRESS } : {}),
   };
-}
-
-function positiveNumber(env: NodeJS.ProcessEnv, name: string): number | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return undefined;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw invalid(`${name}: must be a positive number, got "${raw}"`);
-  return n;
 }

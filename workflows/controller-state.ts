@@ -44,6 +44,8 @@ export interface ControllerStatus {
   running: { pass: number; revision: number; startedAt: number; teardown: boolean } | null;
   nextRetryAt: number | null;
   consecutiveFailures: number;
+  /** Until when a worker reported the Engine answering 429 to this service's requests (null: not lately). */
+  engineRateLimitedUntil: number | null;
 }
 
 export class ControllerState {
@@ -57,6 +59,8 @@ export class ControllerState {
   retryAt: number | null = null;
   running: RunningPass | null = null;
   deleted: PassResult | null = null;
+  /** Transient (not carried over by continue-as-new): the latest rate-limit notice from a worker. */
+  rateLimitedUntil: number | null = null;
   #lbs: string[] = [];
 
   constructor(
@@ -84,6 +88,17 @@ export class ControllerState {
     this.failures = 0;
     this.retryAt = null;
     return this.revision;
+  }
+
+  /** A worker's notice that the Engine is throttling this service's requests until `until`. */
+  noteRateLimited(until: number): void {
+    if (!Number.isFinite(until)) return;
+    this.rateLimitedUntil = Math.max(this.rateLimitedUntil ?? 0, until);
+  }
+
+  /** Whether the last notice still holds at `now`. */
+  rateLimited(): boolean {
+    return this.rateLimitedUntil !== null && this.rateLimitedUntil > this.now();
   }
 
   requestResync(): void {
@@ -172,6 +187,7 @@ export class ControllerState {
       running: this.running ? { pass: this.running.number, revision: this.running.revision, startedAt: this.running.startedAt, teardown: this.running.teardown } : null,
       nextRetryAt: this.retryAt,
       consecutiveFailures: this.failures,
+      engineRateLimitedUntil: this.rateLimited() ? this.rateLimitedUntil : null,
     };
   }
 
@@ -180,6 +196,9 @@ export class ControllerState {
     const s = this.status();
     // Paragraphs need blank lines in markdown; single newlines would run everything into one line in the Web UI.
     const paragraphs = [`**${s.phase}** — revision ${s.revision}`];
+    if (s.engineRateLimitedUntil !== null) {
+      paragraphs.push(`**rate limited by the Engine**: requests held back until ${new Date(s.engineRateLimitedUntil).toISOString()}`);
+    }
     if (s.running) paragraphs.push(`pass ${s.running.pass} running (revision ${s.running.revision}${s.running.teardown ? ', delete' : ''})`);
     if (s.lastPass) paragraphs.push(`last pass ${s.lastPass.pass}: ${s.lastPass.converged ? 'converged' : `failed: ${s.lastPass.error ?? ''}`}`);
     if (s.nextRetryAt) paragraphs.push(`retry at ${new Date(s.nextRetryAt).toISOString()}`);

@@ -25,6 +25,7 @@ import {
   patched,
   setCurrentDetails,
   setHandler,
+  sleep,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -54,6 +55,11 @@ export const applyUpdate = defineUpdate<{ revision: number }, [spec: unknown]>('
 export const waitConvergedUpdate = defineUpdate<PassResult, [revision: number]>('waitConverged');
 export const deleteUpdate = defineUpdate<PassResult, []>('delete');
 export const resyncSignal = defineSignal<[]>('resync');
+/**
+ * Sent by a worker whose Engine requests for this service are answered 429 (worker/rate-limit-notice.ts): the summary
+ * and `status` say "rate limited by the Engine" until `until` (epoch ms), then stop saying it.
+ */
+export const engineRateLimitedSignal = defineSignal<[{ until: number }]>('engineRateLimited');
 export const controllerStatusQuery = defineQuery<ControllerStatus>('status');
 
 /**
@@ -126,6 +132,18 @@ export async function serviceController(input: ServiceControllerInput): Promise<
     { description: 'Remove everything the service owns on every load balancer, then end this controller.' },
   );
   setHandler(resyncSignal, () => st.requestResync());
+  setHandler(engineRateLimitedSignal, (notice) => {
+    const before = st.rateLimitedUntil;
+    st.noteRateLimited(notice?.until);
+    publish();
+    // Publish again when the notice runs out, so the summary stops saying it; one timer per notice that extends it.
+    if (st.rateLimitedUntil !== null && st.rateLimitedUntil !== before) {
+      const until = st.rateLimitedUntil;
+      void sleep(Math.max(1, until - Date.now())).then(() => {
+        if (st.rateLimitedUntil === until) publish();
+      });
+    }
+  });
   setHandler(controllerStatusQuery, () => st.status(), { description: 'Phase, revision, status, per load balancer and per object.' });
 
   upsertSearchAttributes([{ key: searchAttributes.serviceUid, value: uid }]);
@@ -199,7 +217,7 @@ export async function serviceController(input: ServiceControllerInput): Promise<
       const r: ReconcileServiceResult = await scope.run(() =>
         executeChild(reconcileService, {
           workflowId: `lbaas/${uid}/pass/${pass.number}`,
-          args: [{ spec: pass.spec, revision: pass.revision, ...(o.teardown ? { teardown: true } : {}) }],
+          args: [{ spec: pass.spec, revision: pass.revision, ...(o.teardown ? { teardown: true } : {}), ...knownOf(state) }],
           staticSummary: `${o.teardown ? 'delete' : 'reconcile'} ${uid} revision ${pass.revision} (pass ${pass.number})`,
           typedSearchAttributes: [
             { key: searchAttributes.serviceUid, value: uid },
@@ -238,3 +256,11 @@ function failedResult(uid: string, pass: { number: number; revision: number }, e
   };
 }
 
+/**
+ * The identifiers of the service's objects that the last pass reported, for the next pass: the Engine's tag index
+ * lags behind tagging, and a pass that looked only there could miss what the previous one created seconds ago.
+ */
+function knownOf(state: ControllerState): { known?: string[] } {
+  const ids = (state.lastResult?.objects ?? []).map((o) => o.identifier).filter((id): id is string => typeof id === 'string' && id !== '');
+  return ids.length > 0 ? { known: [...new Set(ids)].sort() } : {};
+}

@@ -47,6 +47,19 @@ export function loadBalancerId(fields: Record<string, unknown>, workflow: string
   return v;
 }
 
+/** At most this many identifiers in `known`: a service's objects on its load balancers, with a wide margin. */
+const MAX_KNOWN = 10_000;
+
+/** An optional list of Engine identifiers (`known`): strings of 1-64 letters, digits or dashes. */
+export function optionalIdentifiers(fields: Record<string, unknown>, name: string, workflow: string): string[] | undefined {
+  const v = fields[name];
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v) || v.length > MAX_KNOWN || !v.every((x) => typeof x === 'string' && /^[0-9A-Za-z-]{1,64}$/.test(x))) {
+    throw invalidInput(`${workflow}: ${name}: must be a list of at most ${MAX_KNOWN} Engine identifiers`);
+  }
+  return v as string[];
+}
+
 export function optionalBoolean(fields: Record<string, unknown>, name: string, workflow: string): boolean | undefined {
   const v = fields[name];
   if (v === undefined || v === null) return undefined;

@@ -10,7 +10,7 @@ import type { Activities } from '../activities';
 import type { CreateObjectInput, ReadyOutcome } from '../activities/objects';
 import type { RealizedObject } from '../activities/realize';
 import { causeOf } from './failures';
-import { invalidInput, loadBalancerId, optionalInteger, specOf } from './input';
+import { invalidInput, loadBalancerId, optionalIdentifiers, optionalInteger, specOf } from './input';
 import { ENGINE_CALL, FAILURE_TYPES, readinessOptions, short } from './options';
 import { completeFields, desiredObjects, isPlanEmpty, planLoadBalancer, statusFromSnapshot } from '../domain';
 import { DESTROY_STAGES, KIND_TITLE, type Destroy, type LoadBalancerResult, type ObjectStatus, type Plan, type PlannedObject } from '../domain';
@@ -26,6 +26,11 @@ export interface ReconcileLoadBalancerInput {
   revision?: number;
   /** Observe-and-act passes before giving up (default DEFAULT_MAX_PASSES). */
   maxPasses?: number;
+  /**
+   * Identifiers of the service's objects that earlier passes saw or created (any load balancer): read even while the
+   * Engine's tag index, which lags behind tagging, does not list them yet.
+   */
+  known?: string[];
 }
 
 export interface ReconcileLoadBalancerResult extends LoadBalancerResult {
@@ -102,8 +107,13 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
   const startedAt = Date.now();
   const pendingGauge = metrics.pending().withTags({ load_balancer: loadBalancer });
 
+  // Identifiers of the service's objects this run has seen or created: observations read them even while the Engine's
+  // tag index, which lags behind tagging, does not list them yet.
+  const known = new Set<string>(optionalIdentifiers(fields, 'known', wf) ?? []);
+
   const destroy = async (d: Destroy) => {
     const outcome = await call(engine.destroyObject, `destroy ${KIND_TITLE[d.kind]} ${d.name} ${on} (${d.reason})`, { ...d, serviceUid: uid });
+    known.delete(d.identifier);
     if (outcome === 'deleted') counts.destroyed++;
     book.update(`destroy:${d.identifier}`, { state: 'Destroyed', ...(outcome === 'not ours' ? { error: 'left alone: no longer tagged for the service' } : {}) });
   };
@@ -135,6 +145,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
         // Adopted means a lost earlier attempt of this same create made it: still one object created here.
         counts.created++;
         id = created.identifier;
+        known.add(id);
         book.update(d.key, { identifier: id, state: created.state });
         break;
       }
@@ -178,6 +189,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
         const d = byKey.get(r.key);
         if (!d) return;
         counts.created++;
+        known.add(r.identifier);
         book.update(r.key, { identifier: r.identifier, state: r.state });
         let outcome = r.outcome;
         if (outcome === 'NotReady') outcome = await call(readiness.awaitReady, `await ${KIND_TITLE[kind]} ${d.name} ${on}`, { kind, identifier: r.identifier, name: d.name });
@@ -225,7 +237,8 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
     for (let pass = 1; ; pass++) {
       progress.pass = pass;
       progress.phase = 'observing';
-      const snapshot = await call(engine.retrieveState, `observe ${uid} ${on}`, { serviceUid: uid, loadBalancer });
+      const snapshot = await call(engine.retrieveState, `observe ${uid} ${on}`, { serviceUid: uid, loadBalancer, ...(known.size > 0 ? { known: [...known].sort() } : {}) });
+      for (const o of snapshot.objects) known.add(o.identifier);
       const plan = planLoadBalancer(desired, snapshot, spec.failedResources);
       book.observe(plan, snapshot);
       pendingGauge.set(plan.objects.filter((p) => p.action.type !== 'keep').length);
@@ -236,11 +249,10 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
       }
       if (pass > maxPasses) {
         progress.phase = 'failed';
-        const pending = book.pending().map((o) => `${KIND_TITLE[o.kind]} ${o.name} (${o.state}${o.error ? `: ${o.error}` : ''})`);
         throw ApplicationFailure.create({
           type: FAILURE_TYPES.notConverged,
           nonRetryable: true,
-          message: `${uid} on ${loadBalancer} did not converge after ${maxPasses} passes; still pending: ${pending.slice(0, 10).join(', ')}${pending.length > 10 ? ', …' : ''}`,
+          message: `${uid} on ${loadBalancer} did not converge after ${maxPasses} passes; ${describeOutstanding(book, plan)}`,
         });
       }
       // Destroy before create: a new object may clash with one being removed. Stages run dependents first because the
@@ -267,4 +279,19 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
     }
     throw ApplicationFailure.create({ type: FAILURE_TYPES.reconcileFailed, message: causeOf(err), nonRetryable: true, details: [details], cause: err as Error });
   }
+}
+
+/**
+ * What the last plan still wanted, for the not-converged message: objects not ready and objects still to destroy
+ * (an object the plan destroys can look ready, so `pending()` alone can be empty). Never an empty list.
+ */
+function describeOutstanding(book: StatusBook, plan: Plan): string {
+  const pending = book.pending().map((o) => `${KIND_TITLE[o.kind]} ${o.name} (${o.state}${o.error ? `: ${o.error}` : ''})`);
+  const pendingIds = new Set(book.pending().map((o) => o.identifier));
+  const destroy = plan.destroy.filter((d) => !pendingIds.has(d.identifier)).map((d) => `${KIND_TITLE[d.kind]} ${d.name} (to destroy: ${d.reason})`);
+  const changes = plan.objects.filter((p) => p.action.type !== 'keep' && !book.pending().some((o) => o.key === p.desired.key));
+  const others = changes.map((p) => `${KIND_TITLE[p.desired.kind]} ${p.desired.name} (to ${p.action.type})`);
+  const all = [...pending, ...destroy, ...others];
+  if (all.length === 0) return 'the last observation still differed from the spec';
+  return `still pending: ${all.slice(0, 10).join(', ')}${all.length > 10 ? ', …' : ''}`;
 }

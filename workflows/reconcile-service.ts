@@ -5,7 +5,7 @@
 import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ChildWorkflowFailure, executeChild, isCancellation, ParentClosePolicy, proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { optionalInteger, specOf } from './input';
+import { optionalIdentifiers, optionalInteger, specOf } from './input';
 import { ENGINE_CALL, FAILURE_TYPES, searchAttributes, workflowIds } from './options';
 import { mergeStatus } from '../domain';
 import type { AddressStatus, LoadBalancerResult, ObjectStatus } from '../domain/types';
@@ -17,6 +17,8 @@ export interface ReconcileServiceInput {
   revision?: number;
   /** Remove everything the service owns on every load balancer (the controller's delete). */
   teardown?: boolean;
+  /** Identifiers of the service's objects from the controller's last pass: found even while the tag index lags. */
+  known?: string[];
 }
 
 /** One load balancer's outcome within a service pass (`cleanup`: it left the spec and was emptied). */
@@ -49,6 +51,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   const { spec, fields } = specOf(input, wf);
   const revision = optionalInteger(fields, 'revision', wf, 0, Number.MAX_SAFE_INTEGER) ?? null;
   const teardown = fields.teardown === true;
+  const knownBefore = optionalIdentifiers(fields, 'known', wf) ?? [];
   const uid = spec.serviceUid;
   const engine = proxyActivities<Activities>(ENGINE_CALL);
 
@@ -58,7 +61,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
       try {
         return await executeChild(reconcileLoadBalancer, {
           workflowId,
-          args: [{ spec: fields.spec, loadBalancer, cleanup, ...(revision !== null ? { revision } : {}) }],
+          args: [{ spec: fields.spec, loadBalancer, cleanup, ...(revision !== null ? { revision } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}) }],
           staticSummary: `${cleanup ? 'remove' : 'reconcile'} ${uid} on ${loadBalancer}${revision !== null ? ` (revision ${revision})` : ''}`,
           typedSearchAttributes: [
             { key: searchAttributes.serviceUid, value: uid },
@@ -112,9 +115,10 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   // spec: find where (one list in the common case where there are none), then remove them there. New configuration
   // first, old removed after, so traffic moves before anything is taken away.
   const known = new Set(objects.map((o) => o.identifier));
-  const tagged = await engine.listTagged.executeWithOptions({ summary: `look for ${uid} objects elsewhere` }, [{ serviceUid: uid }]);
+  const lookup = { serviceUid: uid, ...(knownBefore.length > 0 ? { known: knownBefore } : {}) };
+  const tagged = await engine.listTagged.executeWithOptions({ summary: `look for ${uid} objects elsewhere` }, [lookup]);
   if (tagged.some((id) => !known.has(id))) {
-    const held = await engine.observeService.executeWithOptions({ summary: `locate ${uid} objects` }, [{ serviceUid: uid }]);
+    const held = await engine.observeService.executeWithOptions({ summary: `locate ${uid} objects` }, [lookup]);
     const dropped = Object.keys(held)
       .filter((lb) => (teardown || !spec.loadBalancers.includes(lb)) && (held[lb]?.length ?? 0) > 0)
       .sort();

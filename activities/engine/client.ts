@@ -1,9 +1,14 @@
 /**
+ * (Longer than 300 lines: one class whose private helpers are the request path every call shares.)
+ *
  * The typed HTTP client of the Anexia Engine's LBaaS v1 and Core v1 API (engine-api.md), on undici.
  *
  * Rules every call follows:
  * - One request per call (one per page for lists), no retries: Temporal owns retries (design.md point 4). Every
  *   failure is an `EngineError` subclass from `errors.ts` that says whether it is retryable.
+ * - Every request first waits for its turn in the client's `RequestPacer` (pacing.ts): the worker's Engine request
+ *   budget and the backoff after a 429, shared by everything the client sends. A 429 still fails its call; the
+ *   error's `retryAfterMs` is the shared backoff, which is when the caller should try again.
  * - Every request, headers and body together, ends within `requestTimeoutMs`.
  * - The token is sent only in the Authorization header; it is never part of a URL, message or error property.
  * - A 404 on `delete`/`untag` is thrown like any other 404: whether "already gone" counts as success is the
@@ -14,14 +19,17 @@ import { Agent, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import {
   type EngineError,
+  EngineProtocolError,
   type Redact,
   errorFromResponse,
   networkError,
   protocolError,
   redactor,
+  retryAfterHeaderMs,
   timeoutError,
   type ResponseHeaders,
 } from './errors';
+import { RequestPacer, type PacingOptions } from './pacing';
 import {
   type EngineCreateBodyMap,
   type EngineObjectMap,
@@ -84,6 +92,11 @@ export interface EngineClientOptions {
   dispatcher?: Dispatcher;
   /** Called once per HTTP request; exceptions it throws are ignored. */
   onResponse?: (event: EngineResponseEvent) => void;
+  /**
+   * The request budget and 429 backoff (pacing.ts): options for the client's own pacer, or a pacer to share with
+   * other clients of the same token. Default: no bucket until the first 429, the backoff always.
+   */
+  pacing?: PacingOptions | RequestPacer;
 }
 
 export interface ListOptions {
@@ -152,6 +165,8 @@ interface RawResponse {
   status: number;
   headers: ResponseHeaders;
   body: string;
+  /** For a 429: how long the shared backoff says to wait before trying again. */
+  retryDelayMs?: number;
 }
 
 function assertKind(kind: string): asserts kind is LbaasKind {
@@ -185,6 +200,17 @@ function isJson(headers: ResponseHeaders): boolean {
   return value?.split(';')[0]?.trim().toLowerCase() === 'application/json';
 }
 
+/** The `identifier` of a JSON object body, when it has a usable one. */
+function identifierIn(body: string): string | undefined {
+  try {
+    const value: unknown = JSON.parse(body);
+    const id = typeof value === 'object' && value !== null ? (value as Record<string, unknown>).identifier : undefined;
+    return typeof id === 'string' && /^[0-9a-zA-Z-]{1,64}$/.test(id) ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function describeIssues(error: z.ZodError): string {
   const shown = error.issues.slice(0, 3).map((issue) => {
     const at = issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)';
@@ -203,6 +229,7 @@ export class EngineClient {
   readonly #ownsDispatcher: boolean;
   readonly #onResponse: ((event: EngineResponseEvent) => void) | undefined;
   readonly #redact: Redact;
+  readonly #pacer: RequestPacer;
   #closed = false;
 
   constructor(options: EngineClientOptions) {
@@ -215,6 +242,12 @@ export class EngineClient {
     this.#dispatcher = options.dispatcher ?? new Agent({ connections: resolved.connections });
     this.#onResponse = options.onResponse;
     this.#redact = redactor([resolved.token]);
+    this.#pacer = options.pacing instanceof RequestPacer ? options.pacing : new RequestPacer(options.pacing);
+  }
+
+  /** The request budget and backoff every request of this client goes through. */
+  get pacer(): RequestPacer {
+    return this.#pacer;
   }
 
   /** GET one LBaaS object. 404: `EngineNotFoundError`. */
@@ -222,6 +255,18 @@ export class EngineClient {
     assertKind(kind);
     const raw = await this.#ok({ resource: kind, method: 'GET', path: `${LBAAS_PREFIX}/${kind}.json/${idSegment(id)}` });
     return this.#parse(raw, objectSchemas[kind] as z.ZodType<EngineObjectMap[K]>, kind);
+  }
+
+  /**
+   * Whether the object still exists: true while GET answers 2xx (its body is not validated: an object being
+   * deprovisioned exists whatever it looks like), false once it answers 404. Other failures throw.
+   */
+  async exists(kind: LbaasKind, id: string): Promise<boolean> {
+    assertKind(kind);
+    const raw = await this.#send({ resource: kind, method: 'GET', path: `${LBAAS_PREFIX}/${kind}.json/${idSegment(id)}` });
+    if (raw.status === 404) return false;
+    this.#check(raw);
+    return true;
   }
 
   /**
@@ -247,7 +292,17 @@ export class EngineClient {
       path: `${LBAAS_PREFIX}/${kind}.json`,
       body: JSON.stringify(body),
     });
-    return this.#parse(raw, objectSchemas[kind] as z.ZodType<EngineObjectMap[K]>, kind);
+    try {
+      return this.#parse(raw, objectSchemas[kind] as z.ZodType<EngineObjectMap[K]>, kind);
+    } catch (err) {
+      // The object exists even when its answer is unusable: hand its identifier on, so the caller can still tag it
+      // (an untagged object is invisible to every later pass).
+      if (err instanceof EngineProtocolError) {
+        const id = identifierIn(raw.body);
+        if (id !== undefined) err.createdIdentifier = id;
+      }
+      throw err;
+    }
   }
 
   /**
@@ -331,9 +386,9 @@ export class EngineClient {
       const { data, total_pages: totalPages } = readPage(this.#check(raw));
       if (data.length === 0) break;
       for (const item of data) if (!items.has(item.identifier)) items.set(item.identifier, item);
-      if (page >= totalPages) break;
+      if (totalPages != null && page >= totalPages) break;
       if (page >= MAX_PAGES) {
-        throw protocolError(raw.method, raw.path, raw.status, `list does not end: total_pages ${totalPages} after ${MAX_PAGES} pages`, this.#redact);
+        throw protocolError(raw.method, raw.path, raw.status, `list does not end: total_pages ${totalPages ?? 'absent'} after ${MAX_PAGES} pages`, this.#redact);
       }
     }
     return [...items.values()];
@@ -378,6 +433,8 @@ export class EngineClient {
     };
     if (call.body !== undefined) headers['content-type'] = 'application/json';
 
+    const epoch = await this.#pacer.acquire();
+    if (this.#closed) throw new Error('EngineClient is closed');
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.#timeoutMs);
     const started = performance.now();
@@ -392,12 +449,15 @@ export class EngineClient {
       });
       const body = await res.body.text();
       status = res.statusCode;
-      return { method: call.method, path, status: res.statusCode, headers: res.headers, body };
+      const raw: RawResponse = { method: call.method, path, status: res.statusCode, headers: res.headers, body };
+      if (status === 429) raw.retryDelayMs = this.#pacer.settle(epoch, 429, retryAfterHeaderMs(res.headers['retry-after']));
+      return raw;
     } catch (err) {
       if (controller.signal.aborted) throw timeoutError(call.method, path, this.#timeoutMs);
       throw networkError(call.method, path, err, this.#redact);
     } finally {
       clearTimeout(timer);
+      if (status !== 429) this.#pacer.settle(epoch, status);
       this.#report({ resource: call.resource, method: call.method, status, durationMs: performance.now() - started });
     }
   }

@@ -94,7 +94,10 @@ export class EngineConflictError extends EngineError {
   readonly retryable = true;
 }
 
-/** 429: retry no sooner than `retryAfterMs` (from Retry-After, default 1 s). */
+/**
+ * 429: retry no sooner than `retryAfterMs`. The client sets it from its shared backoff (pacing.ts), which honours
+ * Retry-After when the Engine sends one; read without a client, it is Retry-After or 1 s.
+ */
 export class EngineRateLimitedError extends EngineError {
   static {
     this.prototype.name = 'EngineRateLimitedError';
@@ -145,6 +148,11 @@ export class EngineProtocolError extends EngineError {
     this.prototype.name = 'EngineProtocolError';
   }
   readonly retryable = false;
+  /**
+   * On a create whose answer could not be used: the identifier the answer carried. The object exists; the caller
+   * records and tags it before failing, so an unreadable answer cannot leave an untagged object behind.
+   */
+  createdIdentifier?: string;
 }
 
 /** Whether an error is worth retrying. Anything that is not an EngineError is a bug here, not a transient fault. */
@@ -170,12 +178,17 @@ export const DEFAULT_RETRY_AFTER_MS = 1000;
  * negative). Fractional seconds are tolerated. Anything else yields the default.
  */
 export function parseRetryAfter(value: string | readonly string[] | undefined, nowMs: number = Date.now()): number {
+  return retryAfterHeaderMs(value, nowMs) ?? DEFAULT_RETRY_AFTER_MS;
+}
+
+/** Retry-After in milliseconds as `parseRetryAfter` reads it, or undefined when the answer has none it can read. */
+export function retryAfterHeaderMs(value: string | readonly string[] | undefined, nowMs: number = Date.now()): number | undefined {
   const raw = (Array.isArray(value) ? value[0] : value)?.trim();
-  if (raw === undefined || raw === '') return DEFAULT_RETRY_AFTER_MS;
+  if (raw === undefined || raw === '') return undefined;
   if (/^\d+(\.\d+)?$/.test(raw)) return Math.ceil(Number(raw) * 1000);
   // Date.parse accepts bare numbers as years; an HTTP date always has a weekday or month name.
   const at = /[a-z]/i.test(raw) ? Date.parse(raw) : Number.NaN;
-  return Number.isNaN(at) ? DEFAULT_RETRY_AFTER_MS : Math.max(0, at - nowMs);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
 }
 
 export type ResponseHeaders = Readonly<Record<string, string | string[] | undefined>>;
@@ -187,6 +200,8 @@ export interface FailedResponse {
   status: number;
   headers: ResponseHeaders;
   body: string;
+  /** For a 429: the wait the client's shared backoff decided on; Retry-After (or its default) when absent. */
+  retryDelayMs?: number;
 }
 
 interface EngineErrorBody {
@@ -257,7 +272,7 @@ export function errorFromResponse(res: FailedResponse, redact: Redact, nowMs: nu
   if (status === 401 || status === 403) return new EngineAuthError(init);
   if (status === 409) return new EngineConflictError(init);
   if (status === 429) {
-    return new EngineRateLimitedError({ ...init, retryAfterMs: parseRetryAfter(res.headers['retry-after'], nowMs) });
+    return new EngineRateLimitedError({ ...init, retryAfterMs: res.retryDelayMs ?? parseRetryAfter(res.headers['retry-after'], nowMs) });
   }
   if (status === 408) return new EngineNetworkError({ ...init, code: 'HTTP_408' });
   if (status >= 400 && status < 500) return new EngineValidationError({ ...init, validation });

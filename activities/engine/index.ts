@@ -24,7 +24,20 @@ export {
   EngineValidationError,
   isRetryable,
   parseRetryAfter,
+  retryAfterHeaderMs,
 } from './errors';
+export {
+  DEFAULT_BACKOFF_CAP_MS,
+  DEFAULT_BACKOFF_START_MS,
+  DEFAULT_BURST,
+  DEFAULT_INCREASE_PER_SECOND,
+  DEFAULT_MIN_REQUESTS_PER_SECOND,
+  DEFAULT_REQUESTS_PER_SECOND,
+  RequestPacer,
+  type PacingOptions,
+  type PacingStats,
+  type ThrottleEvent,
+} from './pacing';
 export {
   LBAAS_KINDS,
   toUpdateBody,

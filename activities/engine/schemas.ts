@@ -33,15 +33,17 @@ export type EngineRef = z.infer<typeof refSchema>;
 
 /**
  * `{"id":"3","title":"Deployed","text":"Deployed","type":1}`. Client versions differ on whether they read `title`
- * or `text`; `title` falls back to `text` (and to "") so callers can always read it. Only `id` carries meaning here.
+ * or `text`; `title` falls back to `text` (and to "") so callers can always read it. The real Engine may send only
+ * `{"type":1}`: a missing id reads as "" (as the Go client decodes it) and the state is then read by its type
+ * (state.ts); an id or type of the wrong JSON type is still a broken answer.
  */
 export const stateSchema = z
-  .object({ id: z.string(), title: z.string().optional(), text: z.string().optional(), type: z.number().int() })
+  .object({ id: z.string().nullish(), title: z.string().nullish(), text: z.string().nullish(), type: z.number().int().nullish() })
   .transform(({ id, title, text, type }) => ({
-    id,
+    id: id ?? '',
     title: title ?? text ?? '',
-    ...(text === undefined ? {} : { text }),
-    type,
+    ...(text == null ? {} : { text }),
+    type: type ?? null,
   }));
 export type EngineState = z.infer<typeof stateSchema>;
 
@@ -73,8 +75,13 @@ export type EngineObjectOf<K extends Kind> = Common & { [N in ComparedName<Field
  */
 function fieldSchema(spec: FieldSpec): z.ZodType {
   const base = spec.type === 'link' ? refSchema : spec.type === 'integer' ? z.number().int() : spec.type === 'boolean' ? z.boolean() : z.string();
-  return spec.compared ? base : base.nullish();
+  if (!spec.compared) return base.nullish();
+  // A compared field the Engine leaves out when empty (`omitempty` in the Go client) reads as its zero value.
+  if (spec.omitEmpty && spec.type !== 'link') return base.nullish().transform((v) => v ?? ZERO[spec.type as Exclude<FieldSpec['type'], 'link'>]);
+  return base;
 }
+
+const ZERO = { string: '', integer: 0, boolean: false } as const;
 
 function kindSchema<K extends Kind>(kind: K): z.ZodType<EngineObjectOf<K>> {
   const shape: Record<string, z.ZodType> = { ...common };
@@ -137,12 +144,15 @@ export interface EngineCreateBodyMap {
  */
 export type EngineUpdateBodyMap = { [K in LbaasKind]: EngineCreateBodyMap[K] & { state?: string } };
 
-/** Paged list envelopes (engine-api.md 2.4). Only `total_pages` and `data` steer the paging. */
+/**
+ * Paged list envelopes (engine-api.md 2.4). Only `total_pages` and `data` steer the paging; the real Engine may
+ * leave `total_pages` out, and paging then ends on the first empty page (as the Go client's does).
+ */
 export const pageSchema = z.object({
-  page: z.number().int().optional(),
-  total_pages: z.number().int(),
-  total_items: z.number().int().optional(),
-  limit: z.number().int().optional(),
+  page: z.number().int().nullish(),
+  total_pages: z.number().int().nullish(),
+  total_items: z.number().int().nullish(),
+  limit: z.number().int().nullish(),
   data: z.array(refSchema),
 });
 export type EnginePage = z.infer<typeof pageSchema>;
@@ -153,7 +163,11 @@ export const coreResourceSchema = z.object({
   identifier,
   name: z.string(),
   resource_type: refSchema,
-  tags: z.array(refSchema),
+  // The Core resource of an untagged object may carry `"tags": null` (a nil slice in the Engine's Go types): no tags.
+  tags: z
+    .array(refSchema)
+    .nullish()
+    .transform((t) => t ?? []),
   created_at: optionalString,
   updated_at: optionalString,
 });

@@ -8,6 +8,7 @@ import type { CliIo } from '../io';
 
 export async function worker(io: CliIo): Promise<void> {
   const env = workerEnv(io.env);
+  for (const warning of env.warnings) io.stderr(`lbaas worker: warning: ${warning}\n`);
   // The Prometheus exporter belongs to the Temporal runtime, which must be installed before any connection.
   if (env.metricsAddress) installMetrics(env.metricsAddress);
   const metrics = env.metricsAddress ? createMetrics() : null;
@@ -15,12 +16,15 @@ export async function worker(io: CliIo): Promise<void> {
     temporal: env.temporal,
     engine: { ...env.engine, ...(metrics ? { onResponse: metrics.onEngineResponse } : {}) },
     ...(metrics ? { activities: { events: metrics.activityEvents } } : {}),
-    ...(env.engineRps ? { engineRps: env.engineRps } : {}),
+    ...(env.taskQueueActivitiesPerSecond ? { taskQueueActivitiesPerSecond: env.taskQueueActivitiesPerSecond } : {}),
   });
+  metrics?.watchPacer(running.engine.pacer);
+  const { pacing } = env.engine;
   const { temporal } = env;
   io.stderr(
     `lbaas worker: task queue ${temporal.taskQueue} on ${temporal.connection.address} (namespace ${temporal.namespace}), Engine ${env.engine.baseUrl}` +
-      `${env.engineRps ? `, ${env.engineRps} activities/s` : ''}${env.metricsAddress ? `, metrics on http://${env.metricsAddress}/metrics` : ''}\n`,
+      `, Engine budget ${pacing.requestsPerSecond} requests/s (burst ${pacing.burst})` +
+      `${env.taskQueueActivitiesPerSecond ? `, task queue ${env.taskQueueActivitiesPerSecond} activities/s` : ''}${env.metricsAddress ? `, metrics on http://${env.metricsAddress}/metrics` : ''}\n`,
   );
   try {
     await running.running;

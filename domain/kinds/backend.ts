@@ -10,9 +10,9 @@ export const backend = defineKind({
   fields: {
     name: { type: 'string', compared: true },
     mode: { type: 'string', compared: true },
-    health_check: { type: 'string', compared: true, engineDefault: true },
+    health_check: { type: 'string', compared: true, engineDefault: true, omitEmpty: true },
     load_balancer: { type: 'link', compared: true, to: 'loadbalancer' },
-    server_timeout: { type: 'integer', compared: false },
+    server_timeout: { type: 'integer', compared: false, omitEmpty: true },
   },
   // The load balancer is given, not one of the service's objects: a Backend is created first.
   dependsOn: null,

@@ -19,7 +19,7 @@ export const bind = defineKind({
     // Upstream compares name, address, port and frontend; ssl is compared too, so a TLS Bind is never adopted.
     ssl: { type: 'boolean', compared: true, engineDefault: true },
     frontend: { type: 'link', compared: true, to: 'frontend' },
-    ssl_certificate_path: { type: 'string', compared: false },
+    ssl_certificate_path: { type: 'string', compared: false, omitEmpty: true },
   },
   dependsOn: 'frontend',
   listedUnder: 'frontend',

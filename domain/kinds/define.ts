@@ -29,6 +29,12 @@ export interface FieldSpec {
   to?: LinkTarget;
   /** The Engine fills the field in when a create body leaves it out (so an Engine client may omit it). */
   engineDefault?: boolean;
+  /**
+   * The Engine may leave the field out of an answer when it holds its zero value ("", 0, false): the public Go client
+   * declares it `omitempty`. A missing (or null) compared field of this kind reads as that zero value; a missing
+   * compared field without it is a broken answer.
+   */
+  omitEmpty?: boolean;
 }
 
 export type FieldTable = Readonly<Record<string, FieldSpec>>;

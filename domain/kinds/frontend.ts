@@ -13,7 +13,7 @@ export const frontend = defineKind({
     mode: { type: 'string', compared: true },
     load_balancer: { type: 'link', compared: true, to: 'loadbalancer' },
     default_backend: { type: 'link', compared: true, to: 'backend' },
-    client_timeout: { type: 'string', compared: false },
+    client_timeout: { type: 'string', compared: false, omitEmpty: true },
   },
   // Created after the Backend it forwards to, yet listed (and found) under its load balancer.
   dependsOn: 'default_backend',

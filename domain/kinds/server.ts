@@ -13,7 +13,7 @@ export const server = defineKind({
     name: { type: 'string', compared: true },
     ip: { type: 'string', compared: true },
     port: { type: 'integer', compared: true },
-    check: { type: 'string', compared: true, engineDefault: true },
+    check: { type: 'string', compared: true, engineDefault: true, omitEmpty: true },
     backend: { type: 'link', compared: true, to: 'backend' },
   },
   dependsOn: 'backend',

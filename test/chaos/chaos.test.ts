@@ -41,6 +41,27 @@ test('reduced chaos run: 3 services, 10% of each Engine fault, 2 worker SIGKILLs
   for (const inv of report.invariants) assert.ok(inv.held, `${inv.name}: ${inv.detail.join('; ')}`);
 });
 
+test('reduced chaos run on the realistic Engine (429 without Retry-After per token, listed deletion, tag index lag, sparse answers) under the same faults: every invariant holds', async (t) => {
+  const started = Date.now();
+  const report = await runChaos({
+    profile: 'realistic',
+    services: 2,
+    seed: 20261123,
+    kills: 1,
+    durationMs: 30_000,
+    changed: 1,
+    sharedSuffix: false,
+    serverRestart: false,
+    convergeTimeoutMs: 300_000,
+  });
+  t.diagnostic(`finished in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  for (const line of formatReport(report).split('\n')) t.diagnostic(line);
+  assert.equal(report.options.profile, 'realistic');
+  assert.equal(report.injected.workerKills, 1);
+  assert.equal(report.invariants.length, 9);
+  for (const inv of report.invariants) assert.ok(inv.held, `${inv.name}: ${inv.detail.join('; ')}`);
+});
+
 const LB = 'lb-x';
 const obj = (o: Partial<AdminObject> & Pick<AdminObject, 'kind' | 'identifier' | 'name'>): AdminObject => ({
   state: 'Deployed',

@@ -5,137 +5,36 @@
  * converge, and the invariants of invariants.ts must hold over the Engine's objects, every workflow history and
  * every log. Prints what was injected and each invariant held/broken; exits non-zero when one broke.
  *
- *   node dist/test/chaos/run.js [--services 12] [--seed S] [--duration 120s] [--kills 6] [--keep]
- *
- * test/chaos/chaos.test.ts runs a reduced version inside the test suite.
+ * `npm run chaos` (cli.ts) runs it on the ideal simulator profile and again on the realistic one (the real Engine's
+ * manners on top of the faults); test/chaos/chaos.test.ts runs reduced versions inside the test suite.
  */
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { freePort, startDevServer, type DevServer } from '../../dev/devserver';
 import { LbaasClient } from '../../client/service-client';
 import { ensureTemporalCli } from '../../dev/temporal-path';
-import { startSimulator, type AdminObject, type RunningSimulator } from '../../simulator';
+import { startSimulator } from '../../simulator';
 import { Prng } from '../../simulator/prng';
-import { parseDuration } from '../../domain';
-import { containsText, everyCreatedObjectTagged, exactlyDesired, foreignUntouched, noDuplicates, type Invariant } from './invariants';
+import { everyCreatedObjectTagged, exactlyDesired, foreignUntouched, noDuplicates, type Invariant } from './invariants';
+import { DEFAULT_OPTIONS, type ChaosOptions, type ChaosReport, type FaultRates, type Injected } from './options';
+import { adminJson, allObjects, convergeOne, quiesce, retrying, scanHistories, sleep } from './waits';
+
+export { DEFAULT_OPTIONS, type ChaosOptions, type ChaosReport } from './options';
+export { formatReport } from './report';
 import { changedSpec, seedForeign, serviceSpec, validated, type ChaosService } from './specs';
 import { WorkerPool } from './workers';
-
-export interface FaultRates {
-  serverError: number;
-  rateLimited: number;
-  dropAfterCommit: number;
-  deploymentError: number;
-}
-
-export interface ChaosOptions {
-  services: number;
-  seed: number;
-  /** Worker SIGKILLs, at seeded moments of the chaos window. */
-  kills: number;
-  /** Length of the chaos window (faults on), from the first apply. */
-  durationMs: number;
-  /** Stop and start the Temporal dev server once, mid-window. */
-  serverRestart: boolean;
-  /** Worker processes at a time. */
-  workers: number;
-  /** Services that get a second, changed revision mid-window. */
-  changed: number;
-  rates: FaultRates;
-  deployMs: { min: number; max: number };
-  /** Bound on waiting for every controller's latest revision to converge once faults are off. */
-  convergeTimeoutMs: number;
-  /** Service 2 shares service 0's name suffix (and port names) on load balancer A. */
-  sharedSuffix: boolean;
-  /**
-   * Leave the foreign objects as new as the run instead of an hour old. A retried create adopts untagged objects with
-   * its exact name and fields that are younger than the activity (less a 5 minute clock-skew margin), so fresh
-   * look-alikes are expected to be adopted: this shows that window, it is not a realistic Engine.
-   */
-  freshForeign: boolean;
-  /** Keep the work directory (SQLite file, logs) even when every invariant held. */
-  keep: boolean;
-  temporalPath?: string;
-  progress?: (line: string) => void;
-}
-
-export const DEFAULT_OPTIONS: ChaosOptions = {
-  services: 12,
-  seed: 1,
-  kills: 6,
-  durationMs: 120_000,
-  serverRestart: true,
-  workers: 2,
-  changed: 4,
-  rates: { serverError: 0.1, rateLimited: 0.1, dropAfterCommit: 0.1, deploymentError: 0.1 },
-  deployMs: { min: 50, max: 400 },
-  convergeTimeoutMs: 600_000,
-  sharedSuffix: true,
-  freshForeign: false,
-  keep: false,
-};
-
-export interface Injected {
-  serverError: number;
-  rateLimited: number;
-  dropAfterCommit: number;
-  deploymentError: number;
-  workerKills: number;
-  /** Worker exits we did not cause; `whileServerDown` ones are a worker refusing to start without Temporal. */
-  workerOwnExits: { name: string; how: string; whileServerDown: boolean }[];
-  workerStarts: number;
-  serverRestarts: number;
-  serverDownMs: number;
-  revisionsApplied: number;
-  resyncsAfterFaultsOff: number;
-  engineRequests: number;
-  engineUnauthorized: number;
-}
-
-export interface ChaosReport {
-  options: Omit<ChaosOptions, 'progress'>;
-  injected: Injected;
-  invariants: Invariant[];
-  ok: boolean;
-  timings: { setupMs: number; chaosMs: number; convergeMs: number; checkMs: number; totalMs: number };
-  workDir: string;
-  workflowsScanned: number;
-}
 
 /** Stops whatever a run in progress has started; set while a run is in progress (for SIGINT/SIGTERM). */
 let abortRun: (() => Promise<void>) | null = null;
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
-
-/** Runs `fn` until it succeeds or `timeoutMs` passes (Temporal may be restarting). */
-async function retrying<T>(what: string, fn: () => Promise<T>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (Date.now() > deadline) throw new Error(`${what}: ${(err as Error).message}`);
-      await sleep(1000);
-    }
-  }
+/** Stops a run in progress (workers, Temporal, simulator), for a signal handler. */
+export function abortChaos(): Promise<void> {
+  return abortRun?.() ?? Promise.resolve();
 }
-
-async function adminJson(sim: RunningSimulator, method: string, route: string, body?: unknown): Promise<unknown> {
-  const res = await fetch(`${sim.url}${route}`, {
-    method,
-    ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${route}: ${res.status} ${text}`);
-  return text === '' ? undefined : JSON.parse(text);
-}
-
-const allObjects = async (sim: RunningSimulator) => ((await adminJson(sim, 'GET', '/_sim/objects')) as { objects: AdminObject[] }).objects;
 
 export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<ChaosReport> {
   const o: ChaosOptions = { ...DEFAULT_OPTIONS, ...input, rates: { ...DEFAULT_OPTIONS.rates, ...input.rates } };
@@ -159,6 +58,7 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
     resyncsAfterFaultsOff: 0,
     engineRequests: 0,
     engineUnauthorized: 0,
+    engineThrottled: 0,
   };
 
   const simLogFile = path.join(workDir, 'simulator.log');
@@ -175,6 +75,7 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
     token,
     seed: o.seed,
     deployMs: o.deployMs,
+    profile: o.profile,
     log: (line) => {
       countFaults(line);
       simLog.write(`${line}\n`);
@@ -212,7 +113,8 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
     if (!o.freshForeign) for (const obj of sim.sim.store.byId.values()) obj.createdAt -= 3_600_000;
     const before = Object.fromEntries((await allObjects(sim)).map((x) => [x.identifier, x]));
     say(`simulator ${sim.url}: 2 load balancers, ${Object.keys(before).length - 2} foreign objects (untagged look-alikes, and tagged for ${outsider})`);
-    const faults = (rates: FaultRates) => adminJson(sim, 'PUT', '/_sim/faults', { seed: o.seed, deployMs: o.deployMs, rates });
+    const manners = o.profile === 'realistic' ? { rateLimit: { ...o.rateLimit, retryAfter: false } } : {};
+    const faults = (rates: FaultRates) => adminJson(sim, 'PUT', '/_sim/faults', { seed: o.seed, deployMs: o.deployMs, rates, ...manners });
     await faults(o.rates);
 
     // --- Temporal, workers --------------------------------------------------------------------------------------
@@ -353,7 +255,9 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
       detail: historyProblems.length ? historyProblems : [`${h.workflows} workflow runs, ${h.events} events scanned (payloads decoded; canary found in ${h.canaryHits})`],
     });
 
-    injected.engineRequests = ((await adminJson(sim, 'GET', '/_sim/stats')) as { total: number }).total;
+    const stats = (await adminJson(sim, 'GET', '/_sim/stats')) as { total: number; throttled: number };
+    injected.engineRequests = stats.total;
+    injected.engineThrottled = stats.throttled;
     await pool.stop();
     injected.workerKills = pool.kills;
     injected.workerStarts = pool.starts;
@@ -400,181 +304,4 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
     report.workDir = '(removed)';
   }
   return report;
-}
-
-/**
- * Waits for the controller to report a converged pass of `revision` (or newer), with nothing running: waitConverged in
- * bounded slices (each aborted when it runs out, so no call outlives the run), the status query in between. A failed
- * pass of that revision gets one resync (faults are off by now; the controller's own retry may be minutes away).
- * Returns null when converged, else why not.
- */
-async function convergeOne(connection: Connection, lbaas: LbaasClient, uid: string, revision: number, deadline: number, resynced: () => void): Promise<string | null> {
-  let resyncedPass = -1;
-  let last = 'no status yet';
-  while (Date.now() < deadline) {
-    const slice = new AbortController();
-    const timer = setTimeout(() => slice.abort(), Math.min(30_000, Math.max(0, deadline - Date.now())));
-    try {
-      await connection.withAbortSignal(slice.signal, () => lbaas.waitConverged(uid, revision));
-    } catch {
-      // Aborted at the end of the slice, or Temporal briefly unavailable: the status below says where things are.
-    } finally {
-      clearTimeout(timer);
-    }
-    try {
-      const st = await lbaas.status(uid);
-      const lp = st.lastPass;
-      last = `phase ${st.phase}, revision ${st.revision}, last pass ${lp ? `${lp.pass} (revision ${lp.revision}, ${lp.converged ? 'converged' : `failed: ${lp.error ?? ''}`})` : 'none'}${st.running ? `, pass ${st.running.pass} running since ${new Date(st.running.startedAt).toISOString()}` : ''}`;
-      if (st.revision !== revision) return `the controller is at revision ${st.revision}, expected ${revision}`;
-      if (lp && lp.revision === revision && lp.converged && !st.running && st.phase === 'Converged') return null;
-      if (lp && lp.revision === revision && !lp.converged && !st.running && lp.pass !== resyncedPass) {
-        resyncedPass = lp.pass;
-        await lbaas.resync(uid);
-        resynced();
-      }
-    } catch (err) {
-      last = (err as Error).message;
-    }
-    await sleep(500);
-  }
-  return `not converged: ${last}`;
-}
-
-/** Waits until no workflow other than the controllers runs; returns those still running at the deadline. */
-async function quiesce(client: Client, timeoutMs: number): Promise<string[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const running: string[] = [];
-    for await (const wf of client.workflow.list({ query: `ExecutionStatus = 'Running' AND WorkflowType != 'serviceController'` })) {
-      running.push(`${wf.type} ${wf.workflowId}`);
-    }
-    if (running.length === 0 || Date.now() > deadline) return running;
-    await sleep(1000);
-  }
-}
-
-/** Every run of every workflow in the namespace, its full history searched for `token` (and for `canary`). */
-async function scanHistories(client: Client, token: string, canary: string) {
-  const out = { workflows: 0, events: 0, hits: [] as string[], canaryHits: 0, errors: [] as string[] };
-  for await (const wf of client.workflow.list()) {
-    out.workflows++;
-    try {
-      const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
-      out.events += history.events?.length ?? 0;
-      if (containsText(history, token)) out.hits.push(`${wf.workflowId} (run ${wf.runId})`);
-      if (containsText(history, canary)) out.canaryHits++;
-    } catch (err) {
-      out.errors.push(`history of ${wf.workflowId} (run ${wf.runId}) unreadable: ${(err as Error).message}`);
-    }
-  }
-  return out;
-}
-
-/** The report as people read it: what was injected, then each invariant. */
-export function formatReport(r: ChaosReport): string {
-  const o = r.options;
-  const i = r.injected;
-  const row = (label: string, value: string | number) => `  ${label.padEnd(40)} ${value}`;
-  const lines = [
-    `chaos run: ${o.services} services on 2 load balancers, seed ${o.seed}, ${o.workers} workers, chaos window ${Math.round(o.durationMs / 1000)} s`,
-    `  fault rates ${JSON.stringify(o.rates)}, deploys ${o.deployMs.min}-${o.deployMs.max} ms`,
-    '',
-    'injected',
-    row('Engine 5xx (serverError)', i.serverError),
-    row('Engine 429 (rateLimited)', i.rateLimited),
-    row('applied, answer lost (dropAfterCommit)', i.dropAfterCommit),
-    row('deploys ending in DeploymentError', i.deploymentError),
-    row('worker SIGKILLs', i.workerKills),
-    row('worker processes started', i.workerStarts),
-    row('worker exits not caused by us', i.workerOwnExits.length ? `${i.workerOwnExits.length} (${i.workerOwnExits.map((x) => `${x.name} ${x.how}${x.whileServerDown ? ' while the server was down' : ''}`).join('; ')})` : 0),
-    row('Temporal dev server restarts', i.serverRestarts ? `${i.serverRestarts} (down ${(i.serverDownMs / 1000).toFixed(1)} s)` : 0),
-    row('spec revisions applied', `${i.revisionsApplied} (${o.services} first + ${i.revisionsApplied - o.services} changed mid-run)`),
-    row('resyncs sent after faults off', i.resyncsAfterFaultsOff),
-    row('Engine requests / answered 401', `${i.engineRequests} / ${i.engineUnauthorized}`),
-    '',
-    'invariants',
-    ...r.invariants.flatMap((inv) => [`  ${inv.held ? 'HELD  ' : 'BROKEN'}  ${inv.name}`, ...inv.detail.map((d) => `            ${d}`)]),
-    '',
-    `timings: setup ${(r.timings.setupMs / 1000).toFixed(1)} s, chaos ${(r.timings.chaosMs / 1000).toFixed(1)} s, converge ${(r.timings.convergeMs / 1000).toFixed(1)} s, checks ${(r.timings.checkMs / 1000).toFixed(1)} s, total ${(r.timings.totalMs / 1000).toFixed(1)} s`,
-    `work directory: ${r.workDir}`,
-    r.ok ? 'RESULT: every invariant held' : 'RESULT: invariants broken',
-  ];
-  return lines.join('\n');
-}
-
-function durationArg(name: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  const ms = /^\d+$/.test(value) ? Number(value) * 1000 : parseDuration(value);
-  if (ms === null || ms <= 0) throw new Error(`--${name}: expected seconds or a duration like 90s or 2m, got "${value}"`);
-  return ms;
-}
-
-function intArg(name: string, value: string | undefined, fallback: number, min: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw new Error(`--${name}: expected an integer >= ${min}, got "${value}"`);
-  return n;
-}
-
-async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      services: { type: 'string' },
-      seed: { type: 'string' },
-      duration: { type: 'string' },
-      kills: { type: 'string' },
-      workers: { type: 'string' },
-      changed: { type: 'string' },
-      'converge-timeout': { type: 'string' },
-      'no-restart': { type: 'boolean' },
-      'no-shared-suffix': { type: 'boolean' },
-      'fresh-foreign': { type: 'boolean' },
-      keep: { type: 'boolean' },
-      json: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    process.stdout.write(
-      'usage: npm run chaos -- [--services 12] [--seed S] [--duration 120s] [--kills 6] [--workers 2] [--changed 4]\n' +
-        '                        [--converge-timeout 10m] [--no-restart] [--no-shared-suffix] [--fresh-foreign] [--keep] [--json FILE]\n',
-    );
-    return 0;
-  }
-  const services = intArg('services', values.services, DEFAULT_OPTIONS.services, 1);
-  const report = await runChaos({
-    services,
-    seed: intArg('seed', values.seed, Math.floor(Math.random() * 1_000_000), 0),
-    durationMs: durationArg('duration', values.duration, DEFAULT_OPTIONS.durationMs),
-    kills: intArg('kills', values.kills, DEFAULT_OPTIONS.kills, 0),
-    workers: intArg('workers', values.workers, DEFAULT_OPTIONS.workers, 1),
-    changed: intArg('changed', values.changed, Math.ceil(services / 3), 0),
-    convergeTimeoutMs: durationArg('converge-timeout', values['converge-timeout'], DEFAULT_OPTIONS.convergeTimeoutMs),
-    serverRestart: !values['no-restart'],
-    sharedSuffix: !values['no-shared-suffix'],
-    freshForeign: values['fresh-foreign'] ?? false,
-    keep: values.keep ?? false,
-    progress: (line) => process.stderr.write(`${line}\n`),
-  });
-  process.stdout.write(`${formatReport(report)}\n`);
-  if (values.json) await writeFile(values.json, JSON.stringify(report, null, 2));
-  return report.ok ? 0 : 1;
-}
-
-if (require.main === module) {
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      process.stderr.write(`chaos: ${signal}: stopping workers, the Temporal server and the simulator\n`);
-      void (abortRun?.() ?? Promise.resolve()).finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
-    });
-  }
-  main().then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (err) => {
-      process.stderr.write(`chaos: ${(err as Error).stack ?? String(err)}\n`);
-      process.exitCode = 2;
-    },
-  );
 }

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { EngineClient } from '../../activities/engine';
+import { EngineClient, type EngineClientOptions } from '../../activities/engine';
 import type { ActivitiesOptions } from '../../activities';
 import { startDevServer, type DevServer } from '../../dev/devserver';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../simulator';
@@ -56,10 +56,12 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-export async function startStack(opts: { sim?: SimulatorOptions; worker?: boolean; activities?: ActivitiesOptions } = {}): Promise<Stack> {
+export async function startStack(
+  opts: { sim?: SimulatorOptions; worker?: boolean; activities?: ActivitiesOptions; engine?: Pick<EngineClientOptions, 'pacing'> } = {},
+): Promise<Stack> {
   const srv = await temporalServer();
   const sim = await startSimulator({ port: 0, token: TEST_TOKEN, deployMs: { min: 20, max: 60 }, seed: 7, ...opts.sim });
-  const engine = new EngineClient({ baseUrl: sim.url, token: TEST_TOKEN });
+  const engine = new EngineClient({ baseUrl: sim.url, token: TEST_TOKEN, ...opts.engine });
   const connection = await Connection.connect({ address: srv.address });
   const nativeConnection = await NativeConnection.connect({ address: srv.address });
   const client = new Client({ connection, namespace: srv.namespace });

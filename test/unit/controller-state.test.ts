@@ -230,9 +230,25 @@ describe('ControllerState: continue-as-new, status and details', () => {
       running: { pass: 2, revision: 2, startedAt: c.t, teardown: false },
       nextRetryAt: null,
       consecutiveFailures: 0,
+      engineRateLimitedUntil: null,
     });
     assert.equal(st.details(), '**Converging** — revision 2\n\npass 2 running (revision 2)\n\nlast pass 1: converged\n\n- 203.0.113.10: 80');
     st.endPass(second, result(second, false, c.t, 'Engine down'));
     assert.equal(st.details(), '**Failed** — revision 2\n\nlast pass 2: failed: Engine down\n\nretry at 2026-01-02T03:04:10.000Z');
+  });
+
+  test('a worker\'s rate-limit notice shows in status and details until it runs out, and never shortens one in force', () => {
+    const c = clock(Date.UTC(2026, 0, 2, 3, 4, 5));
+    const st = new ControllerState(UID, undefined, c.now);
+    st.apply(spec());
+    const until = c.t + 30_000;
+    st.noteRateLimited(until);
+    st.noteRateLimited(c.t + 10_000);
+    st.noteRateLimited(Number.NaN);
+    assert.equal(st.status().engineRateLimitedUntil, until);
+    assert.equal(st.details(), '**Converging** — revision 1\n\n**rate limited by the Engine**: requests held back until 2026-01-02T03:04:35.000Z');
+    c.t += 30_000;
+    assert.equal(st.status().engineRateLimitedUntil, null);
+    assert.equal(st.details(), '**Converging** — revision 1');
   });
 });

@@ -16,6 +16,7 @@ import {
   EngineValidationError,
   isRetryable,
   parseRetryAfter,
+  type EngineClientOptions,
 } from '../../activities/engine';
 
 const ORIGIN = 'http://engine.test';
@@ -26,13 +27,13 @@ const JSON_HEADERS = { 'content-type': 'application/json' };
 type Reply = { status: number; body: string; headers: Record<string, string> } | { error: Error };
 
 /** Sends one request through a client whose MockAgent answers `reply`, and returns what the client threw. */
-async function failureOf(reply: Reply, call: (c: EngineClient) => Promise<unknown>): Promise<unknown> {
+async function failureOf(reply: Reply, call: (c: EngineClient) => Promise<unknown>, options: Partial<EngineClientOptions> = {}): Promise<unknown> {
   const agent = new MockAgent();
   agent.disableNetConnect();
   const interceptor = agent.get(ORIGIN).intercept({ path: () => true, method: () => true });
   if ('error' in reply) interceptor.replyWithError(reply.error);
   else interceptor.reply(reply.status, reply.body, { headers: reply.headers });
-  const client = new EngineClient({ baseUrl: ORIGIN, token: TOKEN, dispatcher: agent });
+  const client = new EngineClient({ baseUrl: ORIGIN, token: TOKEN, dispatcher: agent, ...options });
   try {
     await call(client);
   } catch (err) {
@@ -333,9 +334,10 @@ describe('Retry-After', () => {
     });
   }
 
-  test('a 429 with Retry-After: 3 sets retryAfterMs 3000, without the header 1000', async () => {
-    const with3 = await failureOf(jsonError(429, {}, { 'retry-after': '3' }), getBackend);
-    const without = await failureOf(jsonError(429, {}), getBackend);
+  test('a 429 with Retry-After: 3 sets retryAfterMs 3000; without the header, the first backoff bound of 1 s (jitter drawn at its top)', async () => {
+    const pacing = { requestsPerSecond: 10, random: () => 1 };
+    const with3 = await failureOf(jsonError(429, {}, { 'retry-after': '3' }), getBackend, { pacing });
+    const without = await failureOf(jsonError(429, {}), getBackend, { pacing });
     assert.ok(with3 instanceof EngineRateLimitedError && without instanceof EngineRateLimitedError);
     assert.equal(with3.retryAfterMs, 3_000);
     assert.equal(without.retryAfterMs, 1_000);

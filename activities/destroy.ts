@@ -1,0 +1,154 @@
+/**
+ * Destroying one object, on an Engine that deletes asynchronously: DELETE answers at once, but the object stays
+ * readable and listed, its state unchanged, until it is deprovisioned, and its parent cannot be deleted meanwhile.
+ * So a destroy ends when GET answers 404, waited for inside the activity (heartbeating), and only then does the
+ * object count as destroyed and its parent's stage begin. A 409 because one of the service's own dependents is still
+ * going away is waited out the same way; a 409 because something that is not ours references the object fails,
+ * naming it. Nothing is destroyed unless it carries the service's tag.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import { ApplicationFailure } from '@temporalio/common';
+import { KIND_TITLE, SERVICE_TAG_PREFIX, serviceTag, type Kind } from '../domain';
+import { EngineConflictError, EngineNotFoundError, EngineRateLimitedError, type EngineClient } from './engine';
+import { FAILURE } from './failures';
+import { withHeartbeat } from './heartbeat';
+import type { IdentifierCache } from './memory';
+
+export interface DestroyObjectInput {
+  kind: Kind;
+  identifier: string;
+  name: string;
+  serviceUid: string;
+}
+
+export type DestroyOutcome = 'deleted' | 'gone' | 'not ours';
+
+/**
+ * Polling for deprovisioning: first after 500 ms, then 1.5x up to 2 s. Deletes take seconds on the real Engine;
+ * this notices a quick one within half a second and costs at most one GET per 2 s of a slow one.
+ */
+export const GONE_POLL_FIRST_MS = 500;
+export const GONE_POLL_MAX_MS = 2_000;
+/**
+ * How long one attempt waits for deprovisioning (and for the service's own dependents to go) before it hands the
+ * wait to a retry: well inside ENGINE_CALL's two-minute start-to-close timeout (workflows/options.ts).
+ */
+export const DESTROY_WINDOW_MS = 60_000;
+
+export interface DestroyOptions {
+  pollFirstMs?: number;
+  pollMaxMs?: number;
+  windowMs?: number;
+}
+
+/** Heartbeat details: the DELETE was accepted in an earlier attempt (the object may be deprovisioning, still tagged). */
+interface DestroyProgress {
+  deleteSent: boolean;
+}
+
+const ident = (kind: Kind, name: string, id?: string) => `${KIND_TITLE[kind]} ${name}${id ? ` (${id})` : ''}`;
+
+/**
+ * Sleeps between polls. Not cancellable on purpose: a superseded pass waits for its destroys to finish (ENGINE_CALL
+ * waits for cancellation to complete), so an object going away is never seen as present by the next pass.
+ */
+const pause = (ms: number) => delay(ms);
+
+export async function destroyObject(engine: EngineClient, memory: IdentifierCache, input: DestroyObjectInput, options: DestroyOptions = {}): Promise<DestroyOutcome> {
+  return withHeartbeat<DestroyProgress, DestroyOutcome>(async (hb) => {
+    const deadline = Date.now() + (options.windowMs ?? DESTROY_WINDOW_MS);
+    const sentBefore = hb.previous?.deleteSent === true;
+    if (!sentBefore) {
+      try {
+        const resource = await engine.getResource(input.identifier);
+        if (!resource.tags.includes(serviceTag(input.serviceUid))) return 'not ours';
+      } catch (err) {
+        if (err instanceof EngineNotFoundError) {
+          memory.gone(input.identifier);
+          return 'gone';
+        }
+        throw err;
+      }
+    }
+    memory.deleting(input.identifier);
+    const accepted = await deleteWaitingOutOwnDependents(engine, input, deadline, options);
+    if (accepted) hb.record({ deleteSent: true });
+    await waitUntilGone(engine, input, deadline, options);
+    memory.gone(input.identifier);
+    return accepted || sentBefore ? 'deleted' : 'gone';
+  });
+}
+
+/** DELETE; true when the Engine accepted it, false when it answered 404. A 409 from our own dependents is waited out. */
+async function deleteWaitingOutOwnDependents(engine: EngineClient, input: DestroyObjectInput, deadline: number, options: DestroyOptions): Promise<boolean> {
+  let interval = options.pollFirstMs ?? GONE_POLL_FIRST_MS;
+  let explained = false;
+  for (;;) {
+    try {
+      await engine.delete(input.kind, input.identifier);
+      return true;
+    } catch (err) {
+      if (err instanceof EngineNotFoundError) return false;
+      if (!(err instanceof EngineConflictError)) throw err;
+      // Who holds it is read once per attempt: dependents do not change owner while we wait, and reads cost budget.
+      if (!explained) await explainConflict(engine, input, err);
+      explained = true;
+      if (Date.now() + interval > deadline) throw err;
+    }
+    await pause(interval);
+    interval = Math.min(options.pollMaxMs ?? GONE_POLL_MAX_MS, Math.round(interval * 1.5));
+  }
+}
+
+/** Polls GET until it answers 404. A 429 on a poll waits out the shared backoff and polls again. */
+async function waitUntilGone(engine: EngineClient, input: DestroyObjectInput, deadline: number, options: DestroyOptions): Promise<void> {
+  let interval = options.pollFirstMs ?? GONE_POLL_FIRST_MS;
+  for (;;) {
+    try {
+      if (!(await engine.exists(input.kind, input.identifier))) return;
+    } catch (err) {
+      if (!(err instanceof EngineRateLimitedError)) throw err;
+      interval = Math.max(interval, err.retryAfterMs);
+    }
+    if (Date.now() + interval > deadline) break;
+    await pause(interval);
+    interval = Math.min(options.pollMaxMs ?? GONE_POLL_MAX_MS, Math.round(interval * 1.5));
+  }
+  throw ApplicationFailure.create({
+    type: FAILURE.notReady,
+    message: `${ident(input.kind, input.name, input.identifier)} is still being deprovisioned`,
+    category: 'BENIGN',
+  });
+}
+
+/**
+ * A 409 on delete means something still references the object. When every dependent is the service's own (still
+ * going away, or about to), waiting is right. When one is not ours (untagged, or another service's), no wait will
+ * ever end it and we may not remove it: fail non-retryably, naming it, instead of retrying a 409 forever.
+ */
+async function explainConflict(engine: EngineClient, input: DestroyObjectInput, conflict: EngineConflictError): Promise<void> {
+  const dependents: { kind: Kind; identifier: string; name: string }[] = [];
+  if (input.kind === 'frontend') {
+    for (const r of await engine.list('bind', { filters: { frontend: input.identifier } })) dependents.push({ kind: 'bind', ...r });
+  } else if (input.kind === 'backend') {
+    for (const r of await engine.list('server', { filters: { backend: input.identifier } })) dependents.push({ kind: 'server', ...r });
+    const backend = await engine.get('backend', input.identifier);
+    for (const r of await engine.list('frontend', { filters: { load_balancer: backend.load_balancer.identifier } })) {
+      const f = await engine.get('frontend', r.identifier).catch(() => null);
+      if (f?.default_backend.identifier === input.identifier) dependents.push({ kind: 'frontend', ...r });
+    }
+  }
+  const tag = serviceTag(input.serviceUid);
+  for (const d of dependents) {
+    const tags = await engine.getResource(d.identifier).then(
+      (r) => r.tags,
+      () => [tag],
+    );
+    if (tags.includes(tag)) continue;
+    throw ApplicationFailure.create({
+      type: FAILURE.rejected,
+      nonRetryable: true,
+      message: `cannot destroy ${ident(input.kind, input.name, input.identifier)}: ${ident(d.kind, d.name, d.identifier)} still references it and is not ours (${tags.find((t) => t.startsWith(SERVICE_TAG_PREFIX)) ?? 'untagged'}); remove or retag it (${conflict.message})`,
+    });
+  }
+}

@@ -1,0 +1,247 @@
+/**
+ * The Engine request budget of one worker: every request the Engine client sends waits here first.
+ *
+ * Two mechanisms, one for each thing the Engine tells us:
+ * - A token bucket (`requestsPerSecond`, `burst`): the budget an operator grants the worker. Requests queue for a
+ *   token in arrival order, so a busy worker sends at the budget instead of in bursts the Engine will refuse.
+ * - A shared backoff on 429: the Engine limits per token, not per request, so one 429 pauses everything this client
+ *   sends (not just the request that got it) and halves the bucket's rate (multiplicative decrease). Without
+ *   Retry-After the pause is capped exponential with full jitter (`backoffStartMs` doubling to `backoffCapMs`,
+ *   each pause drawn uniformly from 0 to that bound, so workers sharing a token do not retry in step); with
+ *   Retry-After the pause is what the Engine asked for. While no 429 comes back the rate grows again by
+ *   `increasePerSecond` each second (additive increase) up to the granted budget: the worker slows down on 429 and
+ *   speeds up again when they stop (AIMD, the rule TCP uses to share a link it cannot see).
+ *
+ * Only 429s answered to requests sent after the last decrease count towards the next one: a burst of requests in
+ * flight when the first 429 arrives is one signal, not twenty, and does not drive the rate to the floor.
+ *
+ * Waiting here is pacing, not retrying: the request is sent once. A 429 still fails its request, and the caller
+ * (Temporal, through the activities) retries after `retryDelayMs()`.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+
+/**
+ * The budget a worker gets when the operator names none: 10 requests/s with a burst of 10. The Engine's per-token
+ * limit is not published; 10/s is an account-friendly share that still runs a service's first apply (about 170-290
+ * requests) within half a minute, and the 429 handling below finds a lower limit by itself.
+ */
+export const DEFAULT_REQUESTS_PER_SECOND = 10;
+export const DEFAULT_BURST = 10;
+/** The first backoff bound without Retry-After: 1 s, the upstream controller's first retry delay. */
+export const DEFAULT_BACKOFF_START_MS = 1_000;
+/** The backoff bound stops doubling at one minute: a throttled worker still tries about once a minute. */
+export const DEFAULT_BACKOFF_CAP_MS = 60_000;
+/**
+ * Rate regained per second without a 429: 0.1 requests/s each second, so a halved rate of 5/s is back at 10/s after
+ * 50 s. Slow on purpose: each probe above the Engine's limit costs a 429, and a fast climb probes often.
+ */
+export const DEFAULT_INCREASE_PER_SECOND = 0.1;
+/** The rate never drops below one request every two seconds, however many 429s arrive. */
+export const DEFAULT_MIN_REQUESTS_PER_SECOND = 0.5;
+
+export interface PacingOptions {
+  /** Granted budget in requests per second; `Infinity` (the default) sends without a bucket until the first 429. */
+  requestsPerSecond?: number;
+  /** Requests that may go out at once after a quiet spell; default `DEFAULT_BURST`. */
+  burst?: number;
+  backoffStartMs?: number;
+  backoffCapMs?: number;
+  increasePerSecond?: number;
+  minRequestsPerSecond?: number;
+  /** For tests: the clock, the sleep and the jitter source. */
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+}
+
+/** What happened on a 429, for metrics and logs. */
+export interface ThrottleEvent {
+  /** Whether this 429 started a new backoff (false: it answered a request sent before the last one began). */
+  escalated: boolean;
+  /** How long everything now waits before the next request, in ms. */
+  pauseMs: number;
+  /** How much this 429 lengthened the time spent backing off, in ms (0 when it fell inside a pause in force). */
+  addedBackoffMs: number;
+  /** The bucket's rate after the decrease. */
+  requestsPerSecond: number;
+  /** Retry-After of the answer in ms, when it had one. */
+  retryAfterMs?: number;
+}
+
+export interface PacingStats {
+  /** 429s answered to this client. */
+  rateLimited: number;
+  /** Wall-clock time during which a backoff pause was in force, in ms (overlapping pauses counted once). */
+  backoffMs: number;
+  /** The bucket's current rate; `Infinity` while unbounded. */
+  requestsPerSecond: number;
+  /** Whether a backoff pause is in force now. */
+  backingOff: boolean;
+}
+
+function positive(name: string, value: number, allowInfinity = false): number {
+  if (!(value > 0) || (!allowInfinity && !Number.isFinite(value))) throw new TypeError(`${name} must be a positive number, got ${value}`);
+  return value;
+}
+
+/** Send times kept to estimate the current rate when no budget is set (the rate to halve on a first 429). */
+const RATE_WINDOW_MS = 2_000;
+
+export class RequestPacer {
+  readonly #max: number;
+  readonly #burst: number;
+  readonly #start: number;
+  readonly #cap: number;
+  readonly #increase: number;
+  readonly #min: number;
+  readonly #now: () => number;
+  readonly #sleep: (ms: number) => Promise<void>;
+  readonly #random: () => number;
+  readonly #listeners: ((e: ThrottleEvent) => void)[] = [];
+
+  #rate: number;
+  #tokens: number;
+  #refilledAt: number;
+  #pauseUntil = 0;
+  /** Incremented on every decrease; a request carries the epoch it was sent in. */
+  #epoch = 0;
+  /** Consecutive escalations without a success in between: the exponent of the backoff bound. */
+  #streak = 0;
+  #rateLimited = 0;
+  #backoffMs = 0;
+  #recent: number[] = [];
+  #queue: Promise<void> = Promise.resolve();
+
+  constructor(options: PacingOptions = {}) {
+    this.#max = positive('requestsPerSecond', options.requestsPerSecond ?? Infinity, true);
+    this.#burst = positive('burst', options.burst ?? DEFAULT_BURST);
+    this.#start = positive('backoffStartMs', options.backoffStartMs ?? DEFAULT_BACKOFF_START_MS);
+    this.#cap = positive('backoffCapMs', options.backoffCapMs ?? DEFAULT_BACKOFF_CAP_MS);
+    this.#increase = positive('increasePerSecond', options.increasePerSecond ?? DEFAULT_INCREASE_PER_SECOND);
+    this.#min = Math.min(positive('minRequestsPerSecond', options.minRequestsPerSecond ?? DEFAULT_MIN_REQUESTS_PER_SECOND), this.#max);
+    this.#now = options.now ?? (() => performance.now());
+    this.#sleep = options.sleep ?? ((ms) => delay(ms));
+    this.#random = options.random ?? Math.random;
+    this.#rate = this.#max;
+    this.#tokens = this.#burst;
+    this.#refilledAt = this.#now();
+  }
+
+  /** Called on every 429 (after the pacer has reacted). Listener exceptions are ignored. */
+  onThrottle(listener: (e: ThrottleEvent) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  /**
+   * Waits for the request's turn: after any backoff pause and, when the rate is bounded, for a token. Turns are
+   * handed out in call order. Resolves to the epoch to pass to `settle` with the answer.
+   */
+  acquire(): Promise<number> {
+    const turn = this.#queue.then(() => this.#waitTurn());
+    this.#queue = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    return turn;
+  }
+
+  async #waitTurn(): Promise<number> {
+    for (;;) {
+      const now = this.#now();
+      this.#refill(now);
+      if (now < this.#pauseUntil) {
+        await this.#sleep(this.#pauseUntil - now);
+        continue;
+      }
+      if (!Number.isFinite(this.#rate) || this.#tokens >= 1) {
+        if (Number.isFinite(this.#rate)) this.#tokens -= 1;
+        this.#noteSent(now);
+        return this.#epoch;
+      }
+      await this.#sleep(Math.ceil(((1 - this.#tokens) / this.#rate) * 1000));
+    }
+  }
+
+  #noteSent(now: number): void {
+    if (Number.isFinite(this.#max)) return;
+    this.#recent.push(now);
+    while (this.#recent.length > 0 && (this.#recent[0] as number) < now - RATE_WINDOW_MS) this.#recent.shift();
+  }
+
+  #refill(now: number): void {
+    const from = this.#refilledAt;
+    const elapsed = Math.max(0, now - from) / 1000;
+    this.#refilledAt = now;
+    if (!Number.isFinite(this.#rate)) return;
+    this.#tokens = Math.min(this.#burst, this.#tokens + elapsed * this.#rate);
+    // Regain rate only for time outside pauses: time spent paused says nothing about what the Engine would accept.
+    const unpaused = Math.max(0, now - Math.max(from, this.#pauseUntil)) / 1000;
+    this.#rate = Math.min(this.#max, this.#rate + unpaused * this.#increase);
+  }
+
+  /**
+   * Reports the answer to a request sent in `epoch`. On 429 it returns how long the caller should wait before trying
+   * again (the pause now in force, at least one token's worth); otherwise 0.
+   */
+  settle(epoch: number, status: number | 'error', retryAfterMs?: number): number {
+    const now = this.#now();
+    if (status !== 429) {
+      if (status !== 'error' && epoch === this.#epoch) this.#streak = 0;
+      return 0;
+    }
+    this.#rateLimited++;
+    this.#refill(now);
+    const escalated = epoch === this.#epoch;
+    let added = 0;
+    if (escalated) {
+      this.#epoch++;
+      this.#streak++;
+      const current = Number.isFinite(this.#rate) ? this.#rate : Math.max(this.#min * 2, (this.#recent.length * 1000) / RATE_WINDOW_MS);
+      this.#rate = Math.max(this.#min, current / 2);
+      this.#tokens = 0;
+      const bound = Math.min(this.#cap, this.#start * 2 ** (this.#streak - 1));
+      const pause = retryAfterMs ?? this.#random() * bound;
+      added = this.#pauseFor(now, pause);
+    } else if (retryAfterMs !== undefined) {
+      added = this.#pauseFor(now, retryAfterMs);
+    }
+    const pauseMs = Math.max(0, this.#pauseUntil - now);
+    const event: ThrottleEvent = { escalated, pauseMs, addedBackoffMs: added, requestsPerSecond: this.#rate, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+    for (const listener of this.#listeners) {
+      try {
+        listener(event);
+      } catch {
+        // Metrics must never fail an Engine call.
+      }
+    }
+    return this.retryDelayMs();
+  }
+
+  /** Extends the pause to `now + ms`; returns by how much the time spent backing off grew. */
+  #pauseFor(now: number, ms: number): number {
+    const until = now + ms;
+    if (until <= this.#pauseUntil) return 0;
+    const added = until - Math.max(now, this.#pauseUntil);
+    this.#backoffMs += added;
+    this.#pauseUntil = until;
+    return added;
+  }
+
+  /** How long a request that failed with 429 should wait before it is tried again: the pause, or one token's time. */
+  retryDelayMs(): number {
+    const now = this.#now();
+    const token = Number.isFinite(this.#rate) ? 1000 / this.#rate : 0;
+    return Math.ceil(Math.max(this.#pauseUntil - now, token));
+  }
+
+  stats(): PacingStats {
+    const now = this.#now();
+    this.#refill(now);
+    return {
+      rateLimited: this.#rateLimited,
+      backoffMs: this.#backoffMs - Math.max(0, this.#pauseUntil - now),
+      requestsPerSecond: this.#rate,
+      backingOff: now < this.#pauseUntil,
+    };
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * The worker's Engine budget and task-queue rate, as `lbaas worker` reads them from its environment: stated defaults,
+ * the old LBAAS_ENGINE_RPS still working with a deprecation warning, bad values refused naming the variable.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { DEFAULT_BACKOFF_CAP_MS, DEFAULT_BACKOFF_START_MS, DEFAULT_BURST, DEFAULT_REQUESTS_PER_SECOND } from '../../activities/engine';
+import { engineBudgetFromEnv } from '../../worker/engine-settings';
+
+test('defaults: 10 requests/s, burst 10, backoff 1 s to 60 s, no task-queue rate, no warnings', () => {
+  assert.deepEqual(engineBudgetFromEnv({}), {
+    pacing: { requestsPerSecond: DEFAULT_REQUESTS_PER_SECOND, burst: DEFAULT_BURST, backoffStartMs: DEFAULT_BACKOFF_START_MS, backoffCapMs: DEFAULT_BACKOFF_CAP_MS },
+    warnings: [],
+  });
+  assert.deepEqual([DEFAULT_REQUESTS_PER_SECOND, DEFAULT_BURST, DEFAULT_BACKOFF_START_MS, DEFAULT_BACKOFF_CAP_MS], [10, 10, 1_000, 60_000]);
+});
+
+test('every setting is read under its own name', () => {
+  const s = engineBudgetFromEnv({
+    LBAAS_ENGINE_REQUESTS_PER_SECOND: '2.5',
+    LBAAS_ENGINE_BURST: '4',
+    LBAAS_ENGINE_BACKOFF_START_SECONDS: '0.5',
+    LBAAS_ENGINE_BACKOFF_MAX_SECONDS: '30',
+    LBAAS_TASK_QUEUE_ACTIVITIES_PER_SECOND: '50',
+  });
+  assert.deepEqual(s, { pacing: { requestsPerSecond: 2.5, burst: 4, backoffStartMs: 500, backoffCapMs: 30_000 }, taskQueueActivitiesPerSecond: 50, warnings: [] });
+});
+
+test('LBAAS_ENGINE_RPS still sets the task-queue rate, with a warning that names what it is; the new name wins when both are set', () => {
+  const old = engineBudgetFromEnv({ LBAAS_ENGINE_RPS: '20' });
+  assert.equal(old.taskQueueActivitiesPerSecond, 20);
+  assert.equal(old.pacing.requestsPerSecond, DEFAULT_REQUESTS_PER_SECOND, 'the old name never set an Engine request budget, and still does not');
+  assert.deepEqual(old.warnings, [
+    'LBAAS_ENGINE_RPS is deprecated: it limits activity starts per second on the task queue, not Engine requests; set LBAAS_TASK_QUEUE_ACTIVITIES_PER_SECOND instead (and LBAAS_ENGINE_REQUESTS_PER_SECOND for the Engine budget)',
+  ]);
+  const both = engineBudgetFromEnv({ LBAAS_ENGINE_RPS: '20', LBAAS_TASK_QUEUE_ACTIVITIES_PER_SECOND: '5' });
+  assert.equal(both.taskQueueActivitiesPerSecond, 5);
+  assert.deepEqual(both.warnings, ['LBAAS_ENGINE_RPS is deprecated and ignored: LBAAS_TASK_QUEUE_ACTIVITIES_PER_SECOND is set']);
+});
+
+test('bad values are refused, naming the variable', () => {
+  const refused = (env: NodeJS.ProcessEnv, message: string) => assert.throws(() => engineBudgetFromEnv(env), (err: unknown) => (err as Error).message === message);
+  refused({ LBAAS_ENGINE_REQUESTS_PER_SECOND: '0' }, 'LBAAS_ENGINE_REQUESTS_PER_SECOND: must be a positive number, got "0"');
+  refused({ LBAAS_ENGINE_BURST: 'many' }, 'LBAAS_ENGINE_BURST: must be a positive number, got "many"');
+  refused({ LBAAS_ENGINE_RPS: '-1' }, 'LBAAS_ENGINE_RPS: must be a positive number, got "-1"');
+  refused(
+    { LBAAS_ENGINE_BACKOFF_START_SECONDS: '10', LBAAS_ENGINE_BACKOFF_MAX_SECONDS: '5' },
+    'LBAAS_ENGINE_BACKOFF_MAX_SECONDS: must not be below LBAAS_ENGINE_BACKOFF_START_SECONDS (10)',
+  );
+});
