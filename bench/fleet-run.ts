@@ -1,6 +1,7 @@
 /**
  * `npm run build && node dist/bench/fleet-run.js [--services N] [--seed N] [--save-json FILE]`: the controller fleet
- * alone (bench/fleet.ts), for working on fleet scale without the core workload's repetitions. `npm run bench --
+ * alone (bench/fleet.ts), for working on fleet scale without the core workload's repetitions. With `--budget N`: the
+ * Engine budget run (bench/budget.ts) of N services instead. `npm run bench --
  * --fleet N` runs the same fleet inside the full benchmark and reports it in docs/benchmarks.md.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,6 +13,7 @@ import { startChildWorker } from '../dev/child-worker';
 import { startDevServer } from '../dev/devserver';
 import { ensureTemporalCli } from '../dev/temporal-path';
 import { workflowsPath } from '../worker/main';
+import { runBudget } from './budget';
 import { runFleet } from './fleet';
 import { BENCH_TOKEN, startSimProcess } from './sim-process';
 import { mib } from './util';
@@ -40,6 +42,24 @@ async function main(): Promise<void> {
   try {
     await worker.ready;
     const client = new Client({ connection, namespace: srv.namespace });
+    if (value('--budget')) {
+      const r = await runBudget({
+        client,
+        admin: sim.admin,
+        services: Number(value('--budget')),
+        seed,
+        log,
+        startWorker: async (q, pacing) => {
+          const w = await startChildWorker({ temporalAddress: srv.address, namespace: srv.namespace, taskQueue: q, engineUrl: sim.url, token: BENCH_TOKEN, bundlePath, echo: true, pacing });
+          await w.ready;
+          return w;
+        },
+      });
+      process.stdout.write(`${JSON.stringify(r)}\n`);
+      const save = value('--save-json');
+      if (save) writeFileSync(save, JSON.stringify(r, null, 1));
+      return;
+    }
     const r = await runFleet({ client, admin: sim.admin, worker, taskQueue, services, seed, pids: { temporal: srv.process.pid ?? -1, simulator: sim.child.pid ?? -1 }, log });
     const cpu = (c: Record<string, number>) => Object.entries(c).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ');
     const line = (name: string, p: typeof r.apply) =>
