@@ -114,15 +114,26 @@ export function quantileOf(sorted: readonly number[], q: number): number {
   return sorted[i] as number;
 }
 
-/** Polls at the quantiles AIM, then 1 - (1 - AIM)/2, 1 - (1 - AIM)/4, ... gaps kept within [MIN_GAP_MS, MAX_GAP_MS]. */
+/**
+ * Polls at the quantiles AIM, then 1 - (1 - AIM)/2, 1 - (1 - AIM)/4, ... gaps kept within [MIN_GAP_MS, MAX_GAP_MS].
+ * Past the largest sample (a deploy longer than any seen) the gaps grow from MIN_GAP_MS by PRIOR_BACKOFF up to
+ * MAX_GAP_MS: such a deploy is no longer near its expected end, and its time, once seen, teaches the estimator.
+ */
 export function aimedSchedule(sorted: readonly number[], aim: number): PollSchedule {
   let k = 0;
+  let beyond = MIN_GAP_MS;
+  const largest = sorted[sorted.length - 1] as number;
   return {
     learned: true,
     next(previous) {
       const target = quantileOf(sorted, 1 - (1 - aim) / 2 ** k);
       k++;
       if (previous === null) return Math.max(MIN_GAP_MS, target);
+      if (previous >= largest) {
+        const at = previous + beyond;
+        beyond = Math.min(MAX_GAP_MS, Math.round(beyond * PRIOR_BACKOFF));
+        return at;
+      }
       return Math.min(previous + MAX_GAP_MS, Math.max(previous + MIN_GAP_MS, target));
     },
   };

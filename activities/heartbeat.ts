@@ -58,10 +58,16 @@ export class SharedHeartbeat<D> {
   readonly #hb = new Heartbeat<Record<string, D>>();
   readonly #current: Record<string, D> = { ...(this.#hb.previous ?? {}) };
 
+  /**
+   * The slot of one step. Its `previous` is what was recorded for the step so far, by an earlier attempt or by this
+   * one (the group records the look-alikes of all its objects before any of them is created).
+   */
   slot(key: string): ProgressSlot<D> {
-    const previous = this.#hb.previous?.[key];
+    const current = this.#current;
     return {
-      previous,
+      get previous() {
+        return current[key];
+      },
       record: (details: D) => {
         this.#current[key] = details;
         this.#hb.record({ ...this.#current });

@@ -5,6 +5,7 @@
  */
 import type { CoreRun, Mode, ModeName } from './core';
 import type { ThroughputResult } from './throughput';
+import type { BudgetResult } from './budget';
 import type { FleetResult } from './fleet';
 import { realistic429Share, REALISTIC_429_TARGET, type RealisticRun } from './realistic';
 import { int, mean, median, quantile, ratio, sum } from './util';
@@ -36,7 +37,7 @@ export interface BenchResult {
   /** The controller fleet run (--fleet N): apply, no-op full resync and delete through controllers. */
   fleet?: FleetResult;
   /** The Engine budget run: goodput of a fleet under a rate-limited simulator. */
-  budget?: { goodput: number; throttledShare: number; requestsPerSecond: number };
+  budget?: BudgetResult & { /** Set when the budget run was measured apart (its command), and merged into this report. */ source?: string };
   /** The core workload on the ideal and the realistic simulator profile (realistic.ts); absent in older saved runs. */
   realistic?: RealisticRun[];
 }

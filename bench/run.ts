@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [--seed N] [--reps N] [--services N] [--fleet N] [--out FILE] [--no-write] [--save-json FILE]`
+ * `npm run bench [-- --quick] [--seed N] [--reps N] [--services N] [--fleet N] [--budget N] [--out FILE] [--no-write] [--save-json FILE]`
  * `npm run bench -- --realistic-only [--seed N]` runs only the ideal-vs-realistic Engine comparison (realistic.ts)
  * and prints its table, without writing docs/benchmarks.md.
  * `node dist/bench/run.js --from-json FILE [--out FILE]` renders the report of a saved run again, without measuring.
@@ -31,6 +31,7 @@ import { markdown } from './report-md';
 import { svgChart } from './report-svg';
 import { textReport } from './report-text';
 import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
+import { runBudget } from './budget';
 import { runFleet, type FleetResult } from './fleet';
 import { realistic429Share, realisticRows, runRealistic, textTable } from './realistic';
 import { runThroughput } from './throughput';
@@ -45,6 +46,8 @@ interface Args {
   services: number;
   /** Services of the controller fleet run (bench/fleet.ts); 0: not run. */
   fleet: number;
+  /** Services of the Engine budget run (bench/budget.ts); 0: not run. */
+  budget: number;
   out: string | null;
   saveJson: string | null;
   fromJson: string | null;
@@ -65,7 +68,7 @@ function parseArgs(argv: string[]): Args {
     return n;
   };
   const flags = new Set(['--quick', '--no-write', '--realistic-only']);
-  const known = new Set([...flags, '--seed', '--reps', '--services', '--fleet', '--out', '--save-json', '--from-json']);
+  const known = new Set([...flags, '--seed', '--reps', '--services', '--fleet', '--budget', '--out', '--save-json', '--from-json']);
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
     if (!known.has(a)) throw new Error(`unknown argument ${a} (flags: ${[...known].join(' ')})`);
@@ -79,6 +82,7 @@ function parseArgs(argv: string[]): Args {
     reps: num('--reps', quick ? 2 : 5, 1),
     services: num('--services', quick ? 40 : 200, 1),
     fleet: num('--fleet', 0, 0),
+    budget: num('--budget', 0, 0),
     out,
     saveJson: file('--save-json'),
     fromJson: file('--from-json'),
@@ -265,11 +269,13 @@ async function main(): Promise<void> {
       await Promise.all(workers.splice(0).map((w) => w.stop()));
     }
 
+    const budget = args.budget > 0 ? await runBudget({ client, admin: simProc.admin, services: args.budget, seed: args.seed, log, startWorker: (q, p) => startWorker(q, 'heartbeat', p) }) : undefined;
+
     log('the core workload on the ideal and the realistic simulator profile');
     const realistic = await runRealistic(realisticContext);
 
     mach.loadAvgEnd = os.loadavg();
-    const result: BenchResult = { quick: args.quick, seed: args.seed, reps: args.reps, startedAt, durationMs: Date.now() - t0, machine: mach, modes, core, throughput, realistic, ...(fleet ? { fleet } : {}) };
+    const result: BenchResult = { quick: args.quick, seed: args.seed, reps: args.reps, startedAt, durationMs: Date.now() - t0, machine: mach, modes, core, throughput, realistic, ...(fleet ? { fleet } : {}), ...(budget ? { budget } : {}) };
     if (args.saveJson) writeFileSync(args.saveJson, JSON.stringify(result, null, 1));
     report(result, args);
   } finally {

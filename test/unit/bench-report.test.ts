@@ -94,7 +94,7 @@ test('the controller fleet and the budget run, when measured, give the fleet and
       controllerEvents: 1,
       fullResyncEvents: 1,
     },
-    budget: { goodput: 0.93, throttledShare: 0.01, requestsPerSecond: 20 },
+    budget: { services: 30, requestsPerSecond: 20, wallMs: 1000, requests: 20, throttled: 0, goodput: 0.93, throttledShare: 0.01 },
   };
   const sm = summarize(r);
   assert.match(sm.line, / noop_writes=2 .* fleet_services_per_min=300 fleet_peak_rss_mib=900 fleet_noop_resync_s=45\.0 budget_goodput=0\.93$/);

@@ -71,7 +71,9 @@ describe('DeployTimes', () => {
     assert.equal(f, Math.max(q(0.984375), (e as number) + MIN_GAP_MS));
     assert.ok((f as number) - (e as number) <= MAX_GAP_MS);
     assert.equal(take(aimedSchedule([50, 60, 70, 80, 90, 100, 110, 120], 0.5), 1)[0], MIN_GAP_MS, 'never before MIN_GAP_MS');
-    assert.deepEqual(take(aimedSchedule([5000, 5000, 5000, 5000], 0.5), 3), [5000, 5100, 5200], 'at and after the largest sample, MIN_GAP_MS apart');
+    assert.deepEqual(take(aimedSchedule([5000, 5000, 5000, 5000], 0.5), 6), [5000, 5100, 5225, 5381, 5576, 5820], 'past the largest sample, gaps from MIN_GAP_MS growing by 1.25');
+    const far = take(aimedSchedule([5000], 0.5), 12);
+    assert.equal((far[11] as number) - (far[10] as number), MAX_GAP_MS, 'up to MAX_GAP_MS');
   });
 
   test('on deploys spread evenly over 1-3 s, aiming at the median costs about two GETs per deploy, half of the prior schedule or less', () => {
