@@ -30,6 +30,12 @@ export function fleetMarkdown(r: BenchResult): string {
       `Services converged per minute: ${f.servicesPerMinute.toFixed(0)} (per service from its apply: median ${s(f.serviceP50Ms)}, p95 ${s(f.serviceP95Ms)}). Worker peak RSS ${mib(f.workerPeakRssBytes)} (idle ${mib(f.workerIdleRssBytes)}). History events: one controller after apply, resync and delete ${f.controllerEvents}; the fullResync run ${f.fullResyncEvents}. "machine" counts every process on the machine, other people's work included: when it is near ${r.machine.cpus} CPU seconds per second of wall time, the wall times above measure the machine's load as much as the orchestrator.`,
     );
     L.push('');
+    const own = f.apply.cpuSeconds;
+    const ours = (own.temporal ?? 0) + (own.worker ?? 0) + (own.simulator ?? 0);
+    L.push(
+      `Why the wall times miss their targets, from these numbers: the apply cost the orchestrator's processes ${ours.toFixed(0)} CPU s (Temporal ${(own.temporal ?? NaN).toFixed(0)}, worker ${(own.worker ?? NaN).toFixed(0)}), ${(ours / f.services).toFixed(2)} per service, while the machine was busy ${f.apply.machineBusySeconds.toFixed(0)} of ${(r.machine.cpus * f.apply.wallMs / 1000).toFixed(0)} CPU seconds: on ${r.machine.cpus} otherwise idle CPUs that bounds the apply at about ${((r.machine.cpus * 60) / (ours / f.services)).toFixed(0)} services a minute; the no-op resync cost ${(((f.noop.cpuSeconds.temporal ?? 0) + (f.noop.cpuSeconds.worker ?? 0)) / f.services).toFixed(2)} CPU s per service (it starts three workflows per service to find nothing to do). docs/scaling.md carries these per-service costs to 10,000 and 100,000 services.`,
+    );
+    L.push('');
   }
   const b = r.budget;
   if (b) {
