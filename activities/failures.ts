@@ -1,6 +1,6 @@
 /**
- * The boundary where Engine errors become Temporal failures (design.md point 4): Temporal owns every retry, so an
- * activity only has to say whether retrying can help and, for 429, when to try again.
+ * The boundary where Engine errors become Temporal failures (docs/architecture.md#retries): Temporal owns every
+ * retry, so an activity only has to say whether retrying can help and, for 429, when to try again.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { EngineError, EngineRateLimitedError } from './engine';

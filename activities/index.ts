@@ -1,7 +1,7 @@
 /**
- * The activities, built by a factory around one Engine client (design.md point 3): the worker constructs the client
- * once; workflows type their proxies with `ReturnType<typeof createActivities>`. Every activity is idempotent and
- * translates Engine errors into Temporal failures at one boundary (failures.ts).
+ * The activities, built by a factory around one Engine client (docs/architecture.md#activities): the worker
+ * constructs the client once; workflows type their proxies with `ReturnType<typeof createActivities>`. Every activity
+ * is idempotent and translates Engine errors into Temporal failures at one boundary (failures.ts).
  */
 import type { ObservedObject, Snapshot } from '../domain/types';
 import type { EngineClient } from './engine';

@@ -15,7 +15,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -30,6 +30,7 @@ import { summarize, type BenchResult, type Machine } from './figures';
 import { markdown } from './report-md';
 import { svgChart } from './report-svg';
 import { textReport } from './report-text';
+import { withClusterSection } from './cluster-report';
 import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
 import { runBudget } from './budget';
 import { runFleet, type FleetResult } from './fleet';
@@ -98,7 +99,8 @@ function report(result: BenchResult, args: Args): void {
     mkdirSync(path.dirname(args.out), { recursive: true });
     const svgName = `${path.basename(args.out, '.md')}.svg`;
     const command = `npm run bench${result.quick ? ' -- --quick' : ''}${result.seed !== 42 ? ` --seed ${result.seed}` : ''}`;
-    writeFileSync(args.out, markdown(result, summary, svgName, command));
+    // The cluster section (`npm run bench:cluster`) is measured apart; a rerun of this benchmark keeps it.
+    writeFileSync(args.out, withClusterSection(markdown(result, summary, svgName, command), existsSync(args.out) ? readFileSync(args.out, 'utf8') : ''));
     writeFileSync(path.join(path.dirname(args.out), svgName), svgChart(result));
     process.stdout.write(`wrote ${path.relative(process.cwd(), args.out)} and ${svgName}\n`);
   }

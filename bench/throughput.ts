@@ -9,7 +9,7 @@ import { machineCpuSeconds, mapLimit, procCpuSeconds, procMemory, quantile, slee
 import type { ChildWorker } from '../dev/child-worker';
 import { CORE_SHAPE, fleetSpec } from './workload';
 
-const FLEET_DEPLOY_MS: MsRange = { min: 100, max: 300 };
+export const FLEET_DEPLOY_MS: MsRange = { min: 100, max: 300 };
 /** How many workflow starts the benchmark client has in flight at once. */
 export const START_CONCURRENCY = 32;
 
@@ -48,7 +48,7 @@ function cpuNow(pids: Record<string, number>): { procs: Record<string, number>; 
   return { procs, machine: machineCpuSeconds().busy };
 }
 
-async function applyAll(client: Client, admin: SimAdmin, taskQueue: string, specs: Record<string, unknown>[], label: string, pids: Record<string, number>): Promise<FleetPhase> {
+export async function applyAll(client: Client, admin: SimAdmin, taskQueue: string, specs: Record<string, unknown>[], label: string, pids: Record<string, number>): Promise<FleetPhase> {
   await admin.resetStats();
   const cpu0 = cpuNow(pids);
   const t0 = Date.now();

@@ -1,5 +1,5 @@
 /**
- * Connecting the CLI to Temporal, with the exit codes of product.md section 5: settings that cannot be read are
+ * Connecting the CLI to Temporal, with the exit codes of docs/cli.md#exit-codes: settings that cannot be read are
  * invalid input (2); a server that does not answer within CONNECT_TIMEOUT_MS is unreachable (4), reported as
  * `cannot reach Temporal at <address> (namespace <ns>): <reason>`, with the reason found by a plain TCP probe when
  * gRPC only says that the deadline passed.

@@ -1,5 +1,5 @@
 /**
- * The `lbaas` command line (product.md section 5). Every command is registered here; each command's work lives in
+ * The `lbaas` command line (docs/cli.md). Every command is registered here; each command's work lives in
  * its own module. Exit codes: 0 success, 1 reconciliation failed, 2 invalid input or usage, 3 timed out waiting,
  * 4 Temporal or the Engine unreachable.
  *
@@ -13,6 +13,8 @@ import type * as SimulatorCommandModule from '../simulator/command';
 import type * as ApplyModule from './commands/apply';
 import type * as DeleteModule from './commands/delete';
 import type * as DevModule from './commands/dev';
+import type * as DevClusterModule from './commands/dev-cluster';
+import type * as ImportModule from './commands/import';
 import type * as PlanModule from './commands/plan';
 import type * as ResyncModule from './commands/resync';
 import type * as ScheduleModule from './commands/schedule';
@@ -20,6 +22,9 @@ import type * as StatusModule from './commands/status';
 import type * as WorkerModule from './commands/worker';
 import { processIo, type CliIo } from './io';
 
+
+/** Repeatable options collect their values in order. */
+const collect = (value: string, previous: string[]) => [...previous, value];
 
 const outputOption = () => new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text');
 
@@ -45,6 +50,18 @@ function buildProgram(io: CliIo = processIo): Command {
     .requiredOption('-f, --file <file>', 'service spec, YAML or JSON ("-" for stdin)')
     .addOption(outputOption())
     .action((opts) => (require('./commands/plan') as typeof PlanModule).plan(opts, io));
+
+  program
+    .command('import')
+    .description('write the specs of the services the upstream controller (k8s-anexia-ccm) built on some load balancers; read-only')
+    .option('--load-balancer <id>', 'a load balancer to read (repeat for each one the services use)', collect, [])
+    .option('--service-uid <uid>', 'only this service (repeatable); default: every service found', collect, [])
+    .option('--out-dir <dir>', 'write one file per service, <uid>.yaml or <uid>.json, into this directory (default: stdout)')
+    .addOption(new Option('-o, --output <format>', 'spec format; with json, stdout is one JSON report').choices(['yaml', 'json']).default('yaml'))
+    .option('--force', 'also write specs that do not match exactly, with a warning comment listing the problems')
+    .option('--check', 'run `plan` for every written spec and print it (an exact import changes nothing)')
+    .option('--pool <name>', 'services sharing one set of servers name server pool <name> instead; its pool file is written beside them')
+    .action((opts) => (require('./commands/import') as typeof ImportModule).importCommand(opts, io));
 
   program
     .command('status')
@@ -108,7 +125,12 @@ function buildProgram(io: CliIo = processIo): Command {
     .option('--sim-port <port>', 'Engine simulator port', '8090')
     .option('--db <file>', 'SQLite file for Temporal state (default: .lbaas/temporal.db)')
     .option('--example <file>', 'service spec to apply', 'examples/service.yaml')
-    .action((opts) => (require('./commands/dev') as typeof DevModule).dev(opts, io));
+    .option('--cluster', 'a production-shaped Temporal instead: PostgreSQL and one server process per service (needs Go and PostgreSQL; no Web UI)')
+    .option('--state-dir <dir>', 'with --cluster: where the cluster keeps its database, configuration and logs (default: .lbaas/cluster)')
+    .option('--history-hosts <n>', 'with --cluster: history host processes', '2')
+    .action((opts) =>
+      opts.cluster ? (require('./commands/dev-cluster') as typeof DevClusterModule).devCluster(opts, io) : (require('./commands/dev') as typeof DevModule).dev(opts, io),
+    );
 
   program
     .command('temporal-path')

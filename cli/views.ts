@@ -1,5 +1,5 @@
 /**
- * What the CLI prints: the JSON documents of product.md section 5 and their text forms for people, as pure
+ * What the CLI prints: the JSON documents of docs/cli.md#json-documents and their text forms for people, as pure
  * functions of the controller's data, plus the small argument checks every command shares.
  */
 import { invalid } from '../common/errors';
@@ -34,7 +34,7 @@ export interface LoadBalancerOutcome {
   error?: string;
 }
 
-/** product.md section 5: the document `apply --wait` prints. */
+/** docs/cli.md#json-documents: the document `apply --wait` prints. */
 export interface ApplyResult {
   serviceUid: string;
   /** The revision this result is for. */
@@ -94,7 +94,7 @@ export interface ObjectView {
   error?: string;
 }
 
-/** product.md section 5: the document `status -o json` prints. */
+/** docs/cli.md#json-documents: the document `status -o json` prints. */
 export interface StatusView {
   serviceUid: string;
   phase: string;

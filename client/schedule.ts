@@ -1,8 +1,8 @@
 /**
- * The full-resync Schedule (product.md section 4): id `lbaas-full-resync`, starting `fullResync` on the task queue.
- * Overlap SKIP: a full resync only asks controllers to resync, so a second one running beside the first would only
- * repeat it. The catchup window is one interval: after an outage the missed run is made up once, at most one
- * interval late; older misses are dropped (SKIP would drop them anyway).
+ * The full-resync Schedule (docs/architecture.md#full-resync-and-schedule): id `lbaas-full-resync`, starting
+ * `fullResync` on the task queue. Overlap SKIP: a full resync only asks controllers to resync, so a second one
+ * running beside the first would only repeat it. The catchup window is one interval: after an outage the missed run
+ * is made up once, at most one interval late; older misses are dropped (SKIP would drop them anyway).
  */
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleDescription, type ScheduleHandle } from '@temporalio/client';
 import { invalid } from '../common/errors';

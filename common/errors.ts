@@ -1,4 +1,4 @@
-/** Exit codes of product.md section 5. */
+/** Exit codes of docs/cli.md#exit-codes. */
 export const EXIT = {
   ok: 0,
   failed: 1,

@@ -1,5 +1,5 @@
 /**
- * Process settings of product.md section 6, read in one place. Temporal's own connection settings come from
+ * Process settings of docs/spec.md#settings, read in one place. Temporal's own connection settings come from
  * `@temporalio/envconfig` (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE and
  * temporal.toml profiles); the Engine token is read by workers only and never by clients.
  */

@@ -8,8 +8,8 @@ import net from 'node:net';
 import { Connection } from '@temporalio/client';
 import { ensureTemporalCli } from './temporal-path';
 
-/** Custom search attributes of product.md section 4, with their Temporal types. */
-const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'KeywordList'> = {
+/** Custom search attributes of docs/spec.md#search-attributes, with their Temporal types. */
+export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'KeywordList'> = {
   LbaasServiceUid: 'Keyword',
   LbaasLoadBalancers: 'KeywordList',
   LbaasPhase: 'Keyword',
@@ -22,6 +22,9 @@ export interface DevServerOptions {
   port?: number;
   ip?: string;
   namespace?: string;
+  /** More namespaces to create at start-up (our search attributes are registered in each): `npm test` gives each
+   * test file its own, so files can run at the same time without seeing each other's workflows and schedule. */
+  extraNamespaces?: readonly string[];
   /** Serve the Web UI (on uiPort, or a free port). */
   ui?: boolean;
   uiPort?: number;
@@ -71,6 +74,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   const metricsPort = await freePort(ip);
 
   const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--namespace', namespace];
+  for (const extra of opts.extraNamespaces ?? []) args.push('--namespace', extra);
   args.push('--http-port', String(httpPort), '--metrics-port', String(metricsPort), '--log-level', 'warn');
   if (uiPort !== null) args.push('--ui-port', String(uiPort), '--ui-ip', ip);
   else args.push('--headless');

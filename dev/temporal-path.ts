@@ -1,18 +1,21 @@
 /**
- * Finds or installs the Temporal CLI (dev server + Web UI), pinned to v1.5.1 (product.md section 6).
+ * Finds or installs the Temporal CLI (dev server + Web UI), pinned to v1.5.1 (docs/spec.md#temporal-cli).
  *
  * Order: TEMPORAL_CLI_PATH, a `temporal` on PATH that reports 1.5.1, the user cache, the official release archive
  * (checksum verified), then `go install` into the user cache. Every step that is tried is recorded, so a failure
- * lists what was tried and how to fix it; no step fails silently.
+ * lists what was tried and how to fix it; no step fails silently. Installs into the cache take a lock file there,
+ * so runs started at once (two test runs, `npm test` beside `npm start`) install once and never see a half-written
+ * or unchecked binary.
  */
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
-import { access, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, interceptors, request } from 'undici';
+import { withInstallLock } from './install-lock';
 
 const execFileAsync = promisify(execFile);
 
@@ -29,7 +32,7 @@ export const RELEASE_BASE = 'https://github.com/temporalio/cli/releases/download
 
 export interface TemporalPathOptions {
   env?: NodeJS.ProcessEnv;
-  /** Release download base (tests point it at a local server). */
+  /** Release download base; default $LBAAS_TEMPORAL_RELEASE_BASE (a mirror), else RELEASE_BASE. */
   releaseBase?: string;
   /** Progress lines for people (stderr in the CLI). */
   progress?: (line: string) => void;
@@ -117,34 +120,72 @@ export async function ensureTemporalCli(opts: TemporalPathOptions = {}): Promise
 
   const dir = cacheDir(env);
   const cached = path.join(dir, exeName);
-  if (await isExecutable(cached)) {
-    const v = await cliVersion(cached);
-    if (v === TEMPORAL_CLI_VERSION) return cached;
-    tried.push(`${cached} (user cache): reports version ${v ?? 'unknown'}`);
-  } else {
-    tried.push(`${cached} (user cache): not present`);
-  }
+  const status = await cachedStatus(cached);
+  if (status === 'ready') return cached;
+  tried.push(`${cached} (user cache): ${status}`);
   await mkdir(dir, { recursive: true });
 
-  if (!opts.skipDownload) {
-    try {
-      await downloadRelease(dir, progress, opts.releaseBase ?? RELEASE_BASE);
-      if ((await cliVersion(cached)) === TEMPORAL_CLI_VERSION) return cached;
-      tried.push(`official release archive: extracted, but ${cached} does not report ${TEMPORAL_CLI_VERSION}`);
-    } catch (err) {
-      tried.push(`official release archive: ${(err as Error).message}`);
-      progress(`release download unavailable (${(err as Error).message}); falling back to go install`);
-    }
-  }
+  // One install at a time per cache: each builds in a private directory, checks the version there and renames the
+  // binary into place, so the cache only ever holds a complete 1.5.1; a waiter then finds it and installs nothing.
+  const onWait = (holder: string) => progress(`waiting for another install of the Temporal CLI into ${dir} (${holder})`);
+  return withInstallLock(
+    path.join(dir, '.install.lock'),
+    async () => {
+      if ((await cachedStatus(cached)) === 'ready') return cached;
+      await removeLeftovers(dir);
+      if (!opts.skipDownload) {
+        try {
+          await installVia(dir, (tmp) => downloadRelease(tmp, progress, opts.releaseBase ?? (env.LBAAS_TEMPORAL_RELEASE_BASE || RELEASE_BASE)));
+          progress(`installed Temporal CLI v${TEMPORAL_CLI_VERSION} into ${dir}`);
+          return cached;
+        } catch (err) {
+          tried.push(`official release archive: ${(err as Error).message}`);
+          progress(`release download unavailable (${(err as Error).message}); falling back to go install`);
+        }
+      }
+      try {
+        await installVia(dir, (tmp) => goInstall(tmp, env, progress));
+        progress(`installed Temporal CLI v${TEMPORAL_CLI_VERSION} into ${dir}`);
+        return cached;
+      } catch (err) {
+        tried.push(`go install ${TEMPORAL_CLI_MODULE}: ${(err as Error).message}`);
+      }
+      throw new TemporalCliNotFoundError(tried);
+    },
+    { onWait },
+  );
+}
 
-  try {
-    await goInstall(dir, env, progress);
-    if ((await cliVersion(cached)) === TEMPORAL_CLI_VERSION) return cached;
-    tried.push(`go install ${TEMPORAL_CLI_MODULE}: finished, but ${cached} does not report ${TEMPORAL_CLI_VERSION}`);
-  } catch (err) {
-    tried.push(`go install ${TEMPORAL_CLI_MODULE}: ${(err as Error).message}`);
+/** 'ready', or what is wrong with the cached binary (for the list of steps tried). */
+async function cachedStatus(cached: string): Promise<string> {
+  if (!(await isExecutable(cached))) return 'not present';
+  const v = await cliVersion(cached);
+  return v === TEMPORAL_CLI_VERSION ? 'ready' : `reports version ${v ?? 'unknown'}`;
+}
+
+const LEFTOVER_PREFIX = '.install-';
+
+/** Private install directories of runs that crashed (only the lock holder makes them, so none is in use now). */
+async function removeLeftovers(dir: string): Promise<void> {
+  for (const name of await readdir(dir)) {
+    if (name.startsWith(LEFTOVER_PREFIX)) await rm(path.join(dir, name), { recursive: true, force: true });
   }
-  throw new TemporalCliNotFoundError(tried);
+}
+
+/**
+ * Runs `install` into a private directory beside the cache (same file system, so the rename is atomic), checks that
+ * the binary reports 1.5.1 there, and only then renames it into the cache.
+ */
+async function installVia(dir: string, install: (tmp: string) => Promise<void>): Promise<void> {
+  const tmp = await mkdtemp(path.join(dir, LEFTOVER_PREFIX));
+  try {
+    await install(tmp);
+    const v = await cliVersion(path.join(tmp, exeName));
+    if (v !== TEMPORAL_CLI_VERSION) throw new Error(`finished, but the binary reports version ${v ?? 'unknown'}, not ${TEMPORAL_CLI_VERSION}`);
+    await rename(path.join(tmp, exeName), path.join(dir, exeName));
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
 }
 
 function releasePlatform(): { os: string; arch: string } {
@@ -184,15 +225,8 @@ async function downloadRelease(dir: string, progress: (l: string) => void, relea
     .find((parts) => parts[1] === archive)?.[0];
   const actual = createHash('sha256').update(data).digest('hex');
   if (!expected || expected !== actual) throw new Error(`checksum mismatch for ${archive}`);
-  const tmp = await mkdtemp(path.join(dir, '.download-'));
-  try {
-    await writeFile(path.join(tmp, archive), data);
-    await execFileAsync('tar', ['-xzf', archive, exeName], { cwd: tmp });
-    await rename(path.join(tmp, exeName), path.join(dir, exeName));
-  } finally {
-    await rm(tmp, { recursive: true, force: true });
-  }
-  progress(`installed Temporal CLI v${v} into ${dir}`);
+  await writeFile(path.join(dir, archive), data);
+  await execFileAsync('tar', ['-xzf', archive, exeName], { cwd: dir });
 }
 
 async function goVersion(env: NodeJS.ProcessEnv): Promise<[number, number] | null> {
@@ -241,5 +275,5 @@ async function goInstall(dir: string, env: NodeJS.ProcessEnv, progress: (l: stri
       else reject(new Error(`exited with code ${code}: ${tail.trim().split('\n').slice(-3).join(' | ')}`));
     });
   });
-  progress(`built Temporal CLI v${TEMPORAL_CLI_VERSION} in ${Math.round((Date.now() - started) / 1000)} s: ${path.join(dir, exeName)}`);
+  progress(`built Temporal CLI v${TEMPORAL_CLI_VERSION} in ${Math.round((Date.now() - started) / 1000)} s`);
 }

@@ -1,4 +1,4 @@
-/** The Engine objects a spec means on one load balancer (product.md section 2). */
+/** The Engine objects a spec means on one load balancer (docs/spec.md#engine-objects). */
 import { desiredBackend, desiredBind, desiredFrontend, desiredServer } from './kinds';
 import type { DesiredObject, ServiceSpec } from './types';
 

@@ -13,6 +13,9 @@ export {
   isServiceUid,
   serviceTag,
   resourceName,
+  POOL_NAME_PATTERN,
+  POOL_NAME_RULE,
+  isPoolName,
   MODE_TCP,
   TCP_HEALTH_CHECK,
   SERVER_CHECK_ENABLED,
@@ -34,3 +37,17 @@ export { classifyState } from './state';
 export { planLoadBalancer } from './plan';
 export { isPlanEmpty, planSummary, describePlan, type PlanSummary, type DescribeOptions } from './describe';
 export { statusFromSnapshot, mergeStatus } from './status';
+export {
+  validatePoolFile,
+  validateMembers,
+  sortMembers,
+  sameMembers,
+  diffMembers,
+  isNoChange,
+  addMembers,
+  removeMembers,
+  resolvePool,
+  type PoolFile,
+  type PoolFileResult,
+  type MemberChange,
+} from './pool';

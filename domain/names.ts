@@ -38,3 +38,14 @@ export const BIND_SSL = false;
 export function resourceName(parts: readonly string[], nameSuffix: string): string {
   return [...parts, nameSuffix].filter((part) => part !== '').join('.');
 }
+
+/**
+ * Server pool names follow the service-uid rule for the same reason: a pool name is part of its workflow id
+ * (`lbaas-pool/<name>`) and of search attributes, so it must be plain text.
+ */
+export const POOL_NAME_PATTERN = SERVICE_UID_PATTERN;
+export const POOL_NAME_RULE = 'must be 1-128 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit';
+
+export function isPoolName(value: unknown): value is string {
+  return typeof value === 'string' && POOL_NAME_PATTERN.test(value);
+}

@@ -1,12 +1,13 @@
 /**
- * Validation of a service spec (product.md section 1): one pure function that reports every violation at once,
+ * Validation of a service spec (docs/spec.md#validation): one pure function that reports every violation at once,
  * each with its field path and an exact message, and returns the spec in canonical form.
  */
-import { canonicalIp } from './ip';
 import { SERVICE_UID_PATTERN, SERVICE_UID_RULE } from './names';
 import { checkReadiness } from './spec-readiness';
 import { IssueList, indexPath, isRecord, keyPath, type SpecIssue } from './spec-issues';
-import type { FailedResourcesPolicy, PortSpec, ServerSpec, ServiceSpec } from './types';
+import { ADDRESS_RULE, checkAddress, checkPattern, checkServers, MAX_SERVERS, SERVER_NAME_RULE } from './spec-servers';
+import { POOL_NAME_PATTERN, POOL_NAME_RULE } from './names';
+import type { FailedResourcesPolicy, PortSpec, ServiceSpec } from './types';
 
 export { formatIssues, type SpecIssue } from './spec-issues';
 export { DEFAULT_READINESS, READINESS_LIMITS } from './spec-readiness';
@@ -24,7 +25,7 @@ export const SPEC_LIMITS = Object.freeze({
   loadBalancers: 1024,
   externalAddresses: 1024,
   ports: 1024,
-  servers: 1024,
+  servers: MAX_SERVERS,
   objectsPerLoadBalancer: 5000,
 });
 
@@ -37,24 +38,24 @@ const TOP_KEYS = [
   'externalAddresses',
   'ports',
   'servers',
+  'serverPool',
   'readiness',
   'failedResources',
 ] as const;
 const PORT_KEYS = ['external', 'internal'] as const;
-const SERVER_KEYS = ['name', 'address'] as const;
 
 const NAME_SUFFIX = /^[A-Za-z0-9._-]{0,200}$/;
 const PORT_NAME = /^[a-z0-9-]{1,63}$/;
-const SERVER_NAME = /^[A-Za-z0-9._-]{1,253}$/;
 const LOAD_BALANCER_MAX_LENGTH = 128;
 
 export const MESSAGES = Object.freeze({
   serviceUid: SERVICE_UID_RULE,
   nameSuffix: 'must be at most 200 characters of A-Z a-z 0-9 . _ -',
-  address: 'must be an IPv4 or IPv6 address without zone, like 203.0.113.10 or 2001:db8::10',
+  address: ADDRESS_RULE,
   portName: 'port names must be 1-63 characters of a-z 0-9 -, or "" for a single unnamed port',
   portNumber: 'must be an integer from 1 to 65535',
-  serverName: 'must be 1-253 characters of A-Z a-z 0-9 . _ -',
+  serverName: SERVER_NAME_RULE,
+  serverPool: POOL_NAME_RULE,
 });
 
 /** Validates and canonicalizes a parsed YAML/JSON spec. Never throws; reports every violation it finds. */
@@ -70,7 +71,7 @@ export function validateSpec(input: unknown): SpecResult {
   const loadBalancers = checkLoadBalancers(input.loadBalancers, issues);
   const externalAddresses = checkAddresses(input.externalAddresses, issues);
   const ports = checkPorts(input.ports, issues);
-  const servers = checkServers(input.servers, issues);
+  const { servers, serverPool } = checkServerSource(input, issues);
   const readiness = checkReadiness(input.readiness, issues);
   const failedResources = checkFailedResources(input.failedResources, issues);
 
@@ -79,7 +80,8 @@ export function validateSpec(input: unknown): SpecResult {
     if (nameSuffix === '' && names.length === 1 && names[0] === '') {
       issues.add('nameSuffix', 'must not be empty when the only port is unnamed (""): every Backend and Frontend name would be empty');
     }
-    if (externalAddresses !== null && servers !== null) {
+    // With a pool the server count is known only when the pool is resolved; the controller checks it then.
+    if (externalAddresses !== null && servers !== null && serverPool === undefined) {
       const objects = names.length * (2 + externalAddresses.length + servers.length);
       if (objects > SPEC_LIMITS.objectsPerLoadBalancer) {
         issues.add(
@@ -105,19 +107,10 @@ export function validateSpec(input: unknown): SpecResult {
   }
   return {
     ok: true,
-    spec: { serviceUid, nameSuffix, loadBalancers, externalAddresses, ports, servers, readiness, failedResources },
+    spec: { serviceUid, nameSuffix, loadBalancers, externalAddresses, ports, servers, ...(serverPool === undefined ? {} : { serverPool }), readiness, failedResources },
   };
 }
 
-function checkPattern(value: unknown, path: string, pattern: RegExp, message: string, issues: IssueList): string | null {
-  const text = issues.string(value, path);
-  if (text === null) return null;
-  if (!pattern.test(text)) {
-    issues.add(path, message);
-    return null;
-  }
-  return text;
-}
 
 function checkLoadBalancers(value: unknown, issues: IssueList): string[] | null {
   const list = issues.list(value, 'loadBalancers', SPEC_LIMITS.loadBalancers, 'load balancers');
@@ -169,16 +162,6 @@ function checkAddresses(value: unknown, issues: IssueList): string[] | null {
   return valid ? [...seen.keys()] : null;
 }
 
-function checkAddress(value: unknown, path: string, issues: IssueList): string | null {
-  const text = issues.string(value, path);
-  if (text === null) return null;
-  const ip = canonicalIp(text);
-  if (ip === null) {
-    issues.add(path, MESSAGES.address);
-    return null;
-  }
-  return ip.text;
-}
 
 function checkPorts(value: unknown, issues: IssueList): Record<string, PortSpec> | null {
   if (value === undefined) {
@@ -239,33 +222,26 @@ function checkPortNumber(value: unknown, path: string, issues: IssueList): numbe
   return value;
 }
 
-function checkServers(value: unknown, issues: IssueList): ServerSpec[] | null {
-  const list = issues.list(value, 'servers', SPEC_LIMITS.servers, 'servers');
-  if (list === null) return null;
-  const servers: ServerSpec[] = [];
-  const seen = new Map<string, number>();
-  let valid = true;
-  list.forEach((item, index) => {
-    const path = indexPath('servers', index);
-    if (!isRecord(item)) {
-      issues.add(path, 'must be a mapping {name, address}');
-      valid = false;
-      return;
+
+/**
+ * Exactly one of `servers` (inline) and `serverPool` (the name of a pool, resolved by the controller). A pool
+ * spec's canonical form has `servers: []` and `serverPool`; resolvePool (domain/pool.ts) fills the servers in.
+ */
+function checkServerSource(input: Record<string, unknown>, issues: IssueList): { servers: ServiceSpec['servers'] | null; serverPool?: string } {
+  const hasPool = input.serverPool !== undefined;
+  if (hasPool && input.servers !== undefined) {
+    issues.add('serverPool', 'give either servers or serverPool, not both');
+    return { servers: null };
+  }
+  if (!hasPool) {
+    if (input.servers === undefined) {
+      issues.add('servers', 'required (or serverPool: the name of a server pool)');
+      return { servers: null };
     }
-    issues.unknownKeys(item, SERVER_KEYS, path);
-    const namePath = keyPath(path, 'name');
-    let name = checkPattern(item.name, namePath, SERVER_NAME, MESSAGES.serverName, issues);
-    if (name !== null && seen.has(name)) {
-      issues.add(namePath, `duplicate of ${keyPath(indexPath('servers', seen.get(name) ?? 0), 'name')}`);
-      name = null;
-    } else if (name !== null) {
-      seen.set(name, index);
-    }
-    const address = checkAddress(item.address, keyPath(path, 'address'), issues);
-    if (name === null || address === null) valid = false;
-    else servers.push({ name, address });
-  });
-  return valid ? servers : null;
+    return { servers: checkServers(input.servers, issues) };
+  }
+  const name = checkPattern(input.serverPool, 'serverPool', POOL_NAME_PATTERN, POOL_NAME_RULE, issues);
+  return name === null ? { servers: null } : { servers: [], serverPool: name };
 }
 
 function checkFailedResources(value: unknown, issues: IssueList): FailedResourcesPolicy | null {

@@ -1,4 +1,4 @@
-/** Service status as product.md section 3 defines it: which external address/port pairs exist. */
+/** Service status as docs/spec.md#status defines it: which external address/port pairs exist. */
 import { canonicalIp } from './ip';
 import type { AddressStatus, Snapshot } from './types';
 

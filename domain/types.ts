@@ -14,7 +14,7 @@ export type { FieldsOf, LinkField };
  */
 export type Kind = 'backend' | 'frontend' | 'bind' | 'server';
 
-/** Engine object states (engine-api.md 2.2), by title. `Unknown` is a state id we do not know. */
+/** Engine object states (docs/engine-api.md#states), by title. `Unknown` is a state id we do not know. */
 export type StateName = 'Updating' | 'Updated' | 'DeploymentError' | 'Deployed' | 'NewlyCreated' | 'Unknown';
 
 /** How the planner sees a state: ready to be used, still settling, or failed. */
@@ -41,7 +41,7 @@ export interface ServerSpec {
 }
 
 /**
- * A validated service spec (product.md section 1), in canonical form: addresses canonicalized as Go's net.IP
+ * A validated service spec (docs/spec.md#validation), in canonical form: addresses canonicalized as Go's net.IP
  * prints them, readiness filled in with defaults and converted to milliseconds. This is what workflows receive.
  */
 export interface ServiceSpec {
@@ -50,7 +50,10 @@ export interface ServiceSpec {
   loadBalancers: string[];
   externalAddresses: string[];
   ports: Record<string, PortSpec>;
+  /** With `serverPool`, empty until the controller resolves the pool (domain/pool.ts resolvePool). */
   servers: ServerSpec[];
+  /** The server pool whose members are the servers; absent for inline servers. Passes only see resolved specs. */
+  serverPool?: string;
   readiness: ReadinessPolicy;
   failedResources: FailedResourcesPolicy;
 }
@@ -145,7 +148,7 @@ export interface ObjectStatus {
   updatedAt: number;
 }
 
-/** External address -> sorted external ports (product.md section 3). */
+/** External address -> sorted external ports (docs/spec.md#status). */
 export type AddressStatus = Record<string, number[]>;
 
 export interface LoadBalancerResult {

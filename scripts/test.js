@@ -1,42 +1,99 @@
 #!/usr/bin/env node
 'use strict';
-// `npm test`: makes sure the Temporal CLI is installed (installing it on first use), starts one Temporal dev server
-// that every test file shares (each file uses its own task queue), runs Node's test runner over dist/test, and stops
-// the server. Arguments select test files or directories (default: all of dist/test).
+// `npm test`: runs Node's test runner over dist/test (or the files and directories given as arguments), several
+// files at a time. Unit and contract files need nothing outside themselves. For the others it makes sure the
+// Temporal CLI is installed (installing it on first use), starts one Temporal dev server that they share, each file
+// in a namespace of its own (test/helpers/namespace.ts: workflow ids, the schedule and lists never meet), and
+// bundles the workflow code once for all of them (LBAAS_TEST_WORKFLOW_BUNDLE) instead of once per file.
+//
+// LBAAS_TEST_CONCURRENCY: files run at once. Default twice the CPUs (at least 2): most of a workflow test is spent
+// waiting for the simulator's deploys and Temporal's round trips, not computing; more than that only adds contention
+// on a 2-core machine (measured: README, Development).
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
-const { ensureTemporalCli } = require('../dist/dev/temporal-path.js');
-const { startDevServer } = require('../dist/dev/devserver.js');
+
+/** Directories whose files run without Temporal. */
+const SERVERLESS = ['unit', 'contract'];
+/** Longest first, so the long files do not start last and stretch the run. */
+const ORDER = ['chaos', 'ops', 'cli', 'workflow', 'contract', 'unit'];
 
 async function main() {
   const progress = (line) => process.stderr.write(`[test] ${line}\n`);
-  const temporalPath = await ensureTemporalCli({ progress });
-  progress(`Temporal CLI: ${temporalPath}`);
-  const server = await startDevServer({ temporalPath });
-  progress(`Temporal dev server: ${server.address}`);
+  // Node 20 would run every .js below a directory named test (helpers and the chaos runner included): pass the
+  // *.test.js files explicitly.
+  const targets = process.argv.slice(2);
+  // The cluster suite (dist/test/cluster) runs its own Temporal cluster and minutes of faults: `npm run test:cluster`.
+  const all = () => testFiles(path.join('dist', 'test')).filter((f) => dirOf(f) !== 'cluster');
+  const files = (targets.length > 0 ? targets.flatMap(testFiles) : all()).sort(byOrder);
+  if (files.length === 0) throw new Error(`no *.test.js files in ${targets.join(' ') || 'dist/test'}`);
+  const concurrency = Number(process.env.LBAAS_TEST_CONCURRENCY) || Math.max(2, 2 * os.availableParallelism());
+
+  const needServer = files.filter((f) => !SERVERLESS.includes(dirOf(f)));
+  const env = { ...process.env };
+  let server = null;
+  let bundleDir = null;
+  if (needServer.length > 0) {
+    const { ensureTemporalCli } = require('../dist/dev/temporal-path.js');
+    const { startDevServer } = require('../dist/dev/devserver.js');
+    const { namespaceOfTestFile } = require('../dist/test/helpers/namespace.js');
+    const temporalPath = await ensureTemporalCli({ progress });
+    progress(`Temporal CLI: ${temporalPath}`);
+    const namespaces = needServer.map((f) => namespaceOfTestFile(f)).filter((n) => n !== null);
+    bundleDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lbaas-test-bundle-'));
+    const [started, bundleFile] = await Promise.all([startDevServer({ temporalPath, extraNamespaces: namespaces }), bundle(bundleDir)]);
+    server = started;
+    progress(`Temporal dev server: ${server.address} (${namespaces.length} namespaces); workflow bundle: ${bundleFile}`);
+    Object.assign(env, { TEMPORAL_CLI_PATH: temporalPath, LBAAS_TEST_TEMPORAL_ADDRESS: server.address, LBAAS_TEST_WORKFLOW_BUNDLE: bundleFile });
+  }
+  const cleanup = async () => {
+    await server?.stop();
+    if (bundleDir) fs.rmSync(bundleDir, { recursive: true, force: true });
+  };
   // Interrupted (Ctrl-C, a CI timeout): stop the server too, or it outlives the run.
   let child = null;
   for (const signal of ['SIGINT', 'SIGTERM']) {
     process.once(signal, () => {
       child?.kill(signal);
-      void server.stop().finally(() => process.exit(130));
+      void cleanup().finally(() => process.exit(130));
     });
   }
-  // Node 20 would run every .js below a directory named test (helpers and the chaos runner included): pass the
-  // *.test.js files explicitly.
-  const targets = process.argv.slice(2);
-  const files = (targets.length > 0 ? targets : [path.join('dist', 'test')]).flatMap(testFiles);
-  if (files.length === 0) throw new Error(`no *.test.js files in ${targets.join(' ') || 'dist/test'}`);
+  progress(`${files.length} files, ${concurrency} at a time`);
+  const started = Date.now();
   const code = await new Promise((resolve) => {
-    child = spawn(process.execPath, ['--test', '--test-reporter=spec', ...files], {
-      stdio: 'inherit',
-      env: { ...process.env, TEMPORAL_CLI_PATH: temporalPath, LBAAS_TEST_TEMPORAL_ADDRESS: server.address },
-    });
+    const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout', `--test-reporter=${path.join(__dirname, 'test-times.js')}`, '--test-reporter-destination=stdout'];
+    child = spawn(process.execPath, ['--test', ...reporters, `--test-concurrency=${concurrency}`, ...files], { stdio: 'inherit', env });
     child.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0)));
   });
-  await server.stop();
+  progress(`test files took ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  await cleanup();
   process.exitCode = code;
+}
+
+/** The workflow code bundled once into `dir`; test workers load it with `workflowBundle: { codePath }`. */
+async function bundle(dir) {
+  const { bundleWorkflowCode } = require('@temporalio/worker');
+  const { workflowsPath } = require('../dist/worker/main.js');
+  const quiet = { info() {}, warn() {}, debug() {}, trace() {}, log() {}, error: (...a) => console.error(...a) };
+  const { code } = await bundleWorkflowCode({ workflowsPath, logger: quiet });
+  const file = path.join(dir, 'workflow-bundle.js');
+  fs.writeFileSync(file, code);
+  return file;
+}
+
+/** The directory below dist/test that a test file is in ('' for none). */
+function dirOf(file) {
+  const parts = path.relative(path.resolve('dist', 'test'), path.resolve(file)).split(path.sep);
+  return parts.length > 1 && parts[0] !== '..' ? parts[0] : '';
+}
+
+function byOrder(a, b) {
+  const rank = (f) => {
+    const i = ORDER.indexOf(dirOf(f));
+    return i < 0 ? ORDER.length : i;
+  };
+  return rank(a) - rank(b) || a.localeCompare(b);
 }
 
 function testFiles(target) {

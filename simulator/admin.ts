@@ -1,5 +1,5 @@
 /**
- * The admin API under `/_sim/` (engine-api.md section 4): fixtures, drift, faults and counters. No auth, JSON,
+ * The admin API under `/_sim/` (docs/engine-api.md#admin-api): fixtures, drift, faults and counters. No auth, JSON,
  * never counted in the stats and never subject to faults.
  */
 import { z } from 'zod';

@@ -1,5 +1,5 @@
 /**
- * The fault model (docs/engine-api.md, the simulator's admin API): delays, failure rates and the real Engine's
+ * The fault model (docs/engine-api.md#fault-model): delays, failure rates and the real Engine's
  * manners (manners.ts), drawn from seeded PRNG streams so that a run is reproducible. `PUT /_sim/faults` replaces
  * the whole model; keys left out take the defaults of the given `profile`, or of the startup profile.
  */

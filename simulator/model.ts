@@ -1,7 +1,8 @@
 /**
- * The Engine's LBaaS object model as the simulator stores and renders it (engine-api.md 2.1, 2.2, 3).
- * Objects keep their kind-specific fields in a flat record, links as bare identifiers; rendering turns links
- * into `{identifier, name}` references and the state id into the state object.
+ * The Engine's LBaaS object model as the simulator stores and renders it (docs/engine-api.md#object-fields,
+ * docs/engine-api.md#states, docs/engine-api.md#core-resources-and-tags). Objects keep their kind-specific fields in
+ * a flat record, links as bare identifiers; rendering turns links into `{identifier, name}` references and the state
+ * id into the state object.
  */
 
 export const KINDS = ['loadbalancer', 'frontend', 'backend', 'bind', 'server'] as const;
@@ -70,7 +71,7 @@ export interface KindSpec {
 
 const MODE = ['tcp', 'http'] as const;
 
-/** Our own choice: engine-api.md gives no resource type id for LoadBalancer. */
+/** Our own choice: docs/engine-api.md#core-resources-and-tags knows no resource type id for LoadBalancer. */
 export const LOADBALANCER_TYPE_ID = 'a7c0e7d6f2b14b5e9c3d8f1a2b6e4c90';
 
 export const CUSTOMER_IDENTIFIER = 'c1a55e5f0a6b4d2c8e7f9a0b1c2d3e4f';

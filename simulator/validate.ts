@@ -1,7 +1,7 @@
 /**
  * Turns a create/update/seed body into stored fields. Tolerant where the Engine's clients differ (links as bare
  * ids or as `{identifier}` objects, ints as numeric strings), strict where a wrong value would break the echo.
- * Unknown keys are ignored (engine-api.md 2.3).
+ * Unknown keys are ignored (docs/engine-api.md#requests).
  */
 import { type Fields, type FieldSpec, type FieldValue, KIND_SPECS, type Kind } from './model';
 

@@ -7,6 +7,7 @@ import type { Client } from '@temporalio/client';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivitiesOptions } from '../activities';
 import { createControlActivities } from '../activities/control';
+import { createImportActivities } from '../activities/import';
 import type { EngineClient } from '../activities/engine';
 import { noticeRateLimits } from './rate-limit-notice';
 
@@ -47,7 +48,7 @@ export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> 
     namespace: o.namespace,
     taskQueue: o.taskQueue,
     ...(o.workflowBundle ? { workflowBundle: o.workflowBundle } : { workflowsPath }),
-    activities: { ...createActivities(o.engine, o.activities), ...createControlActivities(o.temporalClient) },
+    activities: { ...createActivities(o.engine, o.activities), ...createControlActivities(o.temporalClient), ...createImportActivities(o.engine) },
     maxConcurrentActivityTaskExecutions: o.maxConcurrentActivityTaskExecutions ?? DEFAULT_MAX_CONCURRENT_ACTIVITIES,
     ...(o.taskQueueActivitiesPerSecond ? { maxTaskQueueActivitiesPerSecond: o.taskQueueActivitiesPerSecond } : {}),
     shutdownGraceTime: o.shutdownGraceTime ?? DEFAULT_SHUTDOWN_GRACE,

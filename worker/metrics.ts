@@ -1,5 +1,5 @@
 /**
- * The worker's Prometheus metrics (product.md section 6). They are created on Temporal's runtime meter, so one
+ * The worker's Prometheus metrics (docs/spec.md#metrics). They are created on Temporal's runtime meter, so one
  * endpoint (LBAAS_METRICS_ADDRESS, served by the Temporal runtime's Prometheus exporter) carries ours and
  * Temporal's worker metrics together. Names follow the upstream controller's. The duration histograms and the
  * pending gauge are recorded by the workflow itself (workflows/reconcile-lb.ts), which knows when a pass ends.

@@ -1,7 +1,7 @@
 /**
- * serviceController: the long-lived workflow of one service (id `lbaas/<uid>`, product.md section 4). It holds the
- * desired spec and its revision, runs one pass at a time as a child reconcileService, lets the latest spec win,
- * retries failed passes with growing delays, resyncs on demand, deletes, and continues as new before its history
+ * serviceController: the long-lived workflow of one service (id `lbaas/<uid>`, docs/spec.md#temporal-surface). It
+ * holds the desired spec and its revision, runs one pass at a time as a child reconcileService, lets the latest spec
+ * win, retries failed passes with growing delays, resyncs on demand, deletes, and continues as new before its history
  * grows large. The entity state lives in ControllerState (controller-state.ts); this file is the loop and handlers.
  *
  * The loop is a state machine (docs/architecture.md, "Controller states", has the full diagram):

@@ -27,6 +27,10 @@ export function specOf(input: unknown, workflow: string): { spec: ServiceSpec; f
     const prefixed = result.issues.map((i) => ({ ...i, path: i.path ? `spec.${i.path}` : 'spec' }));
     throw invalidInput(`${workflow}: invalid spec:\n${formatIssues(prefixed)}`);
   }
+  if (result.spec.serverPool !== undefined) {
+    // A pass must see servers: left unresolved, an empty list would destroy every Server object.
+    throw invalidInput(`${workflow}: spec.serverPool: a pass needs the pool resolved into servers (the service controller does this); pass the servers instead`);
+  }
   return { spec: result.spec, fields };
 }
 

@@ -5,7 +5,10 @@ import { ActivityCancellationType, defineSearchAttributeKey, SearchAttributeType
 import type { ReadinessPolicy } from '../domain/types';
 
 export const workflowIds = {
-  /** One reconciliation of one service on one load balancer; the id makes it exclusive (product.md section 3). */
+  /**
+   * One reconciliation of one service on one load balancer; the id makes it exclusive
+   * (docs/spec.md#reconciliation-semantics).
+   */
   loadBalancer: (serviceUid: string, loadBalancer: string) => `lbaas/${serviceUid}/lb/${loadBalancer}`,
   controller: (serviceUid: string) => `lbaas/${serviceUid}`,
 };

@@ -1,5 +1,6 @@
 /**
- * reconcileLoadBalancer: one reconciliation of one service on one load balancer (product.md sections 3-4).
+ * reconcileLoadBalancer: one reconciliation of one service on one load balancer
+ * (docs/spec.md#reconciliation-semantics, docs/spec.md#temporal-surface).
  *
  * observe -> plan -> destroy -> create/recover/wait along the dependency graph -> observe again, until the plan is
  * empty or the pass budget is spent.
@@ -17,7 +18,7 @@ import { DESTROY_STAGES, KIND_TITLE, type Destroy, type LoadBalancerResult, type
 import { StatusBook } from './status-book';
 
 export interface ReconcileLoadBalancerInput {
-  /** The service spec as written (product.md section 1); validated again here. */
+  /** The service spec as written (docs/spec.md#validation); validated again here. */
   spec: unknown;
   loadBalancer: string;
   /** Remove everything the service owns on this load balancer (it left the spec). */
@@ -72,7 +73,7 @@ export const DEFAULT_MAX_PASSES = 8;
 export const REALIZE_GROUPS_PATCH = 'realize-groups';
 
 /**
- * Workflow-side metrics (product.md section 6), on the worker's Prometheus endpoint. Temporal does not emit them
+ * Workflow-side metrics (docs/spec.md#metrics), on the worker's Prometheus endpoint. Temporal does not emit them
  * while replaying, so a worker restart does not count a reconciliation twice.
  */
 const metrics = {

@@ -1,6 +1,7 @@
 /**
  * reconcileService: reconcile one service on all of its load balancers, one child reconcileLoadBalancer each,
- * concurrently; clean up load balancers that left the spec; merge the status (product.md sections 3-4).
+ * concurrently; clean up load balancers that left the spec; merge the status (docs/spec.md#reconciliation-semantics,
+ * docs/spec.md#temporal-surface).
  */
 import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ChildWorkflowFailure, executeChild, isCancellation, ParentClosePolicy, proxyActivities, sleep } from '@temporalio/workflow';

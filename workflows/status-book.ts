@@ -1,6 +1,6 @@
 /**
- * Per-object status of one load balancer's reconciliation, kept as data (design.md point 5) and exposed by the
- * `status` query: what exists, what is pending, what failed and why.
+ * Per-object status of one load balancer's reconciliation, kept as data (docs/architecture.md#status-book) and
+ * exposed by the `status` query: what exists, what is pending, what failed and why.
  */
 import type { Kind, ObjectStatus, Plan, Snapshot, StateName } from '../domain/types';
 

@@ -1,10 +1,10 @@
 /**
  * (Longer than 300 lines: one class whose private helpers are the request path every call shares.)
  *
- * The typed HTTP client of the Anexia Engine's LBaaS v1 and Core v1 API (engine-api.md), on undici.
+ * The typed HTTP client of the Anexia Engine's LBaaS v1 and Core v1 API (docs/engine-api.md), on undici.
  *
  * Rules every call follows:
- * - One request per call (one per page for lists), no retries: Temporal owns retries (design.md point 4). Every
+ * - One request per call (one per page for lists), no retries: Temporal owns retries (docs/architecture.md#retries). Every
  *   failure is an `EngineError` subclass from `errors.ts` that says whether it is retryable.
  * - Every request first waits for its turn in the client's `RequestPacer` (pacing.ts): the worker's Engine request
  *   budget and the backoff after a 429, shared by everything the client sends. A 429 still fails its call; the
@@ -56,7 +56,10 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
  * issuing parallel GETs); 32 keeps them from queueing behind each other without flooding the Engine.
  */
 export const DEFAULT_CONNECTIONS = 32;
-/** Items per list page: the Engine's maximum (engine-api.md 2.4), so lists take the fewest round trips. */
+/**
+ * Items per list page: the Engine's maximum (docs/engine-api.md#lists-and-paging), so lists take the fewest round
+ * trips.
+ */
 export const DEFAULT_PAGE_LIMIT = 100;
 export const MAX_PAGE_LIMIT = 100;
 /**
@@ -100,7 +103,7 @@ export interface EngineClientOptions {
 }
 
 export interface ListOptions {
-  /** Engine list filters (engine-api.md 2), e.g. `{ load_balancer: id }`. */
+  /** Engine list filters (docs/engine-api.md#collections), e.g. `{ load_balancer: id }`. */
   filters?: Readonly<Record<string, string>>;
   /** Page size, 1..100; default `DEFAULT_PAGE_LIMIT`. */
   limit?: number;
@@ -180,7 +183,10 @@ function idSegment(id: string): string {
   return encodeURIComponent(id);
 }
 
-/** Tags go into the path literally, `=` unescaped (engine-api.md 3); anything that would break the path is escaped. */
+/**
+ * Tags go into the path literally, `=` unescaped (docs/engine-api.md#core-resources-and-tags); anything that would
+ * break the path is escaped.
+ */
 function tagSegment(tag: string): string {
   if (typeof tag !== 'string' || tag === '') throw new TypeError('tag must be a non-empty string');
   return encodeURIComponent(tag).replace(/%3D/gi, '=');

@@ -1,5 +1,5 @@
 /**
- * The one place where Engine HTTP outcomes become typed errors (design.md point 4).
+ * The one place where Engine HTTP outcomes become typed errors (docs/architecture.md#retries).
  *
  * Every error names the request (`method`, `path` as sent, query included: it never carries a secret, the token
  * only ever travels in the Authorization header) and the HTTP status, and says whether repeating the same request
@@ -112,7 +112,8 @@ export class EngineRateLimitedError extends EngineError {
 
 /**
  * 5xx. Retryable, but note that a 5xx (or a network error) after a POST does not prove the object was not created
- * (engine-api.md `dropAfterCommit`): callers find such orphans by name or tag before creating again.
+ * (`dropAfterCommit` in docs/engine-api.md#fault-model): callers find such orphans by name or tag before creating
+ * it again.
  */
 export class EngineServerError extends EngineError {
   static {

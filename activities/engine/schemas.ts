@@ -1,5 +1,6 @@
 /**
- * The Engine's LBaaS v1 and Core v1 objects as this client reads and writes them (engine-api.md sections 2 and 3).
+ * The Engine's LBaaS v1 and Core v1 objects as this client reads and writes them (docs/engine-api.md#lbaas-v1-objects
+ * and docs/engine-api.md#core-resources-and-tags).
  *
  * Parsed objects keep the Engine's field names (snake_case), so what a caller compares is what the Engine echoed.
  * Schemas strip unknown fields instead of rejecting them: the Engine may add fields at any time. They are strict
@@ -113,8 +114,8 @@ export const objectSchemas: { readonly [K in LbaasKind]: z.ZodType<EngineObjectM
 };
 
 /*
- * Request bodies (engine-api.md 2.3). Links are bare identifier strings under the same key as the reference in
- * the object. Optional fields are left out when undefined (JSON.stringify drops them), so the Engine applies its
+ * Request bodies (docs/engine-api.md#requests). Links are bare identifier strings under the same key as the reference
+ * in the object. Optional fields are left out when undefined (JSON.stringify drops them), so the Engine applies its
  * defaults.
  */
 export interface LoadBalancerCreate {
@@ -145,7 +146,7 @@ export interface EngineCreateBodyMap {
 export type EngineUpdateBodyMap = { [K in LbaasKind]: EngineCreateBodyMap[K] & { state?: string } };
 
 /**
- * Paged list envelopes (engine-api.md 2.4). Only `total_pages` and `data` steer the paging; the real Engine may
+ * Paged list envelopes (docs/engine-api.md#lists-and-paging). Only `total_pages` and `data` steer the paging; the real Engine may
  * leave `total_pages` out, and paging then ends on the first empty page (as the Go client's does).
  */
 export const pageSchema = z.object({
@@ -185,7 +186,7 @@ export interface EngineResource {
 const LINK_KEYS: { readonly [K in LbaasKind]: readonly string[] } = { loadbalancer: [], ...LINK_FIELDS };
 
 /**
- * Turns an object as read into its PUT body (engine-api.md 2.3): references become bare ids, `state` becomes
+ * Turns an object as read into its PUT body (docs/engine-api.md#requests): references become bare ids, `state` becomes
  * "0", null fields are left out (a null in a request body is not something the Engine documents accepting).
  */
 export function toUpdateBody<K extends LbaasKind>(kind: K, object: EngineObjectMap[K]): EngineUpdateBodyMap[K] {

@@ -1,6 +1,6 @@
 import type { StateName } from '../../domain/types';
 
-/** Engine state ids (engine-api.md 2.2). The id is what counts when the Engine sends one; titles are for people. */
+/** Engine state ids (docs/engine-api.md#states). The id is what counts when the Engine sends one; titles are for people. */
 export const STATE_NAME_BY_ID: Readonly<Record<string, Exclude<StateName, 'Unknown'>>> = Object.freeze({
   '0': 'Updating',
   '1': 'Updated',
@@ -10,7 +10,7 @@ export const STATE_NAME_BY_ID: Readonly<Record<string, Exclude<StateName, 'Unkno
 });
 
 /**
- * State types (engine-api.md 2.2): what the Go client decides readiness by, and all the real Engine sometimes sends.
+ * State types (docs/engine-api.md#states): what the Go client decides readiness by, and all the real Engine sometimes sends.
  * A state known only by its type reads as the plainest state of that type. Updating is of type ok too, so an object
  * known only by type reads as ready while an update is applied, as it does for the Go client.
  */

@@ -1,4 +1,4 @@
-/** Core v1 resources and tags (engine-api.md section 3). */
+/** Core v1 resources and tags (docs/engine-api.md#core-resources-and-tags). */
 import { SimError } from '../errors';
 import { decodeSegment, errorReply, paging, type Reply } from '../http';
 import { pageOf, renderResource } from '../render';

@@ -1,4 +1,4 @@
-/** LBaaS v1 collections (engine-api.md section 2): list, create, get, update, delete. */
+/** LBaaS v1 collections (docs/engine-api.md#lbaas-v1-objects): list, create, get, update, delete. */
 import { SimError } from '../errors';
 import { decodeSegment, paging, parseJsonObject, type Reply } from '../http';
 import { KIND_BY_COLLECTION, KIND_SPECS, type Kind, type SimObject } from '../model';

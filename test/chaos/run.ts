@@ -24,6 +24,8 @@ import { DEFAULT_OPTIONS, type ChaosOptions, type ChaosReport, type FaultRates, 
 import { adminJson, allObjects, convergeOne, quiesce, retrying, scanHistories, sleep } from './waits';
 
 export { DEFAULT_OPTIONS, type ChaosOptions, type ChaosReport } from './options';
+// The cluster chaos suite (test/cluster/run.ts) waits on controllers the same way.
+export { convergeOne, quiesce } from './waits';
 export { formatReport } from './report';
 import { changedSpec, seedForeign, serviceSpec, validated, type ChaosService } from './specs';
 import { WorkerPool } from './workers';

@@ -97,7 +97,7 @@ test('an invalid spec exits 2 listing every issue as `path: message`, without co
     'externalAddresses[1]: must be an IPv4 or IPv6 address without zone, like 203.0.113.10 or 2001:db8::10',
     'loadBalancers[1]: duplicate of loadBalancers[0]',
     'ports.http.internal: must be an integer from 1 to 65535',
-    'sevrers: unknown key (allowed: serviceUid, nameSuffix, loadBalancers, externalAddresses, ports, servers, readiness, failedResources)',
+    'sevrers: unknown key (allowed: serviceUid, nameSuffix, loadBalancers, externalAddresses, ports, servers, serverPool, readiness, failedResources)',
   ]);
   assert.doesNotMatch(r.stderr, /cannot reach Temporal/);
 });
@@ -131,8 +131,10 @@ test('YAML: an alias bomb is refused before it expands', async () => {
     lines.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill(`*${prev}`).join(', ')}]`);
   }
   const r = await lbaas(['apply', '-f', await file('bomb.yaml', `${lines.join('\n')}\n`)]);
+  // Expanded, the ten levels of nine aliases would be 9^10 (3.5 billion) nodes: a run that ends at all (runCli
+  // gives up after 60 s) with this error was refused by the alias limit, not after expanding. (No bound in
+  // milliseconds: a loaded machine starting several processes at once takes over 10 s to start one.)
   assertInvalid(r, /bomb\.yaml: aliases expand to too much .*resource exhaustion/);
-  assert.ok(r.ms < 10_000, `refused quickly (${r.ms} ms)`);
 });
 
 test('YAML: a few aliases (one block reused) are fine and reach validation', async () => {

@@ -80,7 +80,7 @@ test('apply of an invalid spec exits 2 naming each field, and starts no workflow
 test('YAML from a file, the same spec as JSON, and YAML on stdin all apply (revisions 1, 2, 3)', async () => {
   const lb = seedLoadBalancer(stack.sim, 'lb-cli-yaml');
   const yaml = [
-    '# the product.md example, as an operator writes it',
+    '# the example of docs/spec.md#format, as an operator writes it',
     'serviceUid: cli-yaml',
     'nameSuffix: web.default.prod',
     `loadBalancers: [${lb}]`,

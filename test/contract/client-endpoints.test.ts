@@ -1,5 +1,6 @@
 /**
- * The Engine client against the simulator over real HTTP: every endpoint of engine-api.md sections 2 and 3.
+ * The Engine client against the simulator over real HTTP: every endpoint of docs/engine-api.md#lbaas-v1-objects and
+ * docs/engine-api.md#core-resources-and-tags.
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
@@ -39,7 +40,7 @@ beforeEach(async () => {
   events.length = 0;
 });
 
-/** The simulator's admin API (engine-api.md section 4), over HTTP like any other user of it. */
+/** The simulator's admin API (docs/engine-api.md#admin-api), over HTTP like any other user of it. */
 async function admin<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
   const res = await fetch(`${sim.url}${path}`, {
     method,

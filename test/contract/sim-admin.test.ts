@@ -1,5 +1,5 @@
 /**
- * Contract tests of the simulator's admin API (engine-api.md section 4): stats, faults, seeding, drift, reset
+ * Contract tests of the simulator's admin API (docs/engine-api.md#admin-api): stats, faults, seeding, drift, reset
  * and seeded determinism, over raw HTTP.
  */
 import { after, before, beforeEach, describe, test } from 'node:test';

@@ -1,5 +1,6 @@
 /**
- * Contract tests of the simulator's Core v1 resources and tags (engine-api.md section 3) over raw HTTP.
+ * Contract tests of the simulator's Core v1 resources and tags (docs/engine-api.md#core-resources-and-tags) over raw
+ * HTTP.
  */
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * Contract tests of the simulator's LBaaS v1 API (engine-api.md section 2) over raw HTTP: exact shapes,
+ * Contract tests of the simulator's LBaaS v1 API (docs/engine-api.md#lbaas-v1-objects) over raw HTTP: exact shapes,
  * lifecycle, paging, filters, auth and referential integrity.
  */
 import { after, before, beforeEach, describe, test } from 'node:test';

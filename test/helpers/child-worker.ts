@@ -1,6 +1,6 @@
 /**
- * Worker child processes for the tests that SIGKILL a worker for real (dev/child-worker.ts), on the test file's
- * workflow bundle (stack.ts) written once to a temporary file.
+ * Worker child processes for the tests that SIGKILL a worker for real (dev/child-worker.ts), on the run's prebuilt
+ * workflow bundle, or the test file's (stack.ts) written once to a temporary file.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -16,8 +16,10 @@ export interface ChildWorkerOptions extends Omit<DevChildWorkerOptions, 'bundleP
 }
 
 let bundleFile: Promise<string> | null = null;
+/** The run's prebuilt bundle (`npm test`), else the file's bundle written once to a temporary file. */
 function bundlePath(): Promise<string> {
-  bundleFile ??= (async () => {
+  const prebuilt = process.env.LBAAS_TEST_WORKFLOW_BUNDLE;
+  bundleFile ??= prebuilt ? Promise.resolve(prebuilt) : (async () => {
     const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'lbaas-bundle-')), 'workflow-bundle.js');
     writeFileSync(file, (await workflowBundle()).code);
     return file;

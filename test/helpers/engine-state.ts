@@ -42,7 +42,7 @@ export function taggedOn(sim: RunningSimulator, loadBalancer: string, serviceUid
 }
 
 /**
- * One line per object with the fields product.md section 2 compares, links by name:
+ * One line per object with the fields docs/spec.md#compared-fields lists, links by name:
  * `Server node-1.http.x ip=10.0.0.11 port=30080 check=enabled backend=http.x`. Sorted.
  */
 export function describeObjects(objects: readonly AdminObject[], sim: RunningSimulator): string[] {
@@ -76,8 +76,8 @@ export interface OracleSpec {
 }
 
 /**
- * The lines `describeObjects` must print for a spec on one load balancer (product.md section 2), for specs whose
- * addresses are already canonical.
+ * The lines `describeObjects` must print for a spec on one load balancer (docs/spec.md#engine-objects), for specs
+ * whose addresses are already canonical.
  */
 export function expectedLines(spec: OracleSpec): string[] {
   const n = (...parts: string[]) => [...parts, spec.nameSuffix].filter((p) => p !== '').join('.');
@@ -120,7 +120,7 @@ export function snapshotById(objects: readonly AdminObject[]): Record<string, Ad
   return Object.fromEntries(objects.map((o) => [o.identifier, structuredClone(o)]));
 }
 
-/** The admin API over HTTP (engine-api.md section 4), as an operator or another tool would drive it. */
+/** The admin API over HTTP (docs/engine-api.md#admin-api), as an operator or another tool would drive it. */
 export const admin = {
   async delete(sim: RunningSimulator, id: string): Promise<void> {
     const res = await fetch(`${sim.url}/_sim/objects/${id}`, { method: 'DELETE' });
@@ -143,7 +143,7 @@ export const admin = {
 
 /**
  * Seeds what the upstream controller (or a converged pass) leaves on a load balancer for a spec: every object of
- * product.md section 2, in state `state`, carrying `tags`. Returns identifiers by `kind name`.
+ * docs/spec.md#engine-objects, in state `state`, carrying `tags`. Returns identifiers by `kind name`.
  */
 export function seedConverged(
   sim: RunningSimulator,

@@ -5,7 +5,7 @@ export function seedLoadBalancer(sim: RunningSimulator, name: string): string {
   return sim.seedObject({ kind: 'loadbalancer', fields: { name, ip_address: '198.51.100.9' }, state: 'Deployed' } as never);
 }
 
-/** The product.md example: 2 ports x 2 addresses x 2 servers = 2 Backends, 2 Frontends, 4 Binds, 4 Servers per LB. */
+/** The docs/spec.md#format example: 2 ports x 2 addresses x 2 servers = 2 Backends, 2 Frontends, 4 Binds, 4 Servers per LB. */
 export function exampleSpec(loadBalancers: string[], overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     serviceUid: '9a5f0c1e-3b7d-4c7a-9d8e-0f1a2b3c4d5e',

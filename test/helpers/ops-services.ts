@@ -26,7 +26,7 @@ export function valid(raw: Record<string, unknown>): ServiceSpec {
   return r.spec;
 }
 
-/** The product.md example for one service on `loadBalancers` (12 objects per load balancer), nameSuffix = uid. */
+/** The example of docs/spec.md#format on `loadBalancers` (12 objects per load balancer), nameSuffix = uid. */
 export function serviceSpec(uid: string, loadBalancers: string[], overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return exampleSpec(loadBalancers, { serviceUid: uid, nameSuffix: uid, ...overrides });
 }

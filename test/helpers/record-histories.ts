@@ -21,6 +21,7 @@ import { LbaasClient } from '../../client/service-client';
 import { workflowIds } from '../../workflows/options';
 import { formatIssues, validateSpec } from '../../domain';
 import { loadBalancerStatusQuery } from '../../workflows/reconcile-lb';
+import { importServices } from '../../workflows/import';
 import { admin, seedConverged, tagOf, type OracleSpec } from './engine-state';
 import { historyToJson } from './history-json';
 import { exampleSpec, seedLoadBalancer } from './fixtures';
@@ -40,6 +41,7 @@ export const RECORDED = [
   'reconcile-service-busy-child',
   'plan-service',
   'service-controller',
+  'import-services',
 ] as const;
 
 type Name = (typeof RECORDED)[number];
@@ -53,7 +55,8 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
     for (const name of only) {
       if (name === 'service-controller') await recordController(stack, out);
       else if (name === 'reconcile-lb-converge-groups') await recordGroups(stack, out);
-      else throw new Error(`only service-controller and reconcile-lb-converge-groups can be recorded alone (got ${name})`);
+      else if (name === 'import-services') await recordImport(stack, out);
+      else throw new Error(`only service-controller, reconcile-lb-converge-groups and import-services can be recorded alone (got ${name})`);
     }
     return;
   }
@@ -156,6 +159,7 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
   }
   await recordGroups(stack, out);
   await recordController(stack, out);
+  await recordImport(stack, out);
   await runs.terminateRunning();
 }
 
@@ -171,6 +175,27 @@ async function recordGroups(stack: Stack, out: string): Promise<void> {
   const history = await h.fetchHistory();
   writeFileSync(path.join(out, 'reconcile-lb-converge-groups.json'), `${JSON.stringify(historyToJson(history), null, 1)}\n`);
   process.stderr.write(`recorded reconcile-lb-converge-groups: ${history.events?.length ?? 0} events\n`);
+}
+
+/**
+ * importServices over two load balancers: a service laid out by the upstream controller on both, one that cannot be
+ * rebuilt exactly (a server missing on one), and a load balancer id that does not exist.
+ */
+async function recordImport(stack: Stack, out: string): Promise<void> {
+  const sim = stack.sim;
+  const [lb1, lb2] = [seedLoadBalancer(sim, 'lb-import-1'), seedLoadBalancer(sim, 'lb-import-2')];
+  for (const lb of [lb1, lb2]) seedConverged(sim, lb, ORACLE, { tags: [tagOf('record-import')] });
+  seedConverged(sim, lb1, ORACLE, { tags: [tagOf('record-import-uneven')] });
+  seedConverged(sim, lb2, { ...ORACLE, servers: ORACLE.servers.slice(0, 1) }, { tags: [tagOf('record-import-uneven')] });
+  const handle = await stack.client.workflow.start(importServices, {
+    workflowId: 'record-import',
+    taskQueue: stack.taskQueue,
+    args: [{ loadBalancers: [lb1, lb2, 'f'.repeat(32)] }],
+  });
+  await handle.result();
+  const history = await handle.fetchHistory();
+  writeFileSync(path.join(out, 'import-services.json'), `${JSON.stringify(historyToJson(history), null, 1)}\n`);
+  process.stderr.write(`recorded import-services: ${history.events?.length ?? 0} events\n`);
 }
 
 /**

@@ -4,6 +4,7 @@
  * a worker on a task queue of the test's own.
  */
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { EngineClient, type EngineClientOptions } from '../../activities/engine';
@@ -12,6 +13,7 @@ import { startDevServer, type DevServer } from '../../dev/devserver';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../simulator';
 import { workflowsPath } from '../../worker/main';
 import { startWorker, type RunningWorker } from '../../worker/start';
+import { namespaceOfTestFile } from './namespace';
 
 // Worker lifecycle INFO lines drown the test report; warnings and errors still show.
 Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -19,9 +21,13 @@ Runtime.install({ logger: new DefaultLogger('WARN') });
 export const TEST_TOKEN = 'test-token-7f3a9c1e5b2d4068';
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | null = null;
-/** The workflow bundle, built once per test file (process). */
+/** The workflow bundle: the one `npm test` built for the whole run (LBAAS_TEST_WORKFLOW_BUNDLE), else built once per test file (process). */
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath, logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never });
+  const prebuilt = process.env.LBAAS_TEST_WORKFLOW_BUNDLE;
+  // Source maps are inline in the code; the separate field is unused by the SDK.
+  bundle ??= prebuilt
+    ? readFile(prebuilt, 'utf8').then((code) => ({ code, sourceMap: '' }))
+    : bundleWorkflowCode({ workflowsPath, logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never });
   return bundle;
 }
 
@@ -35,7 +41,8 @@ let server: Promise<TemporalTestServer> | null = null;
 export function temporalServer(): Promise<TemporalTestServer> {
   server ??= (async () => {
     const address = process.env.LBAAS_TEST_TEMPORAL_ADDRESS;
-    if (address) return { address, namespace: 'default', own: null };
+    // `npm test` registered a namespace for this file (test/helpers/namespace.ts).
+    if (address) return { address, namespace: namespaceOfTestFile(process.argv[1] ?? '') ?? 'default', own: null };
     const own = await startDevServer({});
     return { address: own.address, namespace: own.namespace, own };
   })();

@@ -110,14 +110,25 @@ export function scheduledActivities(events: readonly HistoryEvent[]): string[] {
   return events.flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name ? [e.activityTaskScheduledEventAttributes.activityType.name] : []));
 }
 
-/** Polls `probe` every `intervalMs` until it returns something other than undefined/false. */
+/**
+ * An asynchronous probe asks Temporal (a query runs a workflow task on the worker, a describe reads the server):
+ * repeated every 10 ms it loads the very worker and server the test waits on, and the other test files running
+ * beside it. 50 ms still notices a state within a twentieth of a second.
+ */
+const ASYNC_PROBE_MIN_INTERVAL_MS = 50;
+
+/**
+ * Polls `probe` every `intervalMs` (an asynchronous probe at least every ASYNC_PROBE_MIN_INTERVAL_MS) until it
+ * returns something other than undefined/false.
+ */
 export async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 20_000, intervalMs = 10): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const v = await probe();
+    const answer = probe();
+    const v = await answer;
     if (v !== undefined && v !== false) return v;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
+    await new Promise((r) => setTimeout(r, answer instanceof Promise ? Math.max(intervalMs, ASYNC_PROBE_MIN_INTERVAL_MS) : intervalMs));
   }
 }
 

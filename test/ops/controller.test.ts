@@ -199,7 +199,7 @@ test('status query: phase, revision, merged status, per load balancer summary an
   const r = await lbaas.waitConverged(uid, 1);
   const st = await lbaas.status(uid);
 
-  assert.deepEqual(Object.keys(st).sort(), ['consecutiveFailures', 'lastPass', 'loadBalancers', 'nextRetryAt', 'objects', 'phase', 'revision', 'running', 'serviceUid', 'status']);
+  assert.deepEqual(Object.keys(st).sort(), ['consecutiveFailures', 'engineRateLimitedUntil', 'lastPass', 'loadBalancers', 'nextRetryAt', 'objects', 'phase', 'revision', 'running', 'serviceUid', 'status']);
   assert.equal(st.serviceUid, uid);
   assert.equal(st.phase, 'Converged');
   assert.equal(st.revision, 1);

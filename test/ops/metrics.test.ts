@@ -1,5 +1,5 @@
 /**
- * The worker's Prometheus endpoint (product.md section 6), on a worker PROCESS started the way an operator starts
+ * The worker's Prometheus endpoint (docs/spec.md#metrics), on a worker PROCESS started the way an operator starts
  * it: `node bin/lbaas.js worker` with only environment variables.
  */
 import assert from 'node:assert/strict';
@@ -138,4 +138,26 @@ test('worker metrics: lbaas_reconcile_created_total moves by exactly the 12 obje
     200,
   );
   assert.equal(deleted, 6);
+});
+
+test('Engine 429s: lbaas_engine_rate_limited_total counts every 429 the Engine sent, lbaas_engine_backoff_milliseconds_total the time held back, and the request rate in force drops below the budget', async () => {
+  const lb = seedLoadBalancer(sim, `lb-throttled-${randomUUID().slice(0, 8)}`);
+  const uid = uniqueUid('metrics-429');
+  const before = await scrape(metricsAddress);
+  // Two requests per second per token, no Retry-After: the worker's default budget of 10/s is far over it.
+  sim.setFaults({ rateLimit: { rps: 2, burst: 2, retryAfter: false } });
+  sim.resetStats();
+  try {
+    await lbaas.applyRaw(serviceSpec(uid, [lb], { ports: { http: { external: 80, internal: 30080 } }, servers: [] }));
+    assert.equal((await lbaas.waitConverged(uid, 1)).converged, true);
+  } finally {
+    sim.setFaults({ rateLimit: null });
+  }
+  const throttled = sim.stats().throttled;
+  assert.ok(throttled > 0, 'the Engine answered 429');
+  const after = await scrape(metricsAddress);
+  assert.equal(sumOf(after.samples, 'lbaas_engine_rate_limited_total') - sumOf(before.samples, 'lbaas_engine_rate_limited_total'), throttled);
+  assert.ok(sumOf(after.samples, 'lbaas_engine_backoff_milliseconds_total') > sumOf(before.samples, 'lbaas_engine_backoff_milliseconds_total'));
+  const rate = after.samples.find((s) => s.name === 'lbaas_engine_requests_per_second');
+  assert.ok(rate && rate.value < 10, `the rate in force dropped below the budget of 10 (${rate?.value})`);
 });

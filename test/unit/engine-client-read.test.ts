@@ -25,7 +25,7 @@ describe('EngineClient reads LBaaS objects', () => {
     ['server', SERVER],
   ] as const;
   for (const [kind, object] of kinds) {
-    test(`get('${kind}') parses the ${kind} shape of engine-api.md 2.1 unchanged`, async () => {
+    test(`get('${kind}') parses the ${kind} shape of docs/engine-api.md#object-fields unchanged`, async () => {
       const h = harness();
       h.reply({ status: 200, body: object });
       assert.deepEqual(await h.client.get(kind, object.identifier), object);

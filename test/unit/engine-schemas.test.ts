@@ -17,7 +17,7 @@ describe('state names', () => {
     });
   }
 
-  test('ids outside engine-api.md 2.2 are Unknown, including prototype keys and titles', () => {
+  test('ids outside docs/engine-api.md#states are Unknown, including prototype keys and titles', () => {
     for (const id of ['5', '', ' 3', '03', 'Deployed', 'toString', '__proto__', 'constructor']) {
       assert.equal(stateNameFromId(id), 'Unknown', `id ${JSON.stringify(id)}`);
     }

@@ -37,9 +37,11 @@ export const ROOM_IMPORTS: Readonly<Record<string, readonly string[]>> = {
   worker: ['activities', 'common', 'workflows'],
   client: ['common', 'domain', 'workflows'],
   dev: ['activities', 'common', 'worker'],
-  cli: ['activities', 'client', 'common', 'dev', 'domain', 'simulator', 'worker', 'workflows'],
-  test: ['activities', 'bench', 'cli', 'client', 'common', 'dev', 'domain', 'simulator', 'worker', 'workflows'],
-  bench: ['activities', 'client', 'common', 'dev', 'domain', 'simulator', 'worker', 'workflows'],
+  // The production-shaped local cluster: installed and started like the dev server (dev/temporal-path, dev/devserver).
+  cluster: ['dev'],
+  cli: ['activities', 'client', 'cluster', 'common', 'dev', 'domain', 'simulator', 'worker', 'workflows'],
+  test: ['activities', 'bench', 'cli', 'client', 'cluster', 'common', 'dev', 'domain', 'simulator', 'worker', 'workflows'],
+  bench: ['activities', 'client', 'cluster', 'common', 'dev', 'domain', 'simulator', 'worker', 'workflows'],
 };
 
 /** Directories whose files are data, not modules of the graph. */

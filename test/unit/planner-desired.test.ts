@@ -23,7 +23,7 @@ function spec(patch: Record<string, unknown> = {}): ServiceSpec {
 }
 
 describe('desiredObjects', () => {
-  test('the product.md example means these 12 objects, names joined with "." and fields as upstream sends them', () => {
+  test('the example of docs/spec.md#format means these 12 objects, names joined with "." and fields as upstream sends them', () => {
     const expected: DesiredObject[] = [
       { kind: 'backend', key: 'backend:http', name: 'http.web.default.prod', port: 'http', parent: null, fields: { name: 'http.web.default.prod', mode: 'tcp', health_check: HC, load_balancer: LB } },
       { kind: 'backend', key: 'backend:https', name: 'https.web.default.prod', port: 'https', parent: null, fields: { name: 'https.web.default.prod', mode: 'tcp', health_check: HC, load_balancer: LB } },

@@ -29,7 +29,7 @@ const upstream: Record<DesiredObject['kind'], ObservedObject> = {
   server: { kind: 'server', identifier: 'd'.repeat(32), name: 'node-1.http.web', state: 'Deployed', tagged: true, fields: { name: 'node-1.http.web', ip: '10.0.0.11', port: 30080, check: 'enabled', backend: PARENT } },
 };
 
-/** Every compared field of product.md section 2, with a value that must break the match. */
+/** Every compared field of docs/spec.md#compared-fields, with a value that must break the match. */
 const drift: [DesiredObject['kind'], string, unknown][] = [
   ['backend', 'name', 'https.web'],
   ['backend', 'mode', 'http'],
@@ -51,7 +51,7 @@ const drift: [DesiredObject['kind'], string, unknown][] = [
   ['server', 'backend', 'e'.repeat(32)],
 ];
 
-describe('matching compares exactly the fields of product.md section 2', () => {
+describe('matching compares exactly the fields of docs/spec.md#compared-fields', () => {
   for (const kind of ['backend', 'frontend', 'bind', 'server'] as const) {
     test(`an upstream-created ${kind} with the same fields matches (so it is adopted, not replaced)`, () => {
       assert.equal(matches(desiredOf(kind), upstream[kind], PARENT), true);

@@ -40,8 +40,8 @@ function id(n: number): string {
 
 /**
  * Existing objects that match `objects` exactly, tagged, in `state`, with identifiers id(first), id(first + 1), ...
- * in desired order (for the product.md example: 1-2 Backends http/https, 3-4 Frontends, 5-8 Binds http v4/v6,
- * https v4/v6, 9-12 Servers http node-1/node-2, https node-1/node-2).
+ * in desired order (for the example of docs/spec.md#format: 1-2 Backends http/https, 3-4 Frontends, 5-8 Binds http
+ * v4/v6, https v4/v6, 9-12 Servers http node-1/node-2, https node-1/node-2).
  */
 function existing(objects: readonly DesiredObject[], first = 1, state: StateName = 'Deployed'): ObservedObject[] {
   const ids = new Map<string, string>();

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_READINESS, MESSAGES, formatIssues, serviceTag, validateSpec, type SpecIssue } from '../../domain';
 
-/** The example of product.md section 1, as parsed from YAML. */
+/** The example of docs/spec.md#format, as parsed from YAML. */
 function example(): Record<string, unknown> {
   return {
     serviceUid: '9a5f0c1e-3b7d-4c7a-9d8e-0f1a2b3c4d5e',
@@ -24,13 +24,13 @@ function issuesOf(input: unknown): SpecIssue[] {
   return result.ok ? [] : result.issues;
 }
 
-const ALLOWED_TOP = 'serviceUid, nameSuffix, loadBalancers, externalAddresses, ports, servers, readiness, failedResources';
+const ALLOWED_TOP = 'serviceUid, nameSuffix, loadBalancers, externalAddresses, ports, servers, serverPool, readiness, failedResources';
 const ADDRESS = MESSAGES.address;
 const PORT = MESSAGES.portNumber;
 const DURATION = 'must be a duration like 250ms, 1s, 5m or 1m30s';
 
 describe('validateSpec accepts valid specs in canonical form', () => {
-  test('the product.md example is valid and comes back unchanged, readiness in milliseconds', () => {
+  test('the example of docs/spec.md#format is valid and comes back unchanged, readiness in milliseconds', () => {
     assert.deepEqual(validateSpec(example()), {
       ok: true,
       spec: {
@@ -165,7 +165,7 @@ describe('validateSpec reports every violation at once, with exact paths and mes
       { path: 'loadBalancers', message: 'required' },
       { path: 'externalAddresses', message: 'required' },
       { path: 'ports', message: 'required' },
-      { path: 'servers', message: 'required' },
+      { path: 'servers', message: 'required (or serverPool: the name of a server pool)' },
     ]],
     ['wrong types', { serviceUid: 42, loadBalancers: 'lb', externalAddresses: {}, ports: [], servers: 'node-1', readiness: '1s' }, [
       { path: 'serviceUid', message: 'must be a string' },

@@ -30,7 +30,7 @@ async function fakeCli(where: string, version: string): Promise<string> {
 /** An environment with nothing to find: empty PATH (so no go either), a private cache. */
 const bare = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ PATH: path.join(dir, 'empty-path'), LBAAS_CACHE_DIR: path.join(dir, `cache-${Math.random()}`), ...extra });
 
-describe('ensureTemporalCli looks in the order of product.md section 6', () => {
+describe('ensureTemporalCli looks in the order of docs/spec.md#temporal-cli', () => {
   test('TEMPORAL_CLI_PATH wins over everything else', async () => {
     const explicit = await fakeCli(path.join(dir, 'explicit'), '1.5.1');
     const onPath = await fakeCli(path.join(dir, 'onpath-a'), '1.5.1');

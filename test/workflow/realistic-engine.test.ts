@@ -120,6 +120,24 @@ test('a worker stopped mid-pass: a fresh worker (no memory of what the first cre
   assert.deepEqual(taggedLeft(s.tag), []);
 });
 
+test('a fresh worker right after apply, inside the tag index lag: the next pass and the delete find every object through the last pass\'s identifiers', async () => {
+  await admin.putFaults(stack.sim, { ...LOOSE, tagLagMs: { min: 20_000, max: 20_000 } });
+  const s = fresh(1, 'real-handover');
+  assert.equal((await apply(s.spec())).converged, true);
+  // The new worker has no memory of what the old one created; the index lists nothing of this service for 20 s.
+  await stack.stopWorker();
+  await stack.startWorker();
+  const before = creates();
+  const again = await apply(s.spec({ servers: [{ name: 'node-1', address: '10.0.0.11' }, { name: 'node-2', address: '10.0.0.12' }] }));
+  assert.equal(again.converged, true, again.error);
+  assertExact(s.lbs, s.tag, exampleSpec([]) as unknown as OracleSpec);
+  assert.equal(creates(), before, 'nothing created twice');
+  await stack.stopWorker();
+  await stack.startWorker();
+  assert.equal((await lbaas.delete(s.uid)).converged, true);
+  assert.deepEqual(taggedLeft(s.tag), []);
+});
+
 test('an object untagged out of band (its resource then answers tags: null) is neither adopted nor destroyed; ours is recreated beside it', async () => {
   await admin.putFaults(stack.sim, LOOSE);
   const s = fresh(1, 'real-adopt');

@@ -1,8 +1,8 @@
 /**
- * Crashes and contention (product.md section 3): a worker process SIGKILLed half-way through a reconciliation, while
- * the objects it created are known only to its activities' heartbeats and the Engine, and a new one started finish the
- * same workflow run with exactly the desired objects; a reconcileLoadBalancer already
- * running for a (service, load balancer) makes reconcileService wait for it instead of failing.
+ * Crashes and contention (docs/spec.md#reconciliation-semantics): a worker process SIGKILLed half-way through a
+ * reconciliation, while the objects it created are known only to its activities' heartbeats and the Engine, and a new
+ * one started finish the same workflow run with exactly the desired objects; a reconcileLoadBalancer already running
+ * for a (service, load balancer) makes reconcileService wait for it instead of failing.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';

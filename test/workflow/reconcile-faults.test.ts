@@ -1,25 +1,17 @@
 /**
- * Reconciliation when the Engine misbehaves (product.md section 3, engine-api.md section 4 fault model): failed
- * deployments under both failed-resource policies, objects that take their time, lost answers, error storms, a 4xx
- * that no retry can fix, a reconciliation that cannot converge, and inputs no workflow may accept.
+ * Reconciliation when the Engine misbehaves (docs/spec.md#reconciliation-semantics, docs/engine-api.md#fault-model):
+ * failed deployments under both failed-resource policies, objects that take their time, lost answers and error
+ * storms, each ending in exactly the desired objects. Failures no retry can fix are in reconcile-failures.test.ts.
  *
  * Faults are injected by the simulator with fixed seeds; the file's tests run one after the other and each resets
  * the fault model and the request counters it measures.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, afterEach, before, beforeEach, test } from 'node:test';
-import type { ApplicationFailure } from '@temporalio/common';
-import type { Worker } from '@temporalio/worker';
-import type { AdminObject } from '../../simulator';
-import { EngineClient } from '../../activities/engine';
-import { workflowIds } from '../../workflows/options';
+import { test } from 'node:test';
 import { loadBalancerStatusQuery } from '../../workflows/reconcile-lb';
-import { reconcileService, type ReconcileServiceResult } from '../../workflows/reconcile-service';
-import { createLbaasWorker } from '../../worker/main';
 import {
   admin,
-  countByName,
   describeObjects,
   expectedLines,
   idOf,
@@ -28,82 +20,17 @@ import {
   snapshotById,
   tagOf,
   writeRequests,
-  type OracleSpec,
 } from '../helpers/engine-state';
 import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
-import { historyTexts, historyToJson } from '../helpers/history-json';
-import { startStack, stopTemporalServer, workflowBundle, type Stack } from '../helpers/stack';
-import { chainOf, drained, eventsOf, failureOf, Runs, scheduledActivities, until } from '../helpers/workflows';
+import { assertConverged, FAULT_READINESS, injected, n, ORACLE, POLICIES, runs, stack, useReconcileStack } from '../helpers/reconcile-kit';
+import { chainOf, eventsOf, failureOf, until } from '../helpers/workflows';
 
-/** Fast polls, and readiness attempts of 1 s so that a spent readiness policy shows within seconds. */
-const FAST_READINESS = { pollFirstMs: 20, pollMaxMs: 100, windowMs: 1000 };
-const SUFFIX = 'web.default.prod';
-const ORACLE: OracleSpec = exampleSpec([]) as unknown as OracleSpec;
-const n = (...parts: string[]) => [...parts, SUFFIX].join('.');
-const HTTP_ONLY = { http: { external: 80, internal: 30080 } };
-const POLICIES = ['recover', 'recreate'] as const;
-const STATUS = { '2001:db8::10': [80, 443], '203.0.113.10': [80, 443] };
-
-let stack: Stack;
-let worker: Worker;
-let runs: Runs;
-/** Faults the simulator injected since the test began, by kind (counted from its request log). */
-let injected: Record<string, number> = {};
-/** When the running test began: objects created since then are the test's own. */
-let testStarted = 0;
-
-before(async () => {
-  stack = await startStack({
-    worker: false,
-    sim: {
-      log: (line) => {
-        const m = / \[fault (\w+)/.exec(line);
-        if (m?.[1]) injected[m[1]] = (injected[m[1]] ?? 0) + 1;
-      },
-    },
-  });
-  worker = await stack.startWorker({ activities: { readiness: FAST_READINESS } });
-  runs = new Runs(stack.client, stack.taskQueue);
-});
-beforeEach(() => {
-  testStarted = Date.now();
-});
-afterEach(async () => {
-  await runs.terminateRunning();
-  stack.sim.setFaults({});
-  await drained(worker, () => stack.sim.stats().total);
-  injected = {};
-});
-after(async () => {
-  await stack?.stop();
-  await stopTemporalServer();
-});
+useReconcileStack(FAULT_READINESS);
 
 function fresh(overrides: Record<string, unknown> = {}) {
   const uid = `faults-${randomUUID()}`;
   const lb = seedLoadBalancer(stack.sim, 'lb');
   return { uid, tag: tagOf(uid), lb, spec: exampleSpec([lb], { serviceUid: uid, ...overrides }) };
-}
-
-/** The final-state invariants every fault test ends with: exactly the desired objects, once each, tagged, ready. */
-function assertConverged(lb: string, tag: string, oracle: OracleSpec = ORACLE): AdminObject[] {
-  const on = objectsOn(stack.sim, lb);
-  assert.deepEqual(describeObjects(on, stack.sim), expectedLines(oracle));
-  assert.deepEqual(
-    Object.entries(countByName(on)).filter(([, c]) => c !== 1),
-    [],
-    'exactly one object per name',
-  );
-  for (const o of on) {
-    assert.deepEqual(o.tags, [tag], `${o.kind} ${o.name} carries the service tag`);
-    assert.ok(o.state === 'Deployed' || o.state === 'Updated', `${o.kind} ${o.name} is ready (${o.state})`);
-  }
-  assert.deepEqual(
-    stack.sim.objects().filter((o) => o.kind !== 'loadbalancer' && o.tags.length === 0 && Date.parse(o.createdAt) >= testStarted),
-    [],
-    'no untagged object created anywhere on the Engine',
-  );
-  return on;
 }
 
 // --- DeploymentError -------------------------------------------------------------------------------------------
@@ -303,209 +230,3 @@ for (const storm of [
     assert.equal(s?.created, 12, 'every object created once and counted once, retried or not');
   });
 }
-
-// --- failures -----------------------------------------------------------------------------------------------------
-
-test('a 4xx no retry can fix (a load balancer the Engine does not know: 422) fails the reconciliation non-retryably with the Engine\'s message', async () => {
-  const missing = '0123456789abcdef0123456789abcdef';
-  const uid = `faults-${randomUUID()}`;
-  const spec = exampleSpec([missing], { serviceUid: uid });
-  stack.sim.resetStats();
-
-  const handle = await runs.service({ spec });
-  const err = await failureOf(handle.result());
-
-  const engineMessage = `POST /api/LBaaS/v1/backend.json: 422 Unprocessable Entity: load_balancer: Object "${missing}" does not exist.`;
-  const chain = chainOf(err);
-  assert.deepEqual(chain[0], { class: 'ApplicationFailure', type: 'ReconcileFailed', message: `${uid} on ${missing}: ${engineMessage}`, nonRetryable: true });
-  assert.deepEqual(chain.at(-1), { class: 'ApplicationFailure', type: 'EngineRejected', message: engineMessage, nonRetryable: true });
-  // Each of the two Backends was tried exactly once: the rejection is not retried.
-  assert.deepEqual(writeRequests(stack.sim.stats()), { 'POST /api/LBaaS/v1/backend.json': 2 });
-  assert.deepEqual(objectsOn(stack.sim, missing), []);
-});
-
-test('a Backend to destroy that a foreign (untagged) Server still references: fails at once, non-retryably, naming that Server, and leaves it alone', async () => {
-  const { uid, tag, lb, spec } = fresh();
-  const seeded = seedConverged(stack.sim, lb, ORACLE, { tags: [tag] });
-  const backend = seeded[`backend ${n('https')}`] as string;
-  const manual = stack.sim.seedObject({ kind: 'server', fields: { name: 'manual', ip: '10.1.1.1', port: 1, check: 'enabled', backend }, state: 'Deployed' });
-  const manualBefore = stack.sim.objects().find((o) => o.identifier === manual);
-  stack.sim.resetStats();
-
-  // Dropping the https port means destroying its Backend, which the Engine refuses (409) while `manual` points at it.
-  const handle = await runs.service({ spec: { ...spec, ports: HTTP_ONLY } });
-  const err = await failureOf(handle.result());
-
-  const last = chainOf(err).at(-1);
-  assert.equal(last?.type, 'EngineRejected');
-  assert.equal(last?.nonRetryable, true);
-  assert.ok(last?.message.startsWith(`cannot destroy Backend ${n('https')} (${backend}): Server manual (${manual}) still references it and is not ours (untagged)`), last?.message);
-  assert.ok(chainOf(err)[0]?.message.startsWith(`${uid} on ${lb}: cannot destroy Backend`));
-  assert.deepEqual(stack.sim.objects().find((o) => o.identifier === manual), manualBefore);
-  assert.equal(writeRequests(stack.sim.stats())['DELETE /api/LBaaS/v1/backend.json/{id}'], 1, 'the refused delete was not retried');
-  // What could go is gone (dependents first); what could not stayed: the https Backend, still ours.
-  assert.deepEqual(
-    describeObjects(objectsOn(stack.sim, lb).filter((o) => o.tags.includes(tag)), stack.sim),
-    [...expectedLines({ ...ORACLE, ports: HTTP_ONLY }), `Backend ${n('https')} mode=tcp health_check="adv_check": "tcp-check" load_balancer=LB`].sort(),
-  );
-});
-
-test('an Engine that refuses the worker\'s token (401) fails the reconciliation at once, non-retryably, and the token is nowhere in the history', async () => {
-  const wrongToken = `wrong-token-${randomUUID()}`;
-  const taskQueue = `${stack.taskQueue}-401`;
-  const engine = new EngineClient({ baseUrl: stack.sim.url, token: wrongToken });
-  const other = await createLbaasWorker({
-    connection: stack.nativeConnection,
-    namespace: stack.namespace,
-    taskQueue,
-    engine,
-    temporalClient: stack.client,
-    workflowBundle: await workflowBundle(),
-    activities: { readiness: FAST_READINESS },
-    shutdownGraceTime: '1s',
-  });
-  const running = other.run();
-  try {
-    const { lb, spec } = fresh();
-    stack.sim.resetStats();
-    const handle = await stack.client.workflow.start(reconcileService, { taskQueue, workflowId: `faults-401-${randomUUID()}`, args: [{ spec }] });
-
-    const err = await failureOf(handle.result());
-
-    const last = chainOf(err).at(-1);
-    assert.equal(last?.type, 'EngineRejected');
-    assert.equal(last?.nonRetryable, true);
-    assert.match(last?.message ?? '', /^GET \/api\/core\/v1\/resource\.json\?tag_name=\S+: 401 Unauthorized/);
-    // The child's observation and the parent's look for objects elsewhere, each refused once and not retried.
-    assert.deepEqual(stack.sim.stats().requests, { 'GET /api/core/v1/resource.json': 2 });
-    assert.deepEqual(objectsOn(stack.sim, lb), []);
-    const histories = [await handle.fetchHistory(), await stack.client.workflow.getHandle(workflowIds.loadBalancer(String(spec.serviceUid), lb)).fetchHistory()];
-    for (const history of histories) {
-      const { strings, payloads } = historyTexts(historyToJson(history));
-      assert.ok(strings.some((t) => t.includes('401 Unauthorized')), 'the history holds the failure');
-      assert.ok(payloads.some((t) => t.includes(lb)), 'payloads were decoded');
-      assert.deepEqual([...strings, ...payloads].filter((t) => t.includes(wrongToken)), [], 'the history does not hold the token');
-    }
-  } finally {
-    other.shutdown();
-    await running;
-    await engine.close();
-  }
-});
-
-test('one load balancer failing does not stop the other: it converges, and the failure names the failed load balancer with the merged status empty', async () => {
-  const missing = 'fedcba9876543210fedcba9876543210';
-  const { uid, tag, lb, spec } = fresh();
-  const both = { ...spec, loadBalancers: [lb, missing] };
-
-  const err = await failureOf((await runs.service({ spec: both })).result());
-
-  const engineMessage = `POST /api/LBaaS/v1/backend.json: 422 Unprocessable Entity: load_balancer: Object "${missing}" does not exist.`;
-  const cause = err.cause as ApplicationFailure;
-  assert.equal(cause.type, 'ReconcileFailed');
-  assert.equal(cause.message, `${uid} on ${missing}: ${engineMessage}`);
-  const details = cause.details?.[0] as ReconcileServiceResult;
-  assert.equal(details.converged, false);
-  assert.deepEqual(details.status, {}, 'nothing is served on every load balancer');
-  assert.deepEqual(details.loadBalancers[lb], { converged: true, status: STATUS, created: 12, destroyed: 0, recovered: 0, passes: 2, cleanup: false });
-  const failed = details.loadBalancers[missing];
-  assert.deepEqual([failed?.converged, failed?.status, failed?.created, failed?.error], [false, {}, 0, engineMessage]);
-  assertConverged(lb, tag);
-});
-
-for (const policy of POLICIES) {
-  test(`a reconciliation that cannot converge (every deploy fails, maxPasses 2, ${policy}) fails with NotConverged naming the pending objects`, async () => {
-    const { uid, lb, spec } = fresh({ failedResources: policy });
-    stack.sim.setFaults({ seed: 1, rates: { deploymentError: 1 } });
-    stack.sim.resetStats();
-
-    const err = await failureOf((await runs.loadBalancer({ spec, loadBalancer: lb, maxPasses: 2 })).result());
-
-    const first = chainOf(err)[0];
-    assert.equal(first?.type, 'NotConverged');
-    assert.equal(first?.nonRetryable, true);
-    const backendState = policy === 'recover' ? 'DeploymentError' : 'Pending';
-    assert.equal(
-      first?.message,
-      `${uid} on ${lb} did not converge after 2 passes; still pending: ` +
-        [
-          `Backend ${n('http')} (${backendState})`,
-          `Backend ${n('https')} (${backendState})`,
-          `Frontend ${n('http')} (Pending)`,
-          `Frontend ${n('https')} (Pending)`,
-          `Bind ${n('v4', 'http')} (Pending)`,
-          `Bind ${n('v6', 'http')} (Pending)`,
-          `Bind ${n('v4', 'https')} (Pending)`,
-          `Bind ${n('v6', 'https')} (Pending)`,
-          `Server ${n('node-1', 'http')} (Pending)`,
-          `Server ${n('node-2', 'http')} (Pending)`,
-        ].join(', ') +
-        ', …',
-    );
-    // Nothing below a failed Backend was ever created; the failed Backends were recovered or recreated once each.
-    const on = objectsOn(stack.sim, lb);
-    assert.deepEqual(on.map((o) => `${o.kind} ${o.name} ${o.state}`).sort(), [`backend ${n('http')} DeploymentError`, `backend ${n('https')} DeploymentError`]);
-    assert.deepEqual(
-      writeRequests(stack.sim.stats()),
-      policy === 'recover'
-        ? { 'POST /api/LBaaS/v1/backend.json': 2, 'POST /api/core/v1/resource.json/{id}/tags/{tag}': 2, 'PUT /api/LBaaS/v1/backend.json/{id}': 2 }
-        : { 'DELETE /api/LBaaS/v1/backend.json/{id}': 2, 'POST /api/LBaaS/v1/backend.json': 4, 'POST /api/core/v1/resource.json/{id}/tags/{tag}': 4 },
-    );
-  });
-}
-
-const BAD_SPEC = () => {
-  const spec = exampleSpec(['6f0c3d2e9a8b4c7d8e9f0a1b2c3d4e5f'], { serviceUid: 'faults-invalid' });
-  return { ...spec, ports: { http: { external: 0, internal: 30080 } }, servers: [{ name: 'node-1', address: '10.0.0.300' }] };
-};
-
-for (const c of [
-  { workflow: 'reconcileLoadBalancer', input: { spec: BAD_SPEC(), loadBalancer: '6f0c3d2e9a8b4c7d8e9f0a1b2c3d4e5f' }, names: ['spec.ports.http.external: ', 'spec.servers[0].address: '] },
-  { workflow: 'reconcileService', input: { spec: BAD_SPEC() }, names: ['spec.ports.http.external: ', 'spec.servers[0].address: '] },
-  { workflow: 'planService', input: { spec: BAD_SPEC() }, names: ['spec.ports.http.external: ', 'spec.servers[0].address: '] },
-  { workflow: 'reconcileService', input: { spec: { ...BAD_SPEC(), ports: {}, servers: [], serviceUid: '' } }, names: ['spec.serviceUid: '] },
-  { workflow: 'reconcileService', input: { spec: { ...exampleSpec(['lb']), extra: true } }, names: ['spec.extra: '] },
-  { workflow: 'reconcileLoadBalancer', input: { spec: exampleSpec(['lb']) }, names: [' loadBalancer: '] },
-  { workflow: 'reconcileLoadBalancer', input: { spec: exampleSpec(['lb']), loadBalancer: 'lb', maxPasses: 0 }, names: [' maxPasses: '] },
-  { workflow: 'planService', input: {}, names: [' spec: required'] },
-  { workflow: 'reconcileService', input: null, names: ['input must be an object with a "spec" field'] },
-]) {
-  test(`invalid input to ${c.workflow} from a raw client (${c.names.map((x) => x.trim()).join(', ')}) fails at once, non-retryably, naming the field, without any Engine request`, async () => {
-    stack.sim.resetStats();
-    const handle = await runs.raw(c.workflow, c.input);
-
-    const err = await failureOf(handle.result());
-
-    const first = chainOf(err)[0];
-    assert.equal(first?.type, 'InvalidInput');
-    assert.equal(first?.nonRetryable, true);
-    const message = first?.message ?? '';
-    assert.ok(message.startsWith(`${c.workflow}: `), message);
-    for (const name of c.names) assert.ok(message.includes(name), `${JSON.stringify(message)} names ${name}`);
-    const events = await eventsOf(handle);
-    assert.deepEqual(scheduledActivities(events), []);
-    assert.equal(events.filter((e) => e.workflowTaskFailedEventAttributes).length, 0, 'no workflow task failed and retried');
-    assert.equal(events.at(-1)?.workflowExecutionFailedEventAttributes ? 'failed' : 'other', 'failed');
-    assert.equal(stack.sim.stats().total, 0);
-  });
-}
-
-// Last in the file: when it fails it leaves Engine calls retrying until the workflow is terminated. Reads fail too,
-// so every observation, create and readiness poll is retried many times: a small service keeps it to seconds.
-test('5xx storm (serverError 0.3) on every Engine route, reads included: a small service still converges to exactly its objects', async () => {
-  const small = { externalAddresses: ['203.0.113.10'], ports: { http: { external: 80, internal: 30080 } }, servers: [{ name: 'node-1', address: '10.0.0.11' }] };
-  const { tag, lb, spec } = fresh(small);
-  stack.sim.setFaults({ seed: 5, rates: { serverError: 0.3 } });
-
-  const handle = await runs.service({ spec });
-  let timer: NodeJS.Timeout | undefined;
-  const outcome = await Promise.race([
-    handle.result().then(() => 'done'),
-    new Promise<string>((resolve) => (timer = setTimeout(() => resolve('timed out'), 45_000))),
-  ]);
-  clearTimeout(timer);
-
-  assert.equal(outcome, 'done', `not converged after 45 s, ${injected.serverError ?? 0} errors injected`);
-  assert.ok((injected.serverError ?? 0) >= 5, `the storm happened (${injected.serverError ?? 0} injected)`);
-  assertConverged(lb, tag, { ...ORACLE, ...small });
-});

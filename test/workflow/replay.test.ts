@@ -1,7 +1,8 @@
 /**
- * The determinism guard (design.md point 9): every committed history of a real run (test/fixtures/histories, written
- * by test/helpers/record-histories.ts) must replay against today's workflow code, a deliberately altered history
- * must fail with DeterminismViolationError (proof that the guard can fail), and no history carries the Engine token.
+ * The determinism guard (docs/architecture.md#determinism): every committed history of a real run
+ * (test/fixtures/histories, written by test/helpers/record-histories.ts) must replay against today's workflow code, a
+ * deliberately altered history must fail with DeterminismViolationError (proof that the guard can fail), and no
+ * history carries the Engine token.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -42,7 +43,7 @@ async function replayError(history: JsonHistory, workflowId: string): Promise<un
   }
 }
 
-test('the committed histories are the ones record-histories.ts writes: both workflow types that change the Engine, converged and failed runs, planService, and a controller from apply to delete', () => {
+test('the committed histories are the ones record-histories.ts writes: both workflow types that change the Engine, converged and failed runs, planService, a controller from apply to delete, and importServices', () => {
   assert.deepEqual(FILES, RECORDED.map((name) => `${name}.json`).sort());
   const outcome = (file: string) => {
     const h = load(file);
@@ -50,6 +51,7 @@ test('the committed histories are the ones record-histories.ts writes: both work
     return `${type} ${h.events.at(-1)?.eventType.replace('EVENT_TYPE_WORKFLOW_EXECUTION_', '')}`;
   };
   assert.deepEqual([...new Set(FILES.map(outcome))].sort(), [
+    'importServices COMPLETED',
     'planService COMPLETED',
     'reconcileLoadBalancer COMPLETED',
     'reconcileLoadBalancer FAILED',

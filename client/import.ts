@@ -1,0 +1,55 @@
+/**
+ * Starting importServices (workflows/import.ts) from any Temporal client, and turning its result into spec files.
+ * Like the rest of the client library, this never talks to the Engine: a worker reads the load balancers.
+ */
+import { randomUUID } from 'node:crypto';
+import YAML from 'yaml';
+import type { ImportedService, ImportProblem } from '../domain/import-types';
+import type { PoolFile } from '../domain/pool';
+import { importServices, type ImportServicesResult } from '../workflows/import';
+import { searchAttributes } from '../workflows/options';
+import type { LbaasClient } from './service-client';
+
+/** Workflow ids of import runs: `lbaas-import/<random>`, one per run (an import holds no state worth finding again). */
+export const importWorkflowId = () => `lbaas-import/${randomUUID()}`;
+
+export async function runImport(lbaas: LbaasClient, loadBalancers: string[], serviceUids: string[] = []): Promise<ImportServicesResult> {
+  return lbaas.client.workflow.execute(importServices, {
+    workflowId: importWorkflowId(),
+    taskQueue: lbaas.taskQueue,
+    args: [{ loadBalancers, serviceUids }],
+    staticSummary: `import services from ${loadBalancers.length === 1 ? `load balancer ${loadBalancers[0]}` : `${loadBalancers.length} load balancers`}`,
+    typedSearchAttributes: [{ key: searchAttributes.loadBalancers, value: [...new Set(loadBalancers)].sort() }],
+  });
+}
+
+/** A problem as one line: where (load balancer, kind, name, identifier), then what. */
+export function problemLine(p: ImportProblem): string {
+  const where = [p.loadBalancer ? `load balancer ${p.loadBalancer}` : '', p.kind ? `${p.kind[0]?.toUpperCase()}${p.kind.slice(1)} ${p.name ?? ''}`.trim() : '', p.identifier ? `(${p.identifier})` : '']
+    .filter((x) => x !== '')
+    .join(' ');
+  return where === '' ? p.message : `${where}: ${p.message}`;
+}
+
+/**
+ * A service's spec as a YAML document, with a comment saying where it came from, the notes, and, for a spec written
+ * despite problems (--force), a warning listing each one: applying such a spec changes objects.
+ */
+export function specYaml(s: ImportedService, content: unknown = s.spec): string {
+  const doc = new YAML.Document(content);
+  const lines = [`imported by lbaas import from ${s.objects} objects on ${s.loadBalancers.join(', ')}`];
+  if (s.problems.length > 0) {
+    lines.push('WARNING: written with --force; this spec does NOT match what the load balancers hold, and applying it', 'changes or replaces objects. Problems found:');
+    lines.push(...s.problems.map((p) => `  - ${problemLine(p).replace(/\n/g, ' ')}`));
+  }
+  lines.push(...s.notes.map((n) => `note: ${n}`));
+  doc.commentBefore = lines.map((l) => ` ${l}`).join('\n');
+  return doc.toString({ lineWidth: 0 });
+}
+
+/** A pool file as YAML, with a comment saying how to create the pool before applying the specs that name it. */
+export function poolYaml(pool: PoolFile, members: readonly string[]): string {
+  const doc = new YAML.Document(pool);
+  doc.commentBefore = [` server pool ${pool.name}, imported by lbaas import: the servers of ${members.join(', ')}`, ` create it (lbaas pool set -f <this file>) before applying the specs that name it`].join('\n');
+  return doc.toString({ lineWidth: 0 });
+}

@@ -1,0 +1,112 @@
+/**
+ * Server pools: a named set of servers `{name, address}` that many services share (`serverPool: <name>` in a spec
+ * instead of `servers`). Pure: validation of a pool file, the member changes (set, add, remove) that the pool
+ * workflow applies, and the resolution of a pool spec into the inline spec a pass reconciles.
+ */
+import { isPoolName, POOL_NAME_PATTERN, POOL_NAME_RULE } from './names';
+import { IssueList, isRecord, type SpecIssue } from './spec-issues';
+import { checkPattern, checkServers } from './spec-servers';
+import { SPEC_LIMITS } from './spec';
+import type { ServerSpec, ServiceSpec } from './types';
+
+/** A pool file (`lbaas pool set -f pool.yaml`): `{name, servers: [{name, address}, ...]}`. */
+export interface PoolFile {
+  name: string;
+  servers: ServerSpec[];
+}
+
+export type PoolFileResult = { ok: true; pool: PoolFile } | { ok: false; issues: SpecIssue[] };
+
+const POOL_KEYS = ['name', 'servers'] as const;
+
+/**
+ * Validates a parsed pool file; never throws, reports every violation with its field path. The servers are checked
+ * exactly as a spec's `servers` are (domain/spec-servers.ts), and come back canonical and sorted by name.
+ */
+export function validatePoolFile(input: unknown): PoolFileResult {
+  const issues = new IssueList();
+  if (!isRecord(input)) {
+    issues.add('', `the pool file must be a mapping with the keys ${POOL_KEYS.join(', ')}`);
+    return { ok: false, issues: issues.issues };
+  }
+  issues.unknownKeys(input, POOL_KEYS, '');
+  const name = checkPattern(input.name, 'name', POOL_NAME_PATTERN, POOL_NAME_RULE, issues);
+  const servers = checkServers(input.servers, issues);
+  if (issues.issues.length > 0 || name === null || servers === null) return { ok: false, issues: issues.issues };
+  return { ok: true, pool: { name, servers: sortMembers(servers) } };
+}
+
+/** Validates members given to a pool workflow (by any Temporal client): the same rules, reported at `base`. */
+export function validateMembers(value: unknown, base = 'servers'): { ok: true; servers: ServerSpec[] } | { ok: false; issues: SpecIssue[] } {
+  const issues = new IssueList();
+  const servers = checkServers(value, issues, base);
+  return servers === null ? { ok: false, issues: issues.issues } : { ok: true, servers: sortMembers(servers) };
+}
+
+export { isPoolName, POOL_NAME_RULE };
+
+/** Members in name order (code units): the canonical order, so equal sets compare equal. */
+export function sortMembers(servers: readonly ServerSpec[]): ServerSpec[] {
+  return [...servers].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+export function sameMembers(a: readonly ServerSpec[], b: readonly ServerSpec[]): boolean {
+  if (a.length !== b.length) return false;
+  const x = sortMembers(a);
+  const y = sortMembers(b);
+  return x.every((s, i) => s.name === y[i]?.name && s.address === y[i]?.address);
+}
+
+/** What a member change did: names added, removed, and whose address changed. */
+export interface MemberChange {
+  servers: ServerSpec[];
+  added: string[];
+  removed: string[];
+  changed: string[];
+}
+
+export function diffMembers(before: readonly ServerSpec[], after: readonly ServerSpec[]): MemberChange {
+  const old = new Map(before.map((s) => [s.name, s.address]));
+  const now = new Map(after.map((s) => [s.name, s.address]));
+  return {
+    servers: sortMembers(after),
+    added: [...now.keys()].filter((n) => !old.has(n)).sort(),
+    removed: [...old.keys()].filter((n) => !now.has(n)).sort(),
+    changed: [...now.keys()].filter((n) => old.has(n) && old.get(n) !== now.get(n)).sort(),
+  };
+}
+
+export const isNoChange = (c: MemberChange) => c.added.length === 0 && c.removed.length === 0 && c.changed.length === 0;
+
+/** Adds members, or changes the address of members already there under that name. */
+export function addMembers(current: readonly ServerSpec[], add: readonly ServerSpec[]): MemberChange {
+  const next = new Map(current.map((s) => [s.name, s.address]));
+  for (const s of add) next.set(s.name, s.address);
+  return diffMembers(current, [...next].map(([name, address]) => ({ name, address })));
+}
+
+/** Removes members by name; names that are not members are ignored (removing is idempotent). */
+export function removeMembers(current: readonly ServerSpec[], names: readonly string[]): MemberChange {
+  const drop = new Set(names);
+  return diffMembers(current, current.filter((s) => !drop.has(s.name)));
+}
+
+/**
+ * The inline spec a pass reconciles: the pool spec with the pool's members as its servers. The Server objects are
+ * named from the servers exactly as for inline servers, so a service moved to an equal pool means the same objects.
+ * An empty pool means no Server objects: Backends, Frontends and Binds stay, and the load balancer has nothing to
+ * send traffic to. Fails (naming the pool) when the members would exceed the objects-per-load-balancer limit.
+ */
+export function resolvePool(spec: ServiceSpec, servers: readonly ServerSpec[]): { ok: true; spec: ServiceSpec } | { ok: false; message: string } {
+  const rest: ServiceSpec = { ...spec, servers: sortMembers(servers) };
+  delete rest.serverPool;
+  const ports = Object.keys(spec.ports).length;
+  const objects = ports * (2 + spec.externalAddresses.length + servers.length);
+  if (objects > SPEC_LIMITS.objectsPerLoadBalancer) {
+    return {
+      ok: false,
+      message: `serverPool ${spec.serverPool ?? ''}: its ${servers.length} servers make ${objects} Engine objects per load balancer (ports x (2 + externalAddresses + servers)); at most ${SPEC_LIMITS.objectsPerLoadBalancer} are supported`,
+    };
+  }
+  return { ok: true, spec: rest };
+}

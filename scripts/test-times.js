@@ -1,0 +1,39 @@
+'use strict';
+// A reporter for Node's test runner (scripts/test.js adds it beside the spec reporter): at the end of a run, each
+// directory below dist/test with the time of its slowest file and the sum of its files' times, a file's time being
+// the sum of its top-level tests' durations as the runner measured them (process start and hooks outside tests are
+// not in it). Files run several at a time, so the sums overlap and do not add up to the run's time.
+const path = require('node:path');
+
+const ROOT = path.resolve('dist', 'test');
+
+module.exports = async function* testTimes(source) {
+  /** file -> ms, the sum of its top-level tests */
+  const files = new Map();
+  const tests = new Map();
+  for await (const event of source) {
+    if (event.type !== 'test:pass' && event.type !== 'test:fail') continue;
+    const { file, nesting, details } = event.data;
+    if (!file) continue;
+    if (nesting === 0) files.set(file, (files.get(file) ?? 0) + (details?.duration_ms ?? 0));
+    if (details?.type !== 'suite') tests.set(file, (tests.get(file) ?? 0) + 1);
+  }
+  const dirs = new Map();
+  for (const [file, ms] of files) {
+    const rel = path.relative(ROOT, path.resolve(file));
+    const dir = rel.includes(path.sep) && !rel.startsWith('..') ? rel.split(path.sep)[0] : '.';
+    const d = dirs.get(dir) ?? { sum: 0, tests: 0, files: [] };
+    d.sum += ms;
+    d.tests += tests.get(file) ?? 0;
+    d.files.push({ rel, ms });
+    dirs.set(dir, d);
+  }
+  if (dirs.size === 0) return;
+  const s = (ms) => `${(ms / 1000).toFixed(1)} s`;
+  yield '\ntest times per directory: slowest file, sum of its files (files overlap), the slowest files\n';
+  for (const [dir, d] of [...dirs].sort((a, b) => a[0].localeCompare(b[0]))) {
+    const slowest = d.files.sort((a, b) => b.ms - a.ms);
+    const top = slowest.slice(0, 3).map((x) => `${path.basename(x.rel)} ${s(x.ms)}`).join(', ');
+    yield `  ${dir.padEnd(9)} ${s(slowest[0].ms).padStart(8)} ${s(d.sum).padStart(8)}  ${String(d.files.length).padStart(2)} files ${String(d.tests).padStart(4)} tests; ${top}\n`;
+  }
+};
