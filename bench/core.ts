@@ -175,7 +175,7 @@ export async function runCore(ctx: CoreContext, mode: Mode, rep: number, seed: n
     started = Date.now();
     if (mode.worker) {
       const w = ctx.workers[mode.worker];
-      const handle = await ctx.client.workflow.start(reconcileService, { taskQueue: w.taskQueue, workflowId: `bench/${serviceUid}/${label}`, args: [{ spec: raw }] });
+      const handle = await ctx.client.workflow.start(reconcileService, { taskQueue: w.taskQueue, workflowId: `bench/${serviceUid}/${label}`, args: [{ spec: raw, realizeGroups: true }] });
       const result = await handle.result();
       if (!result.converged) throw new Error(`${serviceUid} did not converge: ${result.error ?? ''}`);
       const h = await serviceRunHistory(ctx.client, handle);
