@@ -1,4 +1,8 @@
 /**
+ * (Longer than 300 lines: the one entry point that parses the options, describes the machine and runs every measurement
+ * in order on one Temporal dev server and simulator; each measurement and report already lives in its own file under
+ * bench/.)
+ *
  * `npm run bench [-- --quick] [--seed N] [--reps N] [--services N] [--fleet N] [--budget N] [--out FILE] [--no-write] [--save-json FILE]`
  * `npm run bench -- --realistic-only [--seed N]` runs only the ideal-vs-realistic Engine comparison (realistic.ts)
  * and prints its table, without writing docs/benchmarks.md.
