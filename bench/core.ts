@@ -57,7 +57,7 @@ export const WORKER_DEPLOY_TIMES: Partial<Record<WorkerKind, DeployTimesOptions>
 export const MODES: readonly Mode[] = [
   {
     name: 'heartbeat',
-    title: 'Temporal, product default: siblings created and awaited in one realizeObjects activity, polls aimed at the learned median deploy time, then at quantiles halving what is left',
+    title: 'Temporal, siblings created and awaited in one realizeObjects activity (the opt-in `realizeGroups` path; product default is one create and one await per object), polls aimed at the learned median deploy time, then at quantiles halving what is left',
     worker: 'heartbeat',
     quick: true,
   },
