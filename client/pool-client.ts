@@ -5,7 +5,8 @@
  * WorkflowUpdateFailedError with the pool's message; a pool that does not exist as PoolNotFoundError.
  */
 import { randomUUID } from 'node:crypto';
-import { WithStartWorkflowOperation, WorkflowUpdateRPCTimeoutOrCancelledError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@temporalio/client';
+import { updateUntilAnswered } from './update';
 import { WorkflowNotFoundError, type UpdateDefinition } from '@temporalio/common';
 import type { PoolFile, ServerSpec } from '../domain';
 import { runningPoolsQuery, searchAttributes, workflowIds } from '../workflows/options';
@@ -83,15 +84,9 @@ export class PoolClient {
    * return the first one's outcome instead of changing the pool twice.
    */
   async #update<R, A extends [unknown, ...unknown[]]>(name: string, handle: () => WorkflowHandle, def: UpdateDefinition<R, A>, args: A): Promise<R> {
-    const updateId = `${name}-${randomUUID()}`;
-    for (;;) {
-      try {
-        return await handle().executeUpdate(def, { args, updateId });
-      } catch (err) {
-        if (!(err instanceof WorkflowUpdateRPCTimeoutOrCancelledError)) throw err;
-      }
-    }
+    return updateUntilAnswered(handle, def, args, `${name}-${randomUUID()}`);
   }
+
 
   async status(name: string): Promise<PoolStatus> {
     await this.require(name);

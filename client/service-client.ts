@@ -21,6 +21,7 @@ import type { PlanServiceResult } from '../workflows/plan-service';
 import type { ServiceSpec } from '../domain/types';
 import { resolveSpecDocument } from '../domain';
 import { PoolClient, PoolNotFoundError } from './pool-client';
+import { updateUntilAnswered } from './update';
 import type { PoolStatus } from '../workflows/pool-messages';
 
 export { PoolClient, PoolNotFoundError };
@@ -75,7 +76,7 @@ export class LbaasClient {
 
   /** Waits for the first finished pass of `revision` (or a newer one). */
   async waitConverged(serviceUid: string, revision: number): Promise<PassResult> {
-    return this.controller(serviceUid).executeUpdate(waitConvergedUpdate, { args: [revision] });
+    return updateUntilAnswered(() => this.controller(serviceUid), waitConvergedUpdate, [revision], `wait-${revision}-${randomUUID()}`);
   }
 
   async status(serviceUid: string): Promise<ControllerStatus> {
