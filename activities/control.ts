@@ -1,16 +1,25 @@
 /**
- * Activities that read Temporal itself (visibility), for fullResync. Built around a Temporal client that the worker
+ * Activities that read Temporal itself (visibility) and signal controllers, for fullResync. Built around a Temporal client that the worker
  * owns; they never see the Engine token.
  */
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { runningControllersQuery, searchAttributes, workflowIds } from '../workflows/options';
 import { withHeartbeat } from './heartbeat';
+import { mapLimit } from './state';
 
 export interface ControllerRef {
   serviceUid: string;
   workflowId: string;
 }
+
+/**
+ * Signals in flight at once when fullResync asks every controller: enough to signal 1000 controllers in seconds on a
+ * loaded dev server, few enough not to queue hundreds of RPCs on one client connection.
+ */
+export const SIGNAL_CONCURRENCY = 32;
+/** The controller's resync signal (resyncSignal in workflows/controller.ts), sent by name from outside the sandbox. */
+const RESYNC_SIGNAL = 'resync';
 
 export function createControlActivities(client: Client) {
   return {
@@ -18,6 +27,33 @@ export function createControlActivities(client: Client) {
     /** Controllers of this deployment: those on the task queue this activity runs on (a namespace may hold others). */
     async listControllers(): Promise<ControllerRef[]> {
       return withHeartbeat(() => runningControllers(client, Context.current().info.taskQueue));
+    },
+    /**
+     * Lists the controllers and signals each to resync, from the activity rather than from fullResync itself: a signal
+     * sent by a workflow costs it two history events, so a fleet of 25,000 controllers would outgrow a workflow
+     * history (51,200 events); from here it costs none. The count reached is heartbeated, so a retried attempt
+     * resumes where the last one stopped instead of signalling every controller again.
+     */
+    async signalControllers(): Promise<{ signalled: string[]; missed: string[] }> {
+      return withHeartbeat<number, { signalled: string[]; missed: string[] }>(async (hb) => {
+        const controllers = await runningControllers(client, Context.current().info.taskQueue);
+        const from = Math.min(hb.previous ?? 0, controllers.length);
+        const signalled: string[] = controllers.slice(0, from).map((c) => c.serviceUid);
+        const missed: string[] = [];
+        let done = from;
+        await mapLimit(controllers.slice(from), SIGNAL_CONCURRENCY, async (c) => {
+          try {
+            await client.workflow.getHandle(c.workflowId).signal(RESYNC_SIGNAL);
+            signalled.push(c.serviceUid);
+          } catch {
+            // Ended between listing and signalling: reported, as the workflow's own signals were.
+            missed.push(c.serviceUid);
+          }
+          if (++done % SIGNAL_CONCURRENCY === 0) hb.record(done);
+        });
+        hb.record(done);
+        return { signalled: signalled.sort(), missed: missed.sort() };
+      });
     },
     /** Whether the service has a running controller, read directly (not from eventually consistent visibility). */
     async controllerRunning(input: { serviceUid: string }): Promise<boolean> {

@@ -44,6 +44,47 @@ export class Heartbeat<D> {
   }
 }
 
+/** Where one step of an activity keeps its progress: what the previous attempt recorded, and how to record. */
+export interface ProgressSlot<D> {
+  readonly previous: D | undefined;
+  record(details: D): void;
+}
+
+/**
+ * One heartbeat carrying the progress of several steps of one activity (the objects of a group), each in a slot of
+ * its own: every beat sends all slots, so what one step recorded is never overwritten by another's.
+ */
+export class SharedHeartbeat<D> {
+  readonly #hb = new Heartbeat<Record<string, D>>();
+  readonly #current: Record<string, D> = { ...(this.#hb.previous ?? {}) };
+
+  /**
+   * The slot of one step. Its `previous` is what was recorded for the step so far, by an earlier attempt or by this
+   * one (the group records the look-alikes of all its objects before any of them is created).
+   */
+  slot(key: string): ProgressSlot<D> {
+    const current = this.#current;
+    return {
+      get previous() {
+        return current[key];
+      },
+      record: (details: D) => {
+        this.#current[key] = details;
+        this.#hb.record({ ...this.#current });
+      },
+    };
+  }
+
+  start(): this {
+    this.#hb.start();
+    return this;
+  }
+
+  stop(): void {
+    this.#hb.stop();
+  }
+}
+
 /** The activity context, or null outside an activity (the benchmark's baseline calls the same code directly). */
 export function currentContext(): Context | null {
   try {

@@ -9,6 +9,7 @@ import { translated } from './failures';
 import { withHeartbeat } from './heartbeat';
 import { destroyObject, type DestroyObjectInput, type DestroyOptions, type DestroyOutcome } from './destroy';
 import {
+  ATTEMPT_WINDOW_MS,
   awaitReady,
   createObject,
   recoverObject,
@@ -19,6 +20,8 @@ import {
   type ObjectRef,
   type ReadyOutcome,
 } from './objects';
+import { DeployTimes, type DeployTimesOptions } from './deploy-times';
+import { realizeObjects, type RealizedObject, type RealizeObjectsInput } from './realize';
 import { scanTaggedServices, type TaggedService } from './scan';
 import { IdentifierCache, listTagged, observeService, retrieveState, type ServiceOnLoadBalancer } from './state';
 
@@ -29,10 +32,14 @@ export interface ActivityEvents {
   recovered?(kind: string): void;
   createFailed?(kind: string): void;
   destroyFailed?(kind: string): void;
+  /** A readiness GET of realizeObjects (awaitReady's requests are all readiness GETs). */
+  polled?(kind: string, identifier: string): void;
 }
 
 export interface ActivitiesOptions {
   readiness?: AwaitReadyOptions;
+  /** How realizeObjects learns deploy times and aims its polls (activities/deploy-times.ts). */
+  deployTimes?: DeployTimesOptions;
   destroy?: DestroyOptions;
   events?: ActivityEvents;
 }
@@ -40,6 +47,8 @@ export interface ActivitiesOptions {
 export function createActivities(engine: EngineClient, options: ActivitiesOptions = {}) {
   const known = new IdentifierCache();
   const events = options.events ?? {};
+  const times = new DeployTimes(options.deployTimes);
+  const windowMs = options.readiness?.windowMs ?? ATTEMPT_WINDOW_MS;
   return {
     /** Every object tagged for the service on one load balancer. */
     async retrieveState(input: ServiceOnLoadBalancer): Promise<Snapshot> {
@@ -66,6 +75,23 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
           if (input.loadBalancer) known.setLoadBalancer(result.identifier, input.loadBalancer);
           events.created?.(input.kind);
           return result;
+        } catch (err) {
+          events.createFailed?.(input.kind);
+          throw err;
+        }
+      });
+    },
+    /** Creates, tags and awaits a group of sibling objects (activities/realize.ts). */
+    async realizeObjects(input: RealizeObjectsInput): Promise<RealizedObject[]> {
+      return translated(async () => {
+        try {
+          const realized = await realizeObjects(engine, known, times, input, { windowMs, ...(events.polled ? { onPoll: events.polled } : {}) });
+          for (const r of realized) {
+            known.set(r.identifier, input.kind);
+            known.setLoadBalancer(r.identifier, input.loadBalancer);
+            events.created?.(input.kind);
+          }
+          return realized;
         } catch (err) {
           events.createFailed?.(input.kind);
           throw err;

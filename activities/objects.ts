@@ -3,7 +3,7 @@
  * Temporal may run any of them again after a lost answer, a timeout or a worker crash.
  */
 import { Context } from '@temporalio/activity';
-import { currentContext, withHeartbeat } from './heartbeat';
+import { currentContext, withHeartbeat, type ProgressSlot } from './heartbeat';
 import { ApplicationFailure } from '@temporalio/common';
 import { KIND_DEFINITIONS, KIND_TITLE, SERVICE_TAG_PREFIX, sameFields, serviceTag, type FieldsOf, type Kind, type StateName } from '../domain';
 import { EngineNotFoundError, EngineProtocolError, EngineRateLimitedError, toUpdateBody, type EngineClient, type EngineCreateBodyMap } from './engine';
@@ -40,7 +40,7 @@ export interface CreateObjectResult {
 export const ADOPTION_SKEW_MS = 5 * 60_000;
 
 /** What the first attempt of a create records (as heartbeat details) before it sends the POST. */
-interface CreateProgress {
+export interface CreateProgress {
   /** Objects with the same name and parent that existed before our first POST: never ours to adopt. */
   preexisting: string[];
   /** The object a POST answered with, recorded before tagging it: a retry after a failed tag only tags. */
@@ -93,10 +93,12 @@ async function findLost(engine: EngineClient, memory: IdentifierCache, input: Cr
 /**
  * Create and tag one object as one idempotent step. The first attempt records which look-alikes exist before it
  * creates; a retried attempt adopts and tags what an earlier attempt created (its answer lost, or the worker gone
- * between create and tag) instead of creating a second object, and never takes someone else's.
+ * between create and tag) instead of creating a second object, and never takes someone else's. `slot` keeps the
+ * progress in a heartbeat shared with other steps of the same activity (activities/realize.ts); the activity's own
+ * heartbeat otherwise.
  */
-export async function createObject(engine: EngineClient, memory: IdentifierCache, input: CreateObjectInput): Promise<CreateObjectResult> {
-  return withHeartbeat<CreateProgress, CreateObjectResult>(async (hb) => {
+export async function createObject(engine: EngineClient, memory: IdentifierCache, input: CreateObjectInput, slot?: ProgressSlot<CreateProgress>): Promise<CreateObjectResult> {
+  const run = async (hb: ProgressSlot<CreateProgress>): Promise<CreateObjectResult> => {
     const tag = serviceTag(input.serviceUid);
     const attempt = currentContext()?.info.attempt ?? 1;
     const recorded = hb.previous?.preexisting ?? null;
@@ -136,7 +138,8 @@ export async function createObject(engine: EngineClient, memory: IdentifierCache
     hb.record({ preexisting, created: created.identifier });
     await ensureTagged(engine, memory, created.identifier, tag, { fresh: true });
     return mine(created.identifier, stateOf(input.kind, created), false);
-  });
+  };
+  return slot ? run(slot) : withHeartbeat<CreateProgress, CreateObjectResult>(run);
 }
 
 /**

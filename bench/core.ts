@@ -5,6 +5,7 @@
  * baseline. Each repetition uses one seed for all modes, so every mode draws its deploy delays from the same stream.
  */
 import type { Client } from '@temporalio/client';
+import type { DeployTimesOptions } from '../activities/deploy-times';
 import type { AwaitReadyOptions } from '../activities/objects';
 import { reconcileService } from '../workflows';
 import { serviceTag, validateSpec } from '../domain';
@@ -16,8 +17,8 @@ import { reconcileInWaves, type CountingEngine } from './waves';
 import type { ChildWorker } from '../dev/child-worker';
 import { CORE_SHAPE, coreSpec } from './workload';
 
-export type ModeName = 'heartbeat' | 'heartbeat-500' | 'retry' | 'retry-fast' | 'waves' | 'waves-jitter';
-export type WorkerKind = 'heartbeat' | 'tuned' | 'retry';
+export type ModeName = 'heartbeat' | 'prior' | 'aim-25' | 'aim-75' | 'heartbeat-500' | 'retry' | 'retry-fast' | 'waves' | 'waves-jitter';
+export type WorkerKind = 'heartbeat' | 'prior' | 'aim-25' | 'aim-75' | 'tuned' | 'retry';
 
 export interface Mode {
   name: ModeName;
@@ -35,12 +36,34 @@ export interface Mode {
 /** awaitReady options of each worker kind: the product default, and one GET per attempt (Temporal retries poll). */
 export const WORKER_READINESS: Record<WorkerKind, AwaitReadyOptions | undefined> = {
   heartbeat: undefined,
+  prior: undefined,
+  'aim-25': undefined,
+  'aim-75': undefined,
   tuned: { pollMaxMs: 500 },
   retry: { windowMs: 0 },
 };
 
+/**
+ * How each worker kind aims its readiness polls (activities/deploy-times.ts): the product default learns and aims at
+ * the median; `prior` never learns (the fixed 250 ms x 1.25 schedule of before); the `aim-*` kinds show the trade-off
+ * between GETs and slack at other first-poll quantiles.
+ */
+export const WORKER_DEPLOY_TIMES: Partial<Record<WorkerKind, DeployTimesOptions>> = {
+  prior: { minSamples: Number.MAX_SAFE_INTEGER },
+  'aim-25': { aim: 0.25 },
+  'aim-75': { aim: 0.75 },
+};
+
 export const MODES: readonly Mode[] = [
-  { name: 'heartbeat', title: 'Temporal, polling in a heartbeating activity (product default: 250 ms x 1.25, max 500 ms; no GET right after a create)', worker: 'heartbeat', quick: true },
+  {
+    name: 'heartbeat',
+    title: 'Temporal, product default: siblings created and awaited in one realizeObjects activity, polls aimed at the learned median deploy time, then at quantiles halving what is left',
+    worker: 'heartbeat',
+    quick: true,
+  },
+  { name: 'prior', title: 'the same with polls not aimed (never learns: 250 ms x 1.25, max 500 ms, the schedule of before)', worker: 'prior', quick: true },
+  { name: 'aim-25', title: 'the same aiming the first poll at the learned 25th percentile (more GETs, less slack)', worker: 'aim-25', quick: false },
+  { name: 'aim-75', title: 'the same aiming the first poll at the learned 75th percentile (fewer GETs, more slack)', worker: 'aim-75', quick: false },
   { name: 'heartbeat-500', title: 'the same with polls capped at 500 ms (awaitReady option pollMaxMs: 500, an existing option)', worker: 'tuned', quick: false },
   { name: 'retry', title: 'Temporal, retry-based polling on the spec default policy (1 s x 1.5)', worker: 'retry', quick: true },
   {
@@ -67,6 +90,9 @@ export interface Phase {
   latencyMedianMs: number;
   /** Temporal modes: median gap between consecutive readiness GETs of one object, by ordinal (1st gap, 2nd, ...). */
   pollGaps: { medianMs: number; count: number }[];
+  /** Temporal modes: readiness GETs in all, and per polled object. */
+  readinessGets?: number;
+  pollsPerObject?: number[];
   /** History events (Temporal modes): the reconcileService run, and each reconcileLoadBalancer run by load balancer. */
   events: { service: number; perLoadBalancer: Record<string, number> } | null;
 }
@@ -118,16 +144,18 @@ async function measure(ctx: CoreContext, mode: Mode, run: () => Promise<{ events
   let byPurpose: Record<string, number>;
   let latencyMedianMs: number;
   let pollGaps: Phase['pollGaps'] = [];
+  let polls: Pick<Phase, 'readinessGets' | 'pollsPerObject'> = {};
   if (worker) {
     const w = await worker.stats(true);
     byPurpose = w.byActivity;
     latencyMedianMs = median(w.latenciesMs);
     pollGaps = w.pollGaps.map((gaps) => ({ medianMs: median(gaps), count: gaps.length }));
+    polls = { readinessGets: w.pollsPerObject.reduce((a, b) => a + b, 0), pollsPerObject: w.pollsPerObject };
   } else {
     byPurpose = { ...ctx.waves.counters };
     latencyMedianMs = median(ctx.waves.latencies);
   }
-  return { wallMs, requests: stats.total, mutations: stats.mutations, byRoute: stats.requests, byPurpose, latencyMedianMs, pollGaps, events };
+  return { wallMs, requests: stats.total, mutations: stats.mutations, byRoute: stats.requests, byPurpose, latencyMedianMs, pollGaps, ...polls, events };
 }
 
 export async function runCore(ctx: CoreContext, mode: Mode, rep: number, seed: number): Promise<CoreRun> {

@@ -5,8 +5,10 @@
  */
 import type { CoreRun, Mode, ModeName } from './core';
 import type { ThroughputResult } from './throughput';
+import type { BudgetResult } from './budget';
+import type { FleetResult } from './fleet';
 import { realistic429Share, REALISTIC_429_TARGET, type RealisticRun } from './realistic';
-import { mean, median, quantile, ratio, sum } from './util';
+import { int, mean, median, quantile, ratio, sum } from './util';
 
 export interface Machine {
   cpus: number;
@@ -32,19 +34,39 @@ export interface BenchResult {
   modes: readonly Mode[];
   core: CoreRun[];
   throughput: ThroughputResult;
+  /** The controller fleet run (--fleet N): apply, no-op full resync and delete through controllers. */
+  fleet?: FleetResult;
+  /** The Engine budget run: goodput of a fleet under a rate-limited simulator. */
+  budget?: BudgetResult & { /** Set when the budget run was measured apart (its command), and merged into this report. */ source?: string };
   /** The core workload on the ideal and the realistic simulator profile (realistic.ts); absent in older saved runs. */
   realistic?: RealisticRun[];
 }
 
-/** The targets of the benchmark issue; lower is better for every one. */
-export const TARGETS = { convergenceVsBound: 1.25, convergenceVsWaves: 0.6, requestsVsWaves: 0.6, noopWrites: 0 } as const;
+/**
+ * The targets of the benchmark issues (the first four from the benchmark issue, the rest from issue 10, Engine
+ * request economy and fleet scale); lower is better except for the fleet's services per minute and budget goodput.
+ */
+export const TARGETS = {
+  convergenceVsBound: 1.1,
+  convergenceVsWaves: 0.6,
+  requestsVsWaves: 0.6,
+  noopWrites: 0,
+  coreRequests: 170,
+  historyEventsPerLb: 80,
+  readinessGetsPerObject: 2,
+  fleetServicesPerMin: 250,
+  fleetPeakRssMib: 1024,
+  fleetNoopResyncS: 60,
+  budgetGoodput: 0.9,
+} as const;
 
 export interface Target {
   name: string;
   key: string;
   measured: number;
   target: number;
-  /** Lower is better for all of them. */
+  /** Whether more is better (services per minute, goodput); less is better for the others. */
+  higher: boolean;
   met: boolean;
   text: string;
 }
@@ -54,6 +76,14 @@ export interface Summary {
   convergenceVsWaves: number;
   requestsVsWaves: number;
   noopWrites: number;
+  coreRequests: number;
+  historyEventsPerLb: number;
+  readinessGetsPerObject: number;
+  fleetServicesPerMin: number;
+  fleetPeakRssMib: number;
+  fleetNoopResyncS: number;
+  /** Share of the Engine budget a rate-limited fleet used for answered requests; NaN when not measured. */
+  budgetGoodput: number;
   targets: Target[];
   line: string;
 }
@@ -76,22 +106,57 @@ export function summarize(r: BenchResult): Summary {
   const convergenceVsBound = median(product.map(boundRatio));
   const convergenceVsWaves = median(paired(r, 'heartbeat', 'waves', (c) => c.apply.wallMs));
   const requestsVsWaves = median(paired(r, 'heartbeat', 'waves', (c) => c.apply.requests));
-  const noopWrites = r.throughput.noop.mutations + sum(product.map((c) => c.noop.mutations));
-  const t = (name: string, key: string, measured: number, target: number, digits = 2): Target => {
-    const met = measured <= target;
-    const by = target === 0 ? `${measured} instead of 0` : `${((measured / target - 1) * 100).toFixed(0)} % over the target (${measured.toFixed(digits)} vs ${target})`;
-    return { name, key, measured, target, met, text: met ? 'met' : `missed: ${by}` };
+  const noopWrites = r.throughput.noop.mutations + (r.fleet?.noop.mutations ?? 0) + sum(product.map((c) => c.noop.mutations));
+  const coreRequests = median(product.map((c) => c.apply.requests));
+  const historyEventsPerLb = median(product.flatMap((c) => Object.values(c.apply.events?.perLoadBalancer ?? {})));
+  const readinessGetsPerObject = median(product.flatMap((c) => c.apply.pollsPerObject ?? []));
+  // The fleet figures come from the controller fleet run (--fleet) when there was one, else from the throughput run.
+  const fleetServicesPerMin = r.fleet?.servicesPerMinute ?? r.throughput.servicesPerMinute;
+  const fleetPeakRssMib = (r.fleet?.workerPeakRssBytes ?? r.throughput.workerPeakRssBytes) / 2 ** 20;
+  const fleetNoopResyncS = (r.fleet?.noop.wallMs ?? r.throughput.noop.wallMs) / 1000;
+  const budgetGoodput = r.budget?.goodput ?? NaN;
+  const t = (name: string, key: string, measured: number, target: number, digits = 2, higher = false): Target => {
+    if (!Number.isFinite(measured)) return { name, key, measured, target, higher, met: false, text: 'not measured in this run' };
+    const met = higher ? measured >= target : measured <= target;
+    const off = higher ? `${((1 - measured / target) * 100).toFixed(0)} % under` : `${((measured / target - 1) * 100).toFixed(0)} % over`;
+    const by = target === 0 ? `${measured} instead of 0` : `${off} the target (${measured.toFixed(digits)} vs ${target})`;
+    return { name, key, measured, target, higher, met, text: met ? 'met' : `missed: ${by}` };
   };
   const targets = [
     t('convergence time / lower bound', 'convergence_vs_bound', convergenceVsBound, TARGETS.convergenceVsBound),
     t('convergence time / waves baseline', 'convergence_vs_waves', convergenceVsWaves, TARGETS.convergenceVsWaves),
     t('Engine requests / waves baseline', 'requests_vs_waves', requestsVsWaves, TARGETS.requestsVsWaves),
     t('writes on a no-op resync', 'noop_writes', noopWrites, TARGETS.noopWrites, 0),
+    t('Engine requests, core workload from empty', 'core_requests', coreRequests, TARGETS.coreRequests, 0),
+    t('history events per reconcileLoadBalancer, core shape from empty', 'history_events_per_lb', historyEventsPerLb, TARGETS.historyEventsPerLb, 0),
+    t('readiness GETs per created object (median)', 'readiness_gets_per_object', readinessGetsPerObject, TARGETS.readinessGetsPerObject, 0),
+    t('services converged per minute, fleet on one worker', 'fleet_services_per_min', fleetServicesPerMin, TARGETS.fleetServicesPerMin, 0, true),
+    t('worker peak RSS during the fleet apply (MiB)', 'fleet_peak_rss_mib', fleetPeakRssMib, TARGETS.fleetPeakRssMib, 0),
+    t('no-op full resync of the fleet (s)', 'fleet_noop_resync_s', fleetNoopResyncS, TARGETS.fleetNoopResyncS, 1),
+    t('goodput under a rate-limited Engine budget', 'budget_goodput', budgetGoodput, TARGETS.budgetGoodput, 2, true),
   ];
   const share = realistic429Share(r.realistic ?? []);
   if (share !== null) targets.push(t('requests answered 429, realistic Engine', 'realistic_429_share', share, REALISTIC_429_TARGET, 3));
-  const line = `summary: convergence_vs_bound=${ratio(convergenceVsBound)} convergence_vs_waves=${ratio(convergenceVsWaves)} requests_vs_waves=${ratio(requestsVsWaves)} noop_writes=${noopWrites}${share === null ? '' : ` realistic_429_share=${share.toFixed(3)}`}`;
-  return { convergenceVsBound, convergenceVsWaves, requestsVsWaves, noopWrites, targets, line };
+  const line =
+    `summary: convergence_vs_bound=${ratio(convergenceVsBound)} convergence_vs_waves=${ratio(convergenceVsWaves)} requests_vs_waves=${ratio(requestsVsWaves)} noop_writes=${noopWrites}` +
+    ` core_requests=${int(coreRequests)} history_events_per_lb=${int(historyEventsPerLb)} readiness_gets_per_object=${ratio(readinessGetsPerObject, 1)}` +
+    ` fleet_services_per_min=${int(fleetServicesPerMin)} fleet_peak_rss_mib=${int(fleetPeakRssMib)} fleet_noop_resync_s=${ratio(fleetNoopResyncS, 1)} budget_goodput=${ratio(budgetGoodput)}` +
+    `${share === null ? '' : ` realistic_429_share=${share.toFixed(3)}`}`;
+  return {
+    convergenceVsBound,
+    convergenceVsWaves,
+    requestsVsWaves,
+    noopWrites,
+    coreRequests,
+    historyEventsPerLb,
+    readinessGetsPerObject,
+    fleetServicesPerMin,
+    fleetPeakRssMib,
+    fleetNoopResyncS,
+    budgetGoodput,
+    targets,
+    line,
+  };
 }
 
 export interface ModeFigures {
@@ -118,7 +183,7 @@ export interface ModeFigures {
   /** Per object with a parent: from the parent's deploy to the child's create. */
   reactions: number[];
   latency: number[];
-  /** Per run: readiness GETs (the awaitReady activity's Engine requests). */
+  /** Per run: readiness GETs (realizeObjects' polls and the awaitReady activity's Engine requests). */
   readinessGets: number[];
   /** Per load balancer run: dependency levels of its longest chain. */
   levels: number[];
@@ -147,7 +212,7 @@ export function modeFigures(r: BenchResult, mode: Mode): ModeFigures {
     startup: lbs.map((l) => l.firstCreateMs),
     reactions: lbs.flatMap((l) => l.reactionsMs),
     latency: runs.map((c) => c.apply.latencyMedianMs),
-    readinessGets: runs.map((c) => c.apply.byPurpose.awaitReady ?? 0),
+    readinessGets: runs.map((c) => c.apply.readinessGets ?? c.apply.byPurpose.awaitReady ?? 0),
     levels: lbs.map((l) => l.levels),
   };
 }

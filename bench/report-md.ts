@@ -6,6 +6,7 @@ import { CORE_DEPLOY_MS } from './core';
 import { meanCounts, modeFigures, paired, perRoute, pollGapsOf, routesOf, type BenchResult, type ModeFigures, type Summary } from './figures';
 import { pollingVerdict, targetsProse, throughputNote } from './report-prose';
 import { realisticMarkdown } from './realistic';
+import { fleetMarkdown } from './report-fleet';
 import { START_CONCURRENCY } from './throughput';
 import { int, median, mib, quantile, ratio, secs, spread } from './util';
 import { CORE_SHAPE } from './workload';
@@ -44,7 +45,7 @@ export function markdown(r: BenchResult, sm: Summary, svgName: string, command: 
   L.push(
     mdTable(
       ['figure', 'target', 'measured', 'result'],
-      sm.targets.map((x) => [`${x.name} (\`${x.key}\`)`, x.key === 'noop_writes' ? '0' : `<= ${x.target}`, x.key === 'noop_writes' ? String(x.measured) : ratio(x.measured), x.met ? 'met' : `**${x.text}**`]),
+      sm.targets.map((x) => [`${x.name} (\`${x.key}\`)`, x.key === 'noop_writes' ? '0' : `${x.higher ? '>=' : '<='} ${x.target}`, x.key === 'noop_writes' ? String(x.measured) : ratio(x.measured), x.met ? 'met' : `**${x.text}**`]),
     ),
   );
   L.push('');
@@ -173,6 +174,7 @@ export function markdown(r: BenchResult, sm: Summary, svgName: string, command: 
   L.push('');
   L.push(throughputNote(r));
   L.push('');
+  if (r.fleet || r.budget) L.push(fleetMarkdown(r));
   if (r.realistic?.length) L.push(realisticMarkdown(r.realistic));
   L.push('## The targets, figure by figure');
   L.push('');

@@ -5,6 +5,9 @@ import { CORE_SHAPE } from './workload';
 
 const COLORS: Record<ModeName, string> = {
   heartbeat: '#1f77b4',
+  prior: '#8c564b',
+  'aim-25': '#e377c2',
+  'aim-75': '#7f7f7f',
   'heartbeat-500': '#17becf',
   retry: '#ff7f0e',
   'retry-fast': '#2ca02c',
@@ -18,6 +21,10 @@ function marker(mode: ModeName, x: number, y: number): string {
   switch (mode) {
     case 'heartbeat':
       return `<circle cx="${f(x)}" cy="${f(y)}" r="4.5" fill="${c}" fill-opacity="0.85"/>`;
+    case 'prior':
+    case 'aim-25':
+    case 'aim-75':
+      return `<circle cx="${f(x)}" cy="${f(y)}" r="3" fill="${c}" fill-opacity="0.85"/>`;
     case 'heartbeat-500':
       return `<circle cx="${f(x)}" cy="${f(y)}" r="4" fill="none" stroke="${c}" stroke-width="2"/>`;
     case 'retry':

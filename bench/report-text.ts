@@ -1,5 +1,6 @@
 /** The report on stdout: a table per mode, where the time goes, each repetition, the throughput run, the targets. */
 import { CORE_DEPLOY_MS } from './core';
+import { fleetText } from './report-fleet';
 import { boundRatio, modeFigures, type BenchResult, type Summary } from './figures';
 import { int, median, mib, quantile, ratio, secs, spread } from './util';
 import { realisticRows, textTable } from './realistic';
@@ -56,9 +57,11 @@ export function textReport(r: BenchResult, sum_: Summary): string {
     out.push('the core workload on the ideal and the realistic Engine (apply, drop a port, delete):');
     out.push(textTable(realisticRows(r.realistic)));
   }
+  const fleet = fleetText(r);
+  if (fleet.length > 0) out.push('', ...fleet);
   out.push('');
   out.push('targets:');
-  for (const x of sum_.targets) out.push(`  ${pad(x.key, 22)} ${pad(x.key === 'noop_writes' ? String(x.measured) : ratio(x.measured), 6)} target <= ${x.target}: ${x.text}`);
+  for (const x of sum_.targets) out.push(`  ${pad(x.key, 22)} ${pad(x.key === 'noop_writes' ? String(x.measured) : ratio(x.measured), 6)} target ${x.higher ? '>=' : '<='} ${x.target}: ${x.text}`);
   out.push('');
   return out.join('\n');
 }

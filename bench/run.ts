@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [--seed N] [--reps N] [--services N] [--out FILE] [--no-write] [--save-json FILE]`
+ * `npm run bench [-- --quick] [--seed N] [--reps N] [--services N] [--fleet N] [--budget N] [--out FILE] [--no-write] [--save-json FILE]`
  * `npm run bench -- --realistic-only [--seed N]` runs only the ideal-vs-realistic Engine comparison (realistic.ts)
  * and prints its table, without writing docs/benchmarks.md.
  * `node dist/bench/run.js --from-json FILE [--out FILE]` renders the report of a saved run again, without measuring.
@@ -25,13 +25,15 @@ import { startDevServer, type DevServer } from '../dev/devserver';
 import { ensureTemporalCli } from '../dev/temporal-path';
 import { workflowsPath } from '../worker/main';
 import { reconcileService } from '../workflows';
-import { CORE_DEPLOY_MS, MODES, runCore, WORKER_READINESS, type CoreContext, type CoreRun, type WorkerKind } from './core';
+import { CORE_DEPLOY_MS, MODES, runCore, WORKER_DEPLOY_TIMES, WORKER_READINESS, type CoreContext, type CoreRun, type WorkerKind } from './core';
 import { summarize, type BenchResult, type Machine } from './figures';
 import { markdown } from './report-md';
 import { svgChart } from './report-svg';
 import { textReport } from './report-text';
 import { withClusterSection } from './cluster-report';
 import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
+import { runBudget } from './budget';
+import { runFleet, type FleetResult } from './fleet';
 import { realistic429Share, realisticRows, runRealistic, textTable } from './realistic';
 import { runThroughput } from './throughput';
 import { startChildWorker, type ChildWorker } from '../dev/child-worker';
@@ -43,6 +45,10 @@ interface Args {
   seed: number;
   reps: number;
   services: number;
+  /** Services of the controller fleet run (bench/fleet.ts); 0: not run. */
+  fleet: number;
+  /** Services of the Engine budget run (bench/budget.ts); 0: not run. */
+  budget: number;
   out: string | null;
   saveJson: string | null;
   fromJson: string | null;
@@ -63,7 +69,7 @@ function parseArgs(argv: string[]): Args {
     return n;
   };
   const flags = new Set(['--quick', '--no-write', '--realistic-only']);
-  const known = new Set([...flags, '--seed', '--reps', '--services', '--out', '--save-json', '--from-json']);
+  const known = new Set([...flags, '--seed', '--reps', '--services', '--fleet', '--budget', '--out', '--save-json', '--from-json']);
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
     if (!known.has(a)) throw new Error(`unknown argument ${a} (flags: ${[...known].join(' ')})`);
@@ -76,6 +82,8 @@ function parseArgs(argv: string[]): Args {
     seed: num('--seed', 42, 0),
     reps: num('--reps', quick ? 2 : 5, 1),
     services: num('--services', quick ? 40 : 200, 1),
+    fleet: num('--fleet', 0, 0),
+    budget: num('--budget', 0, 0),
     out,
     saveJson: file('--save-json'),
     fromJson: file('--from-json'),
@@ -177,6 +185,7 @@ async function main(): Promise<void> {
         bundlePath,
         echo: true,
         ...(WORKER_READINESS[kind] ? { readiness: WORKER_READINESS[kind] } : {}),
+        ...(WORKER_DEPLOY_TIMES[kind] ? { deployTimes: WORKER_DEPLOY_TIMES[kind] } : {}),
         ...(pacing ? { pacing } : {}),
       });
       await w.ready;
@@ -206,14 +215,18 @@ async function main(): Promise<void> {
       log,
     };
 
-    // Warm-up (not measured): the first workflow tasks of a worker create its sandbox and compile the bundle.
+    // Warm-up (not measured): the first workflow tasks of a worker create its sandbox and compile the bundle, and the
+    // deploy-time estimator learns the core workload's deploys as it would in steady state: two services on two load
+    // balancers give every kind at least MIN_SAMPLES deploys (4 Backends, 4 Frontends, 8 Binds, 12 Servers each).
     log('warming up the workers');
-    await simProc.admin.setDeploy(args.seed, { min: 10, max: 20 });
-    const warmLb = await simProc.admin.seedLoadBalancer('bench-warmup', '198.51.100.99');
+    await simProc.admin.setDeploy(args.seed + 1000, CORE_DEPLOY_MS);
+    const warmLbs = [await simProc.admin.seedLoadBalancer('bench-warmup-a', '198.51.100.98'), await simProc.admin.seedLoadBalancer('bench-warmup-b', '198.51.100.99')];
     await Promise.all(
       kinds.map(async (kind) => {
-        const uid = `bench-warmup-${kind}-${run}`;
-        await client.workflow.execute(reconcileService, { taskQueue: queues[kind], workflowId: `bench/${uid}`, args: [{ spec: coreSpec(uid, [warmLb]) }] });
+        for (const i of [1, 2]) {
+          const uid = `bench-warmup-${kind}-${i}-${run}`;
+          await client.workflow.execute(reconcileService, { taskQueue: queues[kind], workflowId: `bench/${uid}`, args: [{ spec: coreSpec(uid, warmLbs) }] });
+        }
       }),
     );
 
@@ -248,11 +261,23 @@ async function main(): Promise<void> {
     log(`throughput: ${throughput.servicesPerMinute.toFixed(0)} services/min, no-op resync ${throughput.noop.requests} requests, ${throughput.noop.mutations} writes`);
     await Promise.all(workers.splice(0).map((w) => w.stop()));
 
+    let fleet: FleetResult | undefined;
+    if (args.fleet > 0) {
+      log('starting a fresh worker for the controller fleet');
+      const ctlQueue = `bench-ctl-${run}`;
+      const ctlWorker = await startWorker(ctlQueue, 'heartbeat');
+      workers.push(ctlWorker);
+      fleet = await runFleet({ client, admin: simProc.admin, worker: ctlWorker, taskQueue: ctlQueue, services: args.fleet, seed: args.seed, pids: { temporal: srv.process.pid ?? -1, simulator: simProc.child.pid ?? -1 }, log });
+      await Promise.all(workers.splice(0).map((w) => w.stop()));
+    }
+
+    const budget = args.budget > 0 ? await runBudget({ client, admin: simProc.admin, services: args.budget, seed: args.seed, log, startWorker: (q, p) => startWorker(q, 'heartbeat', p) }) : undefined;
+
     log('the core workload on the ideal and the realistic simulator profile');
     const realistic = await runRealistic(realisticContext);
 
     mach.loadAvgEnd = os.loadavg();
-    const result: BenchResult = { quick: args.quick, seed: args.seed, reps: args.reps, startedAt, durationMs: Date.now() - t0, machine: mach, modes, core, throughput, realistic };
+    const result: BenchResult = { quick: args.quick, seed: args.seed, reps: args.reps, startedAt, durationMs: Date.now() - t0, machine: mach, modes, core, throughput, realistic, ...(fleet ? { fleet } : {}), ...(budget ? { budget } : {}) };
     if (args.saveJson) writeFileSync(args.saveJson, JSON.stringify(result, null, 1));
     report(result, args);
   } finally {

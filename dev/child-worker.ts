@@ -5,6 +5,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import type { DeployTimesOptions } from '../activities/deploy-times';
 import type { PacingOptions } from '../activities/engine';
 import type { AwaitReadyOptions } from '../activities/objects';
 import type { ChildWorkerConfig, ChildWorkerStats, FromChild, ToChild } from './worker-process';
@@ -21,6 +22,7 @@ export interface ChildWorkerOptions {
   /** A prebuilt workflow bundle's code file, so that the child starts without bundling. */
   bundlePath: string;
   readiness?: AwaitReadyOptions;
+  deployTimes?: DeployTimesOptions;
   /** The worker's Engine request budget (activities/engine/pacing.ts); none when absent. */
   pacing?: PacingOptions;
   /** Also copy the child's output to ours (benchmarks); it is always kept for stderr(). */
@@ -54,6 +56,7 @@ export async function startChildWorker(o: ChildWorkerOptions): Promise<ChildWork
     bundlePath: o.bundlePath,
     ...(o.identity ? { identity: o.identity } : {}),
     ...(o.readiness ? { readiness: o.readiness } : {}),
+    ...(o.deployTimes ? { deployTimes: o.deployTimes } : {}),
     ...(o.pacing ? { pacing: o.pacing } : {}),
   };
   const child = fork(path.join(__dirname, 'worker-process.js'), [], {

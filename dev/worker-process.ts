@@ -10,6 +10,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import type { DeployTimesOptions } from '../activities/deploy-times';
 import type { PacingOptions, RequestPacer } from '../activities/engine';
 import type { AwaitReadyOptions } from '../activities/objects';
 import { startWorker } from '../worker/start';
@@ -25,6 +26,8 @@ export interface ChildWorkerConfig {
   identity?: string;
   /** awaitReady options (activities/objects.ts); the product defaults when absent. */
   readiness?: AwaitReadyOptions;
+  /** How realizeObjects learns deploy times (activities/deploy-times.ts); the product defaults when absent. */
+  deployTimes?: DeployTimesOptions;
   /** The Engine request budget (activities/engine/pacing.ts); none (a bucket only after a 429) when absent. */
   pacing?: PacingOptions;
 }
@@ -37,10 +40,13 @@ export interface ChildWorkerStats {
   byActivity: Record<string, number>;
   rssBytes: number;
   /**
-   * Readiness polling as it really happened: `pollGaps[n]` holds, for every awaitReady activity (across its
+   * Readiness polling as it really happened: `pollGaps[n]` holds, for every object realizeObjects polled and every
+   * awaitReady activity (across its
    * attempts) with at least n+2 GETs, the gap in ms between its (n+1)-th and (n+2)-th GET; up to 8 gaps.
    */
   pollGaps: number[][];
+  /** Readiness GETs per object (realizeObjects' polls and awaitReady's GETs), one count per object that was polled. */
+  pollsPerObject: number[];
   /** The Engine client's 429s and time spent backing off since the worker started (never reset). */
   rateLimited: number;
   backoffMs: number;
@@ -60,6 +66,14 @@ class Samples {
   latenciesMs: number[] = [];
   byActivity: Record<string, number> = {};
   polls = new Map<string, number[]>();
+  /** Readiness GETs by object identifier (realizeObjects) or awaitReady activity. */
+  pollCounts = new Map<string, number>();
+
+  polled(identifier: string): void {
+    const times = this.polls.get(identifier) ?? [];
+    times.push(Date.now());
+    this.polls.set(identifier, times);
+  }
 
   record(durationMs: number): void {
     this.latenciesMs.push(durationMs);
@@ -68,10 +82,7 @@ class Samples {
       const info = Context.current().info;
       type = info.activityType;
       if (type === 'awaitReady') {
-        const key = `${info.workflowExecution?.workflowId}/${info.workflowExecution?.runId}/${info.activityId}`;
-        const times = this.polls.get(key) ?? [];
-        times.push(Date.now());
-        this.polls.set(key, times);
+        this.polled(`${info.workflowExecution?.workflowId}/${info.workflowExecution?.runId}/${info.activityId}`);
       }
     } catch {
       // Not inside an activity.
@@ -84,8 +95,9 @@ class Samples {
     for (const times of this.polls.values()) {
       for (let i = 1; i < times.length && i <= MAX_POLL_GAPS; i++) (pollGaps[i - 1] ??= []).push((times[i] as number) - (times[i - 1] as number));
     }
+    const pollsPerObject = [...this.polls.values()].map((times) => times.length);
     const { rateLimited, backoffMs } = pacer.stats();
-    return { latenciesMs: this.latenciesMs, byActivity: this.byActivity, rssBytes: process.memoryUsage().rss, pollGaps, rateLimited, backoffMs };
+    return { latenciesMs: this.latenciesMs, byActivity: this.byActivity, rssBytes: process.memoryUsage().rss, pollGaps, pollsPerObject, rateLimited, backoffMs };
   }
 }
 
@@ -98,7 +110,11 @@ async function main(): Promise<void> {
     temporal: { connection: { address: cfg.temporalAddress }, namespace: cfg.namespace, taskQueue: cfg.taskQueue },
     engine: { baseUrl: cfg.engineUrl, token: cfg.token, onResponse: (e) => samples.record(e.durationMs), ...(cfg.pacing ? { pacing: cfg.pacing } : {}) },
     workflowBundle: { codePath: cfg.bundlePath },
-    ...(cfg.readiness ? { activities: { readiness: cfg.readiness } } : {}),
+    activities: {
+      ...(cfg.readiness ? { readiness: cfg.readiness } : {}),
+      ...(cfg.deployTimes ? { deployTimes: cfg.deployTimes } : {}),
+      events: { polled: (_kind, identifier) => samples.polled(identifier) },
+    },
     shutdownGraceTime: '1s',
     ...(cfg.identity ? { identity: cfg.identity } : {}),
   });

@@ -4,13 +4,19 @@
  * explicitly asks (`destroyOrphans`): an orphan may be a service whose controller lives in another namespace or
  * cluster, and destroying a load balancer's configuration is not something to do by inference.
  */
-import { executeChild, getExternalWorkflowHandle, proxyActivities } from '@temporalio/workflow';
+import { executeChild, getExternalWorkflowHandle, patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ControlActivities } from '../activities/control';
 import { resyncSignal } from './controller';
 import { optionalBoolean } from './input';
 import { ENGINE_CALL, searchAttributes } from './options';
 import { reconcileService } from './reconcile-service';
+
+/**
+ * Since this patch the controllers are signalled by the signalControllers activity: a signal sent from this workflow
+ * costs two history events per controller, which caps the fleet one run can reach (docs/scaling.md).
+ */
+export const SIGNAL_FROM_ACTIVITY_PATCH = 'resync-signals-from-activity';
 
 export interface FullResyncInput {
   destroyOrphans?: boolean;
@@ -37,22 +43,26 @@ export async function fullResync(input: FullResyncInput = {}): Promise<FullResyn
   const engine = proxyActivities<Activities>(ENGINE_CALL);
   const control = proxyActivities<ControlActivities>(ENGINE_CALL);
 
-  const controllers = await control.listControllers.executeWithOptions({ summary: 'list service controllers' }, []);
-  const signalled: string[] = [];
-  const missed: string[] = [];
-  await Promise.all(
-    controllers.map(async (c) => {
-      try {
-        await getExternalWorkflowHandle(c.workflowId).signal(resyncSignal);
-        signalled.push(c.serviceUid);
-      } catch {
-        missed.push(c.serviceUid);
-      }
-    }),
-  );
+  let signalled: string[] = [];
+  let missed: string[] = [];
+  if (patched(SIGNAL_FROM_ACTIVITY_PATCH)) {
+    ({ signalled, missed } = await control.signalControllers.executeWithOptions({ summary: 'list service controllers and ask each to resync' }, []));
+  } else {
+    const controllers = await control.listControllers.executeWithOptions({ summary: 'list service controllers' }, []);
+    await Promise.all(
+      controllers.map(async (c) => {
+        try {
+          await getExternalWorkflowHandle(c.workflowId).signal(resyncSignal);
+          signalled.push(c.serviceUid);
+        } catch {
+          missed.push(c.serviceUid);
+        }
+      }),
+    );
+  }
 
   const tagged = await engine.scanTaggedServices.executeWithOptions({ summary: 'scan the Engine for tagged services' }, []);
-  const known = new Set(controllers.map((c) => c.serviceUid));
+  const known = new Set([...signalled, ...missed]);
   const orphans: Orphan[] = Object.entries(tagged)
     .filter(([uid]) => !known.has(uid))
     .map(([serviceUid, t]) => ({ serviceUid, loadBalancers: t.loadBalancers, objects: t.objects, destroyed: false }));

@@ -6,9 +6,10 @@
  * empty or the pass budget is spent.
  */
 import { ApplicationFailure, type ActivityOptions } from '@temporalio/common';
-import { CancellationScope, defineQuery, isCancellation, metricMeter, proxyActivities, setHandler } from '@temporalio/workflow';
+import { CancellationScope, defineQuery, isCancellation, metricMeter, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { CreateObjectInput } from '../activities/objects';
+import type { CreateObjectInput, ReadyOutcome } from '../activities/objects';
+import type { RealizedObject } from '../activities/realize';
 import { causeOf } from './failures';
 import { invalidInput, loadBalancerId, optionalIdentifiers, optionalInteger, specOf } from './input';
 import { ENGINE_CALL, FAILURE_TYPES, readinessOptions, short } from './options';
@@ -62,6 +63,14 @@ export const loadBalancerStatusQuery = defineQuery<LoadBalancerProgress>('status
  * exhausting them, while a reconciliation that cannot converge still fails in bounded time.
  */
 export const DEFAULT_MAX_PASSES = 8;
+
+/**
+ * Since this patch, objects to create are created, tagged and awaited in one realizeObjects activity per group of
+ * siblings (same kind, same parent) instead of a createObject and an awaitReady activity per object: about half the
+ * history events and workflow tasks per load balancer (docs/benchmarks.md). Runs recorded before it replay the old
+ * path (test/fixtures/histories).
+ */
+export const REALIZE_GROUPS_PATCH = 'realize-groups';
 
 /**
  * Workflow-side metrics (docs/spec.md#metrics), on the worker's Prometheus endpoint. Temporal does not emit them
@@ -143,19 +152,77 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
       }
     }
     const outcome = await call(readiness.awaitReady, `await ${title} ${on}`, { kind: d.kind, identifier: id, name: d.name, justCreated: action.type === 'create' });
+    return settle(d.key, id, outcome);
+  };
+
+  /** Books how an object's wait ended; resolves to its identifier when it is ready, null otherwise. */
+  const settle = (key: string, id: string, outcome: ReadyOutcome): string | null => {
     if (outcome === 'Deployed' || outcome === 'Updated') {
-      book.update(d.key, { identifier: id, state: outcome });
+      book.update(key, { identifier: id, state: outcome });
       return id;
     }
     // Failed or vanished: the next pass recovers, recreates or creates it; its children wait for that pass.
-    book.update(d.key, { identifier: id, state: outcome === 'Gone' ? 'Pending' : outcome, error: outcome === 'Gone' ? 'vanished while deploying' : 'deployment failed' });
+    book.update(key, { identifier: id, state: outcome === 'Gone' ? 'Pending' : outcome, error: outcome === 'Gone' ? 'vanished while deploying' : 'deployment failed' });
     return null;
   };
 
+  /**
+   * Creates a group of siblings (same kind, same parent) in one realizeObjects activity whose summary names them;
+   * what is still deploying when its attempt window ends is awaited one by one on the spec's readiness policy.
+   */
+  const realizeGroup = async (members: PlannedObject[], parentId: string): Promise<Map<string, string | null>> => {
+    const kind = (members[0] as PlannedObject).desired.kind;
+    const names = members.map((p) => p.desired.name).join(', ');
+    const byKey = new Map(members.map((p) => [p.desired.key, p.desired]));
+    // Not cancellable, as a single create is: a superseded pass still finishes creating and tagging (and waits for the
+    // group's attempt to end, at most the readiness window).
+    const realized: RealizedObject[] = await CancellationScope.nonCancellable(() =>
+      call(engine.realizeObjects, `create and await ${KIND_TITLE[kind]}${members.length > 1 ? 's' : ''} ${names} ${on}`, {
+        serviceUid: uid,
+        loadBalancer,
+        kind,
+        members: members.map((p) => ({ key: p.desired.key, fields: completeFields(kind, p.desired.fields, parentId) as CreateObjectInput['fields'] })),
+      }),
+    );
+    const ids = new Map<string, string | null>();
+    await Promise.all(
+      realized.map(async (r) => {
+        const d = byKey.get(r.key);
+        if (!d) return;
+        counts.created++;
+        known.add(r.identifier);
+        book.update(r.key, { identifier: r.identifier, state: r.state });
+        let outcome = r.outcome;
+        if (outcome === 'NotReady') outcome = await call(readiness.awaitReady, `await ${KIND_TITLE[kind]} ${d.name} ${on}`, { kind, identifier: r.identifier, name: d.name });
+        ids.set(r.key, settle(r.key, r.identifier, outcome));
+      }),
+    );
+    return ids;
+  };
+
   const applyGraph = async (plan: Plan) => {
+    const grouped = patched(REALIZE_GROUPS_PATCH);
     const ready = new Map<string, Promise<string | null>>();
+    const groups = new Map<string, { members: PlannedObject[]; ids: Promise<Map<string, string | null> | null> }>();
     for (const p of plan.objects) {
       const parent = p.desired.parent === null ? Promise.resolve(loadBalancer) : (ready.get(p.desired.parent) ?? Promise.resolve(null));
+      if (grouped && p.action.type === 'create') {
+        // Siblings to create share one activity; the group starts when their common parent is ready (its members are
+        // all collected by then: the loop is synchronous, the parent's continuation is not).
+        const groupKey = `${p.desired.parent ?? ''}|${p.desired.kind}`;
+        let group = groups.get(groupKey);
+        if (!group) {
+          const members: PlannedObject[] = [];
+          group = { members, ids: parent.then((parentId) => (parentId === null ? null : realizeGroup(members, parentId))) };
+          groups.set(groupKey, group);
+        }
+        group.members.push(p);
+        ready.set(
+          p.desired.key,
+          group.ids.then((ids) => ids?.get(p.desired.key) ?? null),
+        );
+        continue;
+      }
       // Each object starts as soon as its own parent is ready: no waves, ports proceed independently.
       ready.set(
         p.desired.key,

@@ -33,6 +33,7 @@ export const RECORDED = [
   'reconcile-service-converge',
   'reconcile-service-converge-child',
   'reconcile-lb-converge',
+  'reconcile-lb-converge-groups',
   'reconcile-lb-recover',
   'reconcile-lb-recreate',
   'reconcile-lb-not-converged',
@@ -53,8 +54,9 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
   if (only.length > 0) {
     for (const name of only) {
       if (name === 'service-controller') await recordController(stack, out);
+      else if (name === 'reconcile-lb-converge-groups') await recordGroups(stack, out);
       else if (name === 'import-services') await recordImport(stack, out);
-      else throw new Error(`only service-controller and import-services can be recorded alone (got ${name})`);
+      else throw new Error(`only service-controller, reconcile-lb-converge-groups and import-services can be recorded alone (got ${name})`);
     }
     return;
   }
@@ -155,9 +157,24 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
     await settle(h);
     await save('plan-service', h);
   }
+  await recordGroups(stack, out);
   await recordController(stack, out);
   await recordImport(stack, out);
   await runs.terminateRunning();
+}
+
+/**
+ * Converge from empty on the realizeObjects path (REALIZE_GROUPS_PATCH in workflows/reconcile-lb.ts): the histories
+ * above predate it and replay the createObject/awaitReady path.
+ */
+async function recordGroups(stack: Stack, out: string): Promise<void> {
+  const runs = new Runs(stack.client, stack.taskQueue);
+  const lb = seedLoadBalancer(stack.sim, 'lb-groups');
+  const h = await runs.loadBalancer({ spec: exampleSpec([lb], { serviceUid: 'record-lb-converge-groups' }), loadBalancer: lb });
+  await h.result();
+  const history = await h.fetchHistory();
+  writeFileSync(path.join(out, 'reconcile-lb-converge-groups.json'), `${JSON.stringify(historyToJson(history), null, 1)}\n`);
+  process.stderr.write(`recorded reconcile-lb-converge-groups: ${history.events?.length ?? 0} events\n`);
 }
 
 /**

@@ -13,7 +13,7 @@ import { textReport } from '../../bench/report-text';
 import type { FleetPhase } from '../../bench/throughput';
 
 function phase(wallMs: number, requests: number, mutations: number, byPurpose: Record<string, number>): CoreRun['apply'] {
-  return { wallMs, requests, mutations, byRoute: { 'GET /x': requests }, byPurpose, latencyMedianMs: 2, pollGaps: [{ medianMs: 250, count: 4 }], events: { service: 20, perLoadBalancer: { a: 60, b: 62 } } };
+  return { wallMs, requests, mutations, byRoute: { 'GET /x': requests }, byPurpose, latencyMedianMs: 2, pollGaps: [{ medianMs: 250, count: 4 }], pollsPerObject: [1, 2, 2, 3, 1], events: { service: 20, perLoadBalancer: { a: 60, b: 62 } } };
 }
 
 /** One repetition of a mode: converges in `wallMs` against a bound of 4 s, with 3 levels of 0.5 s reactions. */
@@ -48,16 +48,64 @@ function result(times: Partial<Record<ModeName, number>>): BenchResult {
   };
 }
 
-test('the summary line keeps its keys and states the ratios of the run', () => {
+test('the summary line keeps its keys, adds the economy and fleet keys, and judges each figure against its target in its direction', () => {
   const sm = summarize(result({ heartbeat: 5000, waves: 10_000 }));
-  assert.equal(sm.line, 'summary: convergence_vs_bound=1.25 convergence_vs_waves=0.50 requests_vs_waves=0.50 noop_writes=0');
+  assert.equal(
+    sm.line,
+    'summary: convergence_vs_bound=1.25 convergence_vs_waves=0.50 requests_vs_waves=0.50 noop_writes=0 core_requests=200 history_events_per_lb=61 readiness_gets_per_object=2.0 fleet_services_per_min=100 fleet_peak_rss_mib=128 fleet_noop_resync_s=3.0 budget_goodput=n/a',
+  );
   assert.deepEqual(
-    sm.targets.map((t) => [t.key, t.met]),
+    sm.targets.map((t) => [t.key, t.met, t.text]),
     [
-      ['convergence_vs_bound', true],
-      ['convergence_vs_waves', true],
-      ['requests_vs_waves', true],
-      ['noop_writes', true],
+      ['convergence_vs_bound', false, 'missed: 14 % over the target (1.25 vs 1.1)'],
+      ['convergence_vs_waves', true, 'met'],
+      ['requests_vs_waves', true, 'met'],
+      ['noop_writes', true, 'met'],
+      ['core_requests', false, 'missed: 18 % over the target (200 vs 170)'],
+      ['history_events_per_lb', true, 'met'],
+      ['readiness_gets_per_object', true, 'met'],
+      ['fleet_services_per_min', false, 'missed: 60 % under the target (100 vs 250)'],
+      ['fleet_peak_rss_mib', true, 'met'],
+      ['fleet_noop_resync_s', true, 'met'],
+      ['budget_goodput', false, 'not measured in this run'],
+    ],
+  );
+});
+
+test('the controller fleet and the budget run, when measured, give the fleet and budget figures instead of the throughput run', () => {
+  const phase = { wallMs: 90_000, requests: 1, mutations: 0, throttled: 0, cpuSeconds: {}, machineBusySeconds: 1 };
+  const r = {
+    ...result({ heartbeat: 5000, waves: 10_000 }),
+    fleet: {
+      services: 1000,
+      loadBalancers: 2,
+      objects: 28_000,
+      deployMs: { min: 100, max: 300 },
+      apply: phase,
+      servicesPerMinute: 300,
+      serviceP50Ms: 1,
+      serviceP95Ms: 2,
+      noop: { ...phase, wallMs: 45_000, mutations: 2 },
+      resyncSignalled: 1000,
+      remove: phase,
+      leftAfterDelete: 0,
+      workerPeakRssBytes: 900 * 2 ** 20,
+      workerIdleRssBytes: 1,
+      controllerEvents: 1,
+      fullResyncEvents: 1,
+    },
+    budget: { services: 30, requestsPerSecond: 20, wallMs: 1000, requests: 20, throttled: 0, goodput: 0.93, throttledShare: 0.01 },
+  };
+  const sm = summarize(r);
+  assert.match(sm.line, / noop_writes=2 .* fleet_services_per_min=300 fleet_peak_rss_mib=900 fleet_noop_resync_s=45\.0 budget_goodput=0\.93$/);
+  assert.deepEqual(
+    sm.targets.filter((t) => t.key.startsWith('fleet') || t.key === 'budget_goodput' || t.key === 'noop_writes').map((t) => [t.key, t.met]),
+    [
+      ['noop_writes', false],
+      ['fleet_services_per_min', true],
+      ['fleet_peak_rss_mib', true],
+      ['fleet_noop_resync_s', true],
+      ['budget_goodput', true],
     ],
   );
 });

@@ -1,8 +1,8 @@
 /**
  * Crashes and contention (docs/spec.md#reconciliation-semantics): a worker process SIGKILLed half-way through a
- * reconciliation and a new one started finish the same workflow run with exactly the desired objects; a
- * reconcileLoadBalancer already running for a (service, load balancer) makes reconcileService wait for it instead of
- * failing.
+ * reconciliation, while the objects it created are known only to its activities' heartbeats and the Engine, and a new
+ * one started finish the same workflow run with exactly the desired objects; a reconcileLoadBalancer already running
+ * for a (service, load balancer) makes reconcileService wait for it instead of failing.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -71,7 +71,7 @@ async function childWorker(identity: string): Promise<ChildWorker> {
   return c;
 }
 
-test('a worker SIGKILLed mid-reconciliation: a new worker finishes the same run with exactly the desired objects, no duplicate, nothing untagged', async () => {
+test('a worker SIGKILLed while realizeObjects groups are in flight (Frontends and Servers created and tagged, not yet known to the workflow): a new worker finishes the same run with exactly the desired objects, each created once, nothing untagged', async () => {
   const sim = crashStack.sim;
   const runs = new Runs(crashStack.client, crashStack.taskQueue);
   const uid = `crash-${randomUUID()}`;
@@ -81,11 +81,12 @@ test('a worker SIGKILLed mid-reconciliation: a new worker finishes the same run 
 
   const handle = await runs.service({ spec: exampleSpec([lb], { serviceUid: uid }) }, 'crash');
   const runId = handle.firstExecutionRunId;
-  // Kill once the Backends are ready and the Frontends and Servers have been created and tagged, with the workflow
-  // holding their identifiers (so no create is still in flight: only readiness waits are), before any Bind exists.
+  // Kill once the Backends are ready and the Frontends and Servers exist and are tagged in the Engine while the
+  // workflow has no identifier for some of them yet: their realizeObjects activities are still awaiting readiness, so
+  // only the activities' heartbeats and the Engine know them. No Bind exists yet.
   const child = crashStack.client.workflow.getHandle(workflowIds.loadBalancer(uid, lb));
   const atKill = await until(
-    'Backends ready, Frontends and Servers created and known to the workflow, no Bind yet',
+    'Backends ready, Frontends and Servers created and tagged, some not yet known to the workflow, no Bind yet',
     async () => {
       const on = objectsOn(sim, lb);
       if (on.length !== 8 || !on.every((o) => o.tags.includes(tag)) || on.some((o) => o.kind === 'bind')) return undefined;
@@ -95,9 +96,9 @@ test('a worker SIGKILLed mid-reconciliation: a new worker finishes the same run 
       } catch {
         return undefined;
       }
-      const known = progress.objects.filter((o) => o.kind !== 'bind' && o.identifier !== null);
+      const unknown = progress.objects.filter((o) => (o.kind === 'frontend' || o.kind === 'server') && o.identifier === null);
       const backendsReady = progress.objects.filter((o) => o.kind === 'backend' && o.state === 'Deployed').length === 2;
-      return known.length === 8 && backendsReady && objectsOn(sim, lb).every((o) => o.kind !== 'bind') ? on : undefined;
+      return unknown.length > 0 && backendsReady && objectsOn(sim, lb).every((o) => o.kind !== 'bind') ? on : undefined;
     },
     30_000,
     5,
@@ -135,6 +136,9 @@ test('a worker SIGKILLed mid-reconciliation: a new worker finishes the same run 
   // Both workers worked on the child reconciliation: the first until it died, the second to the end.
   const identities = new Set((await eventsOf(child)).flatMap((e) => (e.activityTaskStartedEventAttributes?.identity ? [e.activityTaskStartedEventAttributes.identity] : [])));
   assert.deepEqual([...identities].sort(), ['crash-worker-1', 'crash-worker-2']);
+  // The groups in flight at the kill were retried (and adopted what their first attempt had created: one POST each).
+  const retried = (await eventsOf(child)).filter((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1);
+  assert.ok(retried.length > 0, 'a realizeObjects attempt ran again after the kill');
 });
 
 test('a reconcileLoadBalancer already running for the same service and load balancer: reconcileService waits for it, then reconciles and succeeds', async () => {

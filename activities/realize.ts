@@ -1,0 +1,145 @@
+/**
+ * realizeObjects: create, tag and await a group of sibling objects (same kind, same parent) in one activity.
+ *
+ * Why one activity per group instead of a createObject and an awaitReady per object: every activity costs the
+ * workflow three history events and usually a workflow task of its own (three more), and Temporal Cloud bills each
+ * start; a port's Servers or a Frontend's Binds are created and become ready together anyway. Measured on the core
+ * workload: see docs/benchmarks.md (history events per reconcileLoadBalancer).
+ *
+ * What is kept: each object is created by createObject (activities/objects.ts), idempotent under retries and
+ * crashes: its progress (look-alikes seen before the POST, the identifier the POST answered) sits in a slot of the
+ * group's heartbeat, so a retried group adopts what an earlier attempt created instead of creating it twice. The
+ * activity's summary names the objects and the result carries each object's identifier and state for the workflow's
+ * per-object status. Readiness is polled on the schedule learned from earlier deploys (deploy-times.ts); an object
+ * that is still deploying when the attempt window ends comes back as NotReady, for the workflow to wait for on the
+ * spec's readiness policy (awaitReady).
+ */
+import { KIND_DEFINITIONS, type Kind, type StateName } from '../domain';
+import { EngineNotFoundError, EngineRateLimitedError, type EngineClient } from './engine';
+import { priorSchedule, type DeployTimes } from './deploy-times';
+import { currentContext, SharedHeartbeat } from './heartbeat';
+import type { IdentifierCache } from './memory';
+import { stateOf } from './object-state';
+import { createObject, type CreateObjectInput, type CreateProgress, type ReadyOutcome } from './objects';
+
+export interface RealizeObjectsInput {
+  serviceUid: string;
+  loadBalancer: string;
+  kind: Kind;
+  /** Objects of `kind` under one parent (the same `listedUnder` link), each with the key the workflow knows it by. */
+  members: { key: string; fields: CreateObjectInput['fields'] }[];
+}
+
+export interface RealizedObject {
+  key: string;
+  identifier: string;
+  /** A lost earlier attempt had created it (see createObject). */
+  adopted: boolean;
+  /** Ready, failed or gone; NotReady: still deploying when the attempt window ended. */
+  outcome: ReadyOutcome | 'NotReady';
+  /** The last state read. */
+  state: StateName;
+}
+
+export interface RealizeOptions {
+  /** How long one attempt polls before handing what is still deploying back (default: awaitReady's window). */
+  windowMs: number;
+  /** Told of every readiness GET (the benchmark counts them per object). */
+  onPoll?: (kind: Kind, identifier: string) => void;
+}
+
+/**
+ * One GET per object when the group is created: the look-alikes of all members, listed once under their common
+ * parent (createObject would list them once per member). Only names are compared, as createObject does.
+ */
+async function lookAlikesOfGroup(engine: EngineClient, memory: IdentifierCache, input: RealizeObjectsInput): Promise<Map<string, string[]>> {
+  const listedUnder = KIND_DEFINITIONS[input.kind].listedUnder;
+  const parents = new Set(input.members.map((m) => (m.fields as unknown as Record<string, string>)[listedUnder] ?? ''));
+  if (parents.size !== 1) throw new Error(`realizeObjects: the members of a group share one ${listedUnder}, got ${[...parents].join(', ')}`);
+  const refs = await engine.list(input.kind, { filters: { [listedUnder]: [...parents][0] as string } });
+  const byName = new Map<string, string[]>();
+  // An object being deleted stays listed with its state unchanged: never a look-alike to adopt (as in createObject).
+  for (const r of refs) if (!memory.isDeleting(r.identifier)) byName.set(r.name, [...(byName.get(r.name) ?? []), r.identifier]);
+  return byName;
+}
+
+type Learning = Pick<DeployTimes, 'schedule' | 'record'>;
+
+/** For objects whose deploy started at an unknown time: the prior schedule, and nothing learned. */
+const NO_LEARNING: Learning = { schedule: () => priorSchedule(), record: () => {} };
+
+const sleep = (ms: number) => {
+  const ctx = currentContext();
+  return ctx ? ctx.sleep(ms) : new Promise<void>((resolve) => setTimeout(resolve, ms));
+};
+
+/**
+ * Polls one object created at `createdAt` on its kind's schedule until it is ready, failed or gone, or until
+ * `deadline`; records how long a deploy that finished took.
+ */
+export async function watchDeploy(
+  engine: EngineClient,
+  times: Learning,
+  o: { kind: Kind; identifier: string; createdAt: number; state: StateName },
+  deadline: number,
+  onPoll?: RealizeOptions['onPoll'],
+): Promise<{ outcome: ReadyOutcome | 'NotReady'; state: StateName }> {
+  const schedule = times.schedule(o.kind);
+  let state = o.state;
+  let previous: number | null = null;
+  let notReadyAt = 0;
+  for (;;) {
+    const at = schedule.next(previous);
+    previous = at;
+    if (o.createdAt + at > deadline) return { outcome: 'NotReady', state };
+    const wait = o.createdAt + at - Date.now();
+    if (wait > 0) await sleep(wait);
+    const sentAt = Date.now() - o.createdAt;
+    onPoll?.(o.kind, o.identifier);
+    try {
+      state = stateOf(o.kind, await engine.get(o.kind, o.identifier));
+    } catch (err) {
+      if (err instanceof EngineNotFoundError) return { outcome: 'Gone', state };
+      // A throttled poll is a poll that did not happen: wait out the Engine's backoff and poll again.
+      if (!(err instanceof EngineRateLimitedError)) throw err;
+      await sleep(err.retryAfterMs);
+      continue;
+    }
+    if (state === 'Deployed' || state === 'Updated') {
+      times.record(o.kind, notReadyAt, sentAt);
+      return { outcome: state, state };
+    }
+    if (state === 'DeploymentError') return { outcome: state, state };
+    notReadyAt = sentAt;
+  }
+}
+
+export async function realizeObjects(engine: EngineClient, memory: IdentifierCache, times: DeployTimes, input: RealizeObjectsInput, o: RealizeOptions): Promise<RealizedObject[]> {
+  const hb = new SharedHeartbeat<CreateProgress>().start();
+  try {
+    const deadline = Date.now() + o.windowMs;
+    const slots = input.members.map((m) => ({ member: m, slot: hb.slot(m.key) }));
+    // The first attempt lists the look-alikes of all members at once and records them before any POST.
+    if (slots.some((s) => s.slot.previous === undefined) && (currentContext()?.info.attempt ?? 1) === 1) {
+      const byName = await lookAlikesOfGroup(engine, memory, input);
+      for (const s of slots) if (s.slot.previous === undefined) s.slot.record({ preexisting: byName.get(s.member.fields.name) ?? [] });
+    }
+    return await Promise.all(
+      slots.map(async ({ member, slot }) => {
+        const created = await createObject(engine, memory, { serviceUid: input.serviceUid, kind: input.kind, fields: member.fields, loadBalancer: input.loadBalancer } as CreateObjectInput, slot);
+        // Deploy times count from the moment the create (and tag) returned, as the schedule does. An adopted object may
+        // have been created long ago: its deploy time is unknown, so it is not learned from.
+        const watched = await watchDeploy(
+          engine,
+          created.adopted ? NO_LEARNING : times,
+          { kind: input.kind, identifier: created.identifier, createdAt: Date.now(), state: created.state },
+          deadline,
+          o.onPoll,
+        );
+        return { key: member.key, identifier: created.identifier, adopted: created.adopted, ...watched };
+      }),
+    );
+  } finally {
+    hb.stop();
+  }
+}

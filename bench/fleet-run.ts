@@ -1,0 +1,91 @@
+/**
+ * `npm run build && node dist/bench/fleet-run.js [--services N] [--seed N] [--save-json FILE]`: the controller fleet
+ * alone (bench/fleet.ts), for working on fleet scale without the core workload's repetitions. With `--budget N`: the
+ * Engine budget run (bench/budget.ts) of N services instead. `npm run bench --
+ * --fleet N` runs the same fleet inside the full benchmark and reports it in docs/benchmarks.md.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { startChildWorker } from '../dev/child-worker';
+import { startDevServer } from '../dev/devserver';
+import { ensureTemporalCli } from '../dev/temporal-path';
+import { workflowsPath } from '../worker/main';
+import { runBudget } from './budget';
+import { runFleet } from './fleet';
+import { BENCH_TOKEN, startSimProcess } from './sim-process';
+import { mib } from './util';
+
+const log = (line: string) => process.stderr.write(`[fleet ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  const value = (name: string) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
+  const services = Number(value('--services') ?? 100);
+  const seed = Number(value('--seed') ?? 42);
+  if (!Number.isInteger(services) || services < 1) throw new Error(`--services: expected an integer >= 1, got ${value('--services')}`);
+  const temporalPath = await ensureTemporalCli({ progress: log });
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'lbaas-fleet-'));
+  const quiet = { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} };
+  const [srv, sim, bundle] = await Promise.all([
+    startDevServer({ temporalPath }),
+    startSimProcess({ seed, deployMs: { min: 100, max: 300 } }),
+    bundleWorkflowCode({ workflowsPath, logger: quiet as never }),
+  ]);
+  const bundlePath = path.join(tmp, 'workflows.js');
+  writeFileSync(bundlePath, bundle.code);
+  const connection = await Connection.connect({ address: srv.address });
+  const taskQueue = `bench-ctl-${Date.now()}`;
+  const worker = await startChildWorker({ temporalAddress: srv.address, namespace: srv.namespace, taskQueue, engineUrl: sim.url, token: BENCH_TOKEN, bundlePath, echo: true });
+  try {
+    await worker.ready;
+    const client = new Client({ connection, namespace: srv.namespace });
+    if (value('--budget')) {
+      const r = await runBudget({
+        client,
+        admin: sim.admin,
+        services: Number(value('--budget')),
+        seed,
+        log,
+        startWorker: async (q, pacing) => {
+          const w = await startChildWorker({ temporalAddress: srv.address, namespace: srv.namespace, taskQueue: q, engineUrl: sim.url, token: BENCH_TOKEN, bundlePath, echo: true, pacing });
+          await w.ready;
+          return w;
+        },
+      });
+      process.stdout.write(`${JSON.stringify(r)}\n`);
+      const save = value('--save-json');
+      if (save) writeFileSync(save, JSON.stringify(r, null, 1));
+      return;
+    }
+    const r = await runFleet({ client, admin: sim.admin, worker, taskQueue, services, seed, pids: { temporal: srv.process.pid ?? -1, simulator: sim.child.pid ?? -1 }, log });
+    const cpu = (c: Record<string, number>) => Object.entries(c).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ');
+    const line = (name: string, p: typeof r.apply) =>
+      `${name}: ${(p.wallMs / 1000).toFixed(1)} s, ${p.requests} Engine requests (${(p.requests / services).toFixed(1)} per service), ${p.mutations} writes, ${p.throttled} throttled; CPU s: ${cpu(p.cpuSeconds)}; machine ${p.machineBusySeconds.toFixed(1)}`;
+    process.stdout.write(
+      [
+        `fleet of ${r.services} services x ${r.loadBalancers} load balancers (${r.objects} objects), deploys ${r.deployMs.min}-${r.deployMs.max} ms`,
+        `${line('apply', r.apply)}; ${r.servicesPerMinute.toFixed(0)} services/min, per service p50 ${(r.serviceP50Ms / 1000).toFixed(1)} s p95 ${(r.serviceP95Ms / 1000).toFixed(1)} s`,
+        `${line('no-op full resync', r.noop)}; ${r.resyncSignalled} controllers signalled`,
+        `${line('delete', r.remove)}; ${r.leftAfterDelete} tagged objects left`,
+        `worker peak RSS ${mib(r.workerPeakRssBytes)} (idle ${mib(r.workerIdleRssBytes)}); history events: controller ${r.controllerEvents}, fullResync ${r.fullResyncEvents}`,
+        '',
+      ].join('\n'),
+    );
+    const save = value('--save-json');
+    if (save) writeFileSync(save, JSON.stringify(r, null, 1));
+  } finally {
+    await worker.stop().catch(() => {});
+    await connection.close();
+    await sim.stop();
+    await srv.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`fleet: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,189 @@
+/**
+ * The controller fleet (`npm run bench -- --fleet N`): N services x 2 load balancers applied at once to one worker
+ * through their controllers, as `lbaas apply` does; then a no-op full resync through the Schedule's workflow
+ * (fullResync, which signals every controller found in visibility); then every service deleted. Measures each
+ * phase's wall time, Engine requests and writes, CPU per process, the worker's peak RSS and the history sizes of a
+ * sample of workflows.
+ *
+ * A phase ends when the controllers say so: converged at the applied revision (their waitConverged update), a pass
+ * finished after the resync signal (their status query), closed after the delete (describe).
+ */
+import type { Client } from '@temporalio/client';
+import { LbaasClient } from '../client/service-client';
+import { validateSpec, type ServiceSpec } from '../domain';
+import { fullResync } from '../workflows';
+import { workflowIds } from '../workflows/options';
+import type { ChildWorker } from '../dev/child-worker';
+import type { MsRange, SimAdmin } from './sim-process';
+import { machineCpuSeconds, mapLimit, procCpuSeconds, procMemory, quantile, sleep } from './util';
+import { CORE_SHAPE, fleetSpec } from './workload';
+
+/** Deploys of 100-300 ms, as in the throughput run: the fleet measures the orchestrator, not the Engine's pace. */
+export const FLEET_DEPLOY_MS: MsRange = { min: 100, max: 300 };
+/** Client calls in flight at once (applies, status queries, deletes): a CLI fleet rollout would not send more. */
+const CLIENT_CONCURRENCY = 32;
+/** How often the phase's end is checked while the controllers work. */
+const CHECK_EVERY_MS = 2000;
+
+export interface FleetPhaseFigures {
+  wallMs: number;
+  requests: number;
+  mutations: number;
+  /** Requests the simulator refused with 429. */
+  throttled: number;
+  cpuSeconds: Record<string, number>;
+  machineBusySeconds: number;
+}
+
+export interface FleetResult {
+  services: number;
+  loadBalancers: number;
+  objects: number;
+  deployMs: MsRange;
+  apply: FleetPhaseFigures;
+  servicesPerMinute: number;
+  /** Per service: from its apply to its converged pass. */
+  serviceP50Ms: number;
+  serviceP95Ms: number;
+  noop: FleetPhaseFigures;
+  /** Controllers the full resync signalled. */
+  resyncSignalled: number;
+  remove: FleetPhaseFigures;
+  /** Objects tagged for the fleet left after the delete (0 expected). */
+  leftAfterDelete: number;
+  workerPeakRssBytes: number;
+  workerIdleRssBytes: number;
+  /** History events of one controller (after apply, resync and delete) and of the fullResync run. */
+  controllerEvents: number;
+  fullResyncEvents: number;
+}
+
+function cpuNow(pids: Record<string, number>): { procs: Record<string, number>; machine: number } {
+  const procs = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, procCpuSeconds(pid)]));
+  const u = process.cpuUsage();
+  procs.benchmark = (u.user + u.system) / 1e6;
+  return { procs, machine: machineCpuSeconds().busy };
+}
+
+async function phase(admin: SimAdmin, pids: Record<string, number>, body: () => Promise<void>): Promise<FleetPhaseFigures> {
+  await admin.resetStats();
+  const cpu0 = cpuNow(pids);
+  const t0 = Date.now();
+  await body();
+  const wallMs = Date.now() - t0;
+  const cpu1 = cpuNow(pids);
+  const stats = await admin.stats();
+  return {
+    wallMs,
+    requests: stats.total,
+    mutations: stats.mutations,
+    throttled: stats.throttled ?? 0,
+    cpuSeconds: Object.fromEntries(Object.entries(cpu1.procs).map(([k, v]) => [k, v - (cpu0.procs[k] ?? NaN)])),
+    machineBusySeconds: cpu1.machine - cpu0.machine,
+  };
+}
+
+const historyLength = async (client: Client, workflowId: string, runId?: string) => (await client.workflow.getHandle(workflowId, runId).fetchHistory()).events?.length ?? NaN;
+
+export async function runFleet(o: {
+  client: Client;
+  admin: SimAdmin;
+  worker: ChildWorker;
+  taskQueue: string;
+  services: number;
+  seed: number;
+  pids: Record<string, number>;
+  log: (line: string) => void;
+}): Promise<FleetResult> {
+  const lbs = [await o.admin.seedLoadBalancer('bench-ctl-a', '198.51.100.30'), await o.admin.seedLoadBalancer('bench-ctl-b', '198.51.100.31')];
+  const specs = Array.from({ length: o.services }, (_, i) => {
+    const raw = { ...fleetSpec(i, lbs), serviceUid: `bench-ctl-${i}` };
+    const v = validateSpec(raw);
+    if (!v.ok) throw new Error(`fleet spec ${i} is invalid: ${JSON.stringify(v.issues)}`);
+    return { raw, spec: v.spec as ServiceSpec };
+  });
+  await o.admin.setDeploy(o.seed, FLEET_DEPLOY_MS);
+  const lbaas = new LbaasClient(o.client, o.taskQueue);
+  const pids = { ...o.pids, worker: o.worker.pid };
+  const idle = procMemory(o.worker.pid);
+  let sampling = true;
+  let sampledPeak = 0;
+  const sampler = (async () => {
+    while (sampling) {
+      sampledPeak = Math.max(sampledPeak, procMemory(o.worker.pid)?.rssBytes ?? 0);
+      await sleep(500);
+    }
+  })();
+
+  try {
+    o.log(`fleet: applying ${o.services} services x ${lbs.length} load balancers through their controllers`);
+    const perService: number[] = [];
+    const apply = await phase(o.admin, pids, async () => {
+      const applied = await mapLimit(specs, CLIENT_CONCURRENCY, async (s) => ({ s, started: Date.now(), ...(await lbaas.apply(s.raw, s.spec)) }));
+      await mapLimit(applied, CLIENT_CONCURRENCY, async (a) => {
+        const r = await lbaas.waitConverged(a.s.spec.serviceUid, a.revision);
+        if (!r.converged) throw new Error(`fleet: ${a.s.spec.serviceUid} did not converge: ${r.error ?? ''}`);
+        perService.push(Date.now() - a.started);
+      });
+    });
+    o.log(`fleet: converged in ${(apply.wallMs / 1000).toFixed(1)} s, ${apply.requests} requests`);
+
+    o.log('fleet: no-op full resync (the Schedule workflow, fullResync)');
+    const before = new Map<string, number>();
+    await mapLimit(specs, CLIENT_CONCURRENCY, async (s) => before.set(s.spec.serviceUid, (await lbaas.status(s.spec.serviceUid)).lastPass?.pass ?? 0));
+    let signalled = 0;
+    let resyncRun = '';
+    const noop = await phase(o.admin, pids, async () => {
+      const handle = await o.client.workflow.start(fullResync, { taskQueue: o.taskQueue, workflowId: `bench/fleet-resync-${Date.now()}`, args: [{}] });
+      resyncRun = handle.workflowId;
+      const r = await handle.result();
+      signalled = r.signalled.length;
+      let pending = specs.map((s) => s.spec.serviceUid);
+      while (pending.length > 0) {
+        const done = await mapLimit(pending, CLIENT_CONCURRENCY, async (uid) => {
+          const st = await lbaas.status(uid);
+          return (st.lastPass?.pass ?? 0) > (before.get(uid) ?? 0) && st.running === null;
+        });
+        pending = pending.filter((_, i) => !done[i]);
+        if (pending.length > 0) await sleep(CHECK_EVERY_MS);
+      }
+    });
+    o.log(`fleet: resync in ${(noop.wallMs / 1000).toFixed(1)} s, ${noop.requests} requests, ${noop.mutations} writes`);
+    const controllerEvents = await historyLength(o.client, workflowIds.controller(specs[0]?.spec.serviceUid ?? ''));
+    const fullResyncEvents = await historyLength(o.client, resyncRun);
+
+    o.log('fleet: deleting every service');
+    const remove = await phase(o.admin, pids, async () => {
+      await mapLimit(specs, CLIENT_CONCURRENCY, (s) => lbaas.startDelete(s.spec.serviceUid));
+      let pending = specs.map((s) => s.spec.serviceUid);
+      while (pending.length > 0) {
+        const open = await mapLimit(pending, CLIENT_CONCURRENCY, async (uid) => (await lbaas.controller(uid).describe()).status.name === 'RUNNING');
+        pending = pending.filter((_, i) => open[i]);
+        if (pending.length > 0) await sleep(CHECK_EVERY_MS);
+      }
+    });
+    const left = (await o.admin.objects()).filter((x) => x.tags.some((t) => t.startsWith('anxccm-svc-uid=bench-ctl-'))).length;
+    o.log(`fleet: deleted in ${(remove.wallMs / 1000).toFixed(1)} s, ${left} tagged objects left`);
+    return {
+      services: o.services,
+      loadBalancers: lbs.length,
+      objects: o.services * lbs.length * CORE_SHAPE.objectsPerLoadBalancer,
+      deployMs: FLEET_DEPLOY_MS,
+      apply,
+      servicesPerMinute: (o.services / apply.wallMs) * 60_000,
+      serviceP50Ms: quantile(perService, 0.5),
+      serviceP95Ms: quantile(perService, 0.95),
+      noop,
+      resyncSignalled: signalled,
+      remove,
+      leftAfterDelete: left,
+      workerPeakRssBytes: procMemory(o.worker.pid)?.hwmBytes ?? sampledPeak,
+      workerIdleRssBytes: idle?.rssBytes ?? NaN,
+      controllerEvents,
+      fullResyncEvents,
+    };
+  } finally {
+    sampling = false;
+    await sampler;
+  }
+}
