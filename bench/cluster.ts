@@ -1,4 +1,7 @@
 /**
+ * (Longer than 300 lines: one benchmark driver whose process-tree CPU accounting, two backends and run loop share its
+ * state; the report rendering is already cluster-report.ts.)
+ *
  * `npm run bench:cluster [-- --services 120] [--workers 1,2,4] [--seed 42] [--only dev|cluster] [--no-write]
  *   [--save-jsonl FILE]` (each run appended as it is measured); `--from-jsonl A,B` renders the section from saved runs.
  *

@@ -1,4 +1,8 @@
 /**
+ * (Longer than 300 lines: the one entry point that parses the options, describes the machine and runs every measurement
+ * in order on one Temporal dev server and simulator; each measurement and report already lives in its own file under
+ * bench/.)
+ *
  * `npm run bench [-- --quick] [--seed N] [--reps N] [--services N] [--fleet N] [--budget N] [--out FILE] [--no-write] [--save-json FILE]`
  * `npm run bench -- --realistic-only [--seed N]` runs only the ideal-vs-realistic Engine comparison (realistic.ts)
  * and prints its table, without writing docs/benchmarks.md.
@@ -39,6 +43,7 @@ import { runThroughput } from './throughput';
 import { startChildWorker, type ChildWorker } from '../dev/child-worker';
 import { CountingEngine } from './waves';
 import { coreSpec } from './workload';
+import { poolSectionOf, runPoolBench } from './pools';
 
 interface Args {
   quick: boolean;
@@ -99,8 +104,11 @@ function report(result: BenchResult, args: Args): void {
     mkdirSync(path.dirname(args.out), { recursive: true });
     const svgName = `${path.basename(args.out, '.md')}.svg`;
     const command = `npm run bench${result.quick ? ' -- --quick' : ''}${result.seed !== 42 ? ` --seed ${result.seed}` : ''}`;
-    // The cluster section (`npm run bench:cluster`) is measured apart; a rerun of this benchmark keeps it.
-    writeFileSync(args.out, withClusterSection(markdown(result, summary, svgName, command), existsSync(args.out) ? readFileSync(args.out, 'utf8') : ''));
+    // The cluster section (`npm run bench:cluster`) and the server pools section (`npm run bench -- --pool`) are
+    // measured apart; a rerun of this benchmark keeps them.
+    const pools = poolSectionOf(args.out);
+    const main = withClusterSection(markdown(result, summary, svgName, command), existsSync(args.out) ? readFileSync(args.out, 'utf8') : '');
+    writeFileSync(args.out, `${main.trimEnd()}\n${pools ? `\n${pools}` : ''}`);
     writeFileSync(path.join(path.dirname(args.out), svgName), svgChart(result));
     process.stdout.write(`wrote ${path.relative(process.cwd(), args.out)} and ${svgName}\n`);
   }
@@ -143,6 +151,7 @@ function machine(temporalPath: string): Machine {
 }
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--pool')) return runPoolBench(process.argv.slice(2).filter((a) => a !== '--pool'));
   const args = parseArgs(process.argv.slice(2));
   if (args.fromJson) {
     const saved = JSON.parse(readFileSync(args.fromJson, 'utf8')) as BenchResult & { startedAt: string };

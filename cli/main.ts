@@ -16,6 +16,7 @@ import type * as DevModule from './commands/dev';
 import type * as DevClusterModule from './commands/dev-cluster';
 import type * as ImportModule from './commands/import';
 import type * as PlanModule from './commands/plan';
+import type * as PoolModule from './commands/pool';
 import type * as ResyncModule from './commands/resync';
 import type * as ScheduleModule from './commands/schedule';
 import type * as StatusModule from './commands/status';
@@ -90,6 +91,48 @@ function buildProgram(io: CliIo = processIo): Command {
     .argument('[uid]', 'service uid')
     .option('--all', 'every service (runs the full resync)')
     .action((uid, opts) => (require('./commands/resync') as typeof ResyncModule).resync(uid, opts, io));
+
+  const pool = program.command('pool').description('server pools: the servers many services share (serverPool: NAME in a spec)');
+  const poolCmd = () => require('./commands/pool') as typeof PoolModule;
+  pool
+    .command('set')
+    .description('create a pool or replace its servers; every service using it is reconciled')
+    .requiredOption('-f, --file <file>', 'pool file {name, servers: [{name, address}]}, YAML or JSON ("-" for stdin)')
+    .addOption(outputOption())
+    .action((opts) => poolCmd().poolSet(opts, io));
+  pool
+    .command('add')
+    .description("add servers to a pool (or change a server's address)")
+    .argument('<name>', 'pool name')
+    .option('--server <name=address>', 'a server, e.g. node-4=10.0.0.14 (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .addOption(outputOption())
+    .action((name, opts) => poolCmd().poolAdd(name, opts, io));
+  pool
+    .command('remove')
+    .description('remove servers from a pool by name')
+    .argument('<name>', 'pool name')
+    .argument('<servers...>', 'server names')
+    .addOption(outputOption())
+    .action((name, servers, opts) => poolCmd().poolRemove(name, servers, opts, io));
+  pool
+    .command('status')
+    .description('servers, revision, and per service the pool revision it has converged')
+    .argument('<name>', 'pool name')
+    .option('--wait', 'wait until every service using the pool has converged its latest revision')
+    .option('--timeout <duration>', 'give up waiting after this long', '10m')
+    .addOption(outputOption())
+    .action((name, opts) => poolCmd().poolStatus(name, opts, io));
+  pool
+    .command('list')
+    .description('server pools with their revision, servers and services')
+    .addOption(outputOption())
+    .action((opts) => poolCmd().poolList(opts, io));
+  pool
+    .command('delete')
+    .description('delete a pool (refused while services use it)')
+    .argument('<name>', 'pool name')
+    .addOption(outputOption())
+    .action((name, opts) => poolCmd().poolDelete(name, opts, io));
 
   const schedule = program.command('schedule').description('the full-resync Schedule lbaas-full-resync');
   schedule

@@ -99,6 +99,8 @@ export interface StatusView {
   serviceUid: string;
   phase: string;
   revision: number;
+  /** For a service with `serverPool`: the pool, its newest revision received, and the revision last converged. */
+  pool?: { name: string; revision: number | null; servers: number | null; convergedRevision: number | null };
   status: AddressStatus;
   loadBalancers: Record<string, LoadBalancerOutcome & { converged: boolean }>;
   objects: ObjectView[];
@@ -120,7 +122,8 @@ export function statusView(s: ControllerStatus): StatusView {
     if (!x) continue;
     loadBalancers[lb] = { converged: x.converged, status: x.status, created: x.created, destroyed: x.destroyed, recovered: x.recovered, ...(x.error ? { error: x.error } : {}) };
   }
-  return { serviceUid: s.serviceUid, phase: s.phase, revision: s.revision, status: s.status, loadBalancers, objects: s.objects.map(objectView) };
+  const pool = s.pool ? { pool: { ...s.pool, convergedRevision: s.lastPass?.converged ? (s.lastPass.poolRevision ?? null) : null } } : {};
+  return { serviceUid: s.serviceUid, phase: s.phase, revision: s.revision, ...pool, status: s.status, loadBalancers, objects: s.objects.map(objectView) };
 }
 
 export function statusText(s: ControllerStatus): string {
@@ -137,6 +140,10 @@ export function statusText(s: ControllerStatus): string {
     ],
     ['running', s.running ? `pass ${s.running.pass} (revision ${s.running.revision}${s.running.teardown ? ', delete' : ''}) since ${formatTime(s.running.startedAt)}` : '-'],
   ];
+  if (s.pool) {
+    const converged = last?.poolRevision === undefined ? '' : `, last pass on pool revision ${last.poolRevision}`;
+    pairs.splice(3, 0, ['server pool', s.pool.revision === null ? `${s.pool.name} (waiting for its servers)` : `${s.pool.name} revision ${s.pool.revision} (${s.pool.servers} servers${converged})`]);
+  }
   if (s.engineRateLimitedUntil && s.engineRateLimitedUntil > Date.now()) pairs.push(['engine', `rate limited by the Engine (requests held back until ${formatTime(s.engineRateLimitedUntil)})`]);
   if (s.nextRetryAt !== null) pairs.push(['next retry', `${formatTime(s.nextRetryAt)} (${s.consecutiveFailures} failed ${s.consecutiveFailures === 1 ? 'pass' : 'passes'} in a row)`]);
   pairs.push(['status', formatStatus(s.status)]);
@@ -181,8 +188,16 @@ export function listText(entries: readonly ListEntry[]): string {
 
 // ---- plan ----
 
-export function planText(p: PlanServiceResult): string {
+export function planText(p: PlanServiceResult & { pool?: { name: string; revision: number; servers: readonly unknown[] } }): string {
   const out: string[] = [];
+  if (p.pool) {
+    const n = p.pool.servers.length;
+    out.push(
+      n === 0
+        ? `servers from pool ${p.pool.name} (revision ${p.pool.revision}): none; the pool is empty, so the service has no Server objects (Backends, Frontends and Binds stay; its load balancers have no server to send traffic to)`
+        : `servers from pool ${p.pool.name} (revision ${p.pool.revision}): ${n}`,
+    );
+  }
   const total = { create: 0, destroy: 0, recover: 0, wait: 0, keep: 0 };
   const lbs = Object.keys(p.loadBalancers);
   for (const lb of lbs) {

@@ -19,6 +19,11 @@ import type { LoadBalancerProgress } from '../workflows/reconcile-lb';
 import { runningControllersQuery, searchAttributes, workflowIds } from '../workflows/options';
 import type { PlanServiceResult } from '../workflows/plan-service';
 import type { ServiceSpec } from '../domain/types';
+import { resolveSpecDocument } from '../domain';
+import { PoolClient, PoolNotFoundError } from './pool-client';
+import type { PoolStatus } from '../workflows/pool-messages';
+
+export { PoolClient, PoolNotFoundError };
 
 export interface ServiceSummary {
   serviceUid: string;
@@ -29,10 +34,14 @@ export interface ServiceSummary {
 }
 
 export class LbaasClient {
+  readonly pools: PoolClient;
+
   constructor(
     readonly client: Client,
     readonly taskQueue: string,
-  ) {}
+  ) {
+    this.pools = new PoolClient(client, taskQueue);
+  }
 
   controller(serviceUid: string): WorkflowHandle<typeof serviceController> {
     return this.client.workflow.getHandle<typeof serviceController>(workflowIds.controller(serviceUid));
@@ -43,6 +52,9 @@ export class LbaasClient {
    * `raw` is the spec document as written; `spec` its validated form (for the uid and search attributes).
    */
   async apply(raw: unknown, spec: ServiceSpec): Promise<{ revision: number; workflowId: string }> {
+    // A spec naming a pool that does not exist starts nothing (PoolNotFoundError). A pool deleted between this
+    // check and the apply is caught by the controller, which fails the revision naming the pool.
+    if (spec.serverPool !== undefined) await this.pools.require(spec.serverPool);
     const workflowId = workflowIds.controller(spec.serviceUid);
     const op = new WithStartWorkflowOperation(serviceController, {
       workflowId,
@@ -54,6 +66,7 @@ export class LbaasClient {
         { key: searchAttributes.serviceUid, value: spec.serviceUid },
         { key: searchAttributes.loadBalancers, value: [...spec.loadBalancers].sort() },
         { key: searchAttributes.phase, value: 'Converging' },
+        ...(spec.serverPool === undefined ? [] : [{ key: searchAttributes.serverPool, value: spec.serverPool }]),
       ],
     });
     const { revision } = await this.client.workflow.executeUpdateWithStart(applyUpdate, { args: [raw], startWorkflowOperation: op });
@@ -115,14 +128,27 @@ export class LbaasClient {
     await this.controller(serviceUid).signal(resyncSignal);
   }
 
-  /** Read-only dry run. */
-  async plan(raw: unknown, spec: ServiceSpec): Promise<PlanServiceResult> {
-    return this.client.workflow.execute(planService, {
+  /**
+   * Read-only dry run. A spec with `serverPool` is planned with the pool's current members (PoolNotFoundError when
+   * there is no such pool); the result names the pool and its revision.
+   */
+  async plan(raw: unknown, spec: ServiceSpec): Promise<PlanServiceResult & { pool?: Pick<PoolStatus, 'name' | 'revision' | 'servers'> }> {
+    let doc = raw;
+    let pool: Pick<PoolStatus, 'name' | 'revision' | 'servers'> | undefined;
+    if (spec.serverPool !== undefined) {
+      const s = await this.pools.status(spec.serverPool);
+      const resolved = resolveSpecDocument(raw as Record<string, unknown>, s.servers);
+      if (!resolved.ok) throw new Error(resolved.message);
+      doc = resolved.raw;
+      pool = { name: s.name, revision: s.revision, servers: s.servers };
+    }
+    const result = await this.client.workflow.execute(planService, {
       workflowId: `lbaas/${spec.serviceUid}/plan/${randomUUID()}`,
       taskQueue: this.taskQueue,
-      args: [{ spec: raw }],
+      args: [{ spec: doc }],
       staticSummary: `plan ${spec.serviceUid}`,
       typedSearchAttributes: [{ key: searchAttributes.serviceUid, value: spec.serviceUid }],
     });
+    return pool ? { ...result, pool } : result;
   }
 }

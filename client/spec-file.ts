@@ -6,7 +6,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { LineCounter, parseDocument, type YAMLError } from 'yaml';
 import { CliError, invalid } from '../common/errors';
-import { formatIssues, validateSpec, type ServiceSpec } from '../domain';
+import { formatIssues, validatePoolFile, validateSpec, type PoolFile, type ServiceSpec } from '../domain';
 
 /** A spec is a few KiB; anything past 1 MiB is a mistake (or an attack), and could not travel as one payload anyway. */
 export const MAX_SPEC_BYTES = 1024 * 1024;
@@ -38,6 +38,18 @@ export async function loadSpec(file: string, stdin: NodeJS.ReadableStream = proc
     throw invalid(`${source}: invalid spec (${n} ${n === 1 ? 'issue' : 'issues'}):\n${formatIssues(result.issues)}`);
   }
   return { source, raw, spec: result.spec };
+}
+
+/** Reads, parses and validates a pool file (`lbaas pool set -f FILE`) the same way; throws CliError (exit 2). */
+export async function loadPoolFile(file: string, stdin: NodeJS.ReadableStream = process.stdin): Promise<{ source: string; pool: PoolFile }> {
+  const source = file === '-' ? '<stdin>' : file;
+  const bytes = file === '-' ? await readStream(stdin, source) : await readSpecFile(file);
+  const result = validatePoolFile(parseSpec(bytes, source));
+  if (!result.ok) {
+    const n = result.issues.length;
+    throw invalid(`${source}: invalid pool file (${n} ${n === 1 ? 'issue' : 'issues'}):\n${formatIssues(result.issues)}`);
+  }
+  return { source, pool: result.pool };
 }
 
 /** `loadSpec` for a path (never stdin): the name `lbaas dev` uses for its example. */

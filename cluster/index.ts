@@ -1,4 +1,7 @@
 /**
+ * (Longer than 300 lines: startCluster and the start-up steps only it uses (schemas, port layout, frontend wait,
+ * namespace); config, install, PostgreSQL and process handling are already their own files.)
+ *
  * A production-shaped Temporal cluster on one machine: PostgreSQL in a private data directory, the schemas set up
  * with Temporal's own SQL tool, and the server run as separate processes per service (frontend, two history hosts,
  * matching, worker) that find each other through the database, as they would on separate machines. Then the

@@ -13,6 +13,7 @@ export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'KeywordList'> = {
   LbaasServiceUid: 'Keyword',
   LbaasLoadBalancers: 'KeywordList',
   LbaasPhase: 'Keyword',
+  LbaasServerPool: 'Keyword',
 };
 
 export interface DevServerOptions {

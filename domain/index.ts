@@ -47,6 +47,7 @@ export {
   addMembers,
   removeMembers,
   resolvePool,
+  resolveSpecDocument,
   type PoolFile,
   type PoolFileResult,
   type MemberChange,

@@ -6,7 +6,7 @@
 import { isPoolName, POOL_NAME_PATTERN, POOL_NAME_RULE } from './names';
 import { IssueList, isRecord, type SpecIssue } from './spec-issues';
 import { checkPattern, checkServers } from './spec-servers';
-import { SPEC_LIMITS } from './spec';
+import { formatIssues, SPEC_LIMITS, validateSpec } from './spec';
 import type { ServerSpec, ServiceSpec } from './types';
 
 /** A pool file (`lbaas pool set -f pool.yaml`): `{name, servers: [{name, address}, ...]}`. */
@@ -109,4 +109,18 @@ export function resolvePool(spec: ServiceSpec, servers: readonly ServerSpec[]): 
     };
   }
   return { ok: true, spec: rest };
+}
+
+/**
+ * resolvePool for the spec document as written (what controllers hold and passes validate again): the document
+ * with `serverPool` replaced by the pool's `servers`, validated as an inline spec, so every limit is checked with
+ * the real server count. Errors name the pool.
+ */
+export function resolveSpecDocument(raw: Record<string, unknown>, servers: readonly ServerSpec[]): { ok: true; raw: Record<string, unknown> } | { ok: false; message: string } {
+  const pool = String(raw.serverPool);
+  const doc: Record<string, unknown> = { ...raw, servers: sortMembers(servers) };
+  delete doc.serverPool;
+  const r = validateSpec(doc);
+  if (!r.ok) return { ok: false, message: `serverPool ${pool}: with the pool's ${servers.length} servers the spec is invalid:\n${formatIssues(r.issues)}` };
+  return { ok: true, raw: doc };
 }

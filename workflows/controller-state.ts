@@ -1,10 +1,14 @@
 /**
+ * (Longer than 300 lines: one class holds the controller's whole entity state so that every transition and the
+ * continue-as-new snapshot stay consistent; test/unit/controller-state.test.ts tests it as one.)
+ *
  * The entity state of one service's controller: desired spec and revision, the pass in flight, the last result,
  * retry timing, delete. Pure and deterministic (time comes from the workflow clock); serializable for
  * continue-as-new.
  */
 import { validateSpec } from '../domain';
 import type { Phase } from './options';
+import type { PoolMembers } from './pool-messages';
 import type { ReconcileServiceResult } from './reconcile-service';
 
 export interface PassResult extends Omit<ReconcileServiceResult, 'revision'> {
@@ -12,6 +16,8 @@ export interface PassResult extends Omit<ReconcileServiceResult, 'revision'> {
   /** Pass number within the controller's life (continues across continue-as-new). */
   pass: number;
   finishedAt: number;
+  /** For a service with `serverPool`: the pool and the pool revision this pass reconciled. */
+  pool?: { name: string; revision: number };
 }
 
 export interface RunningPass {
@@ -20,6 +26,8 @@ export interface RunningPass {
   spec: unknown;
   teardown: boolean;
   startedAt: number;
+  /** The pool members the pass reconciles (a service with `serverPool`). */
+  pool: PoolMembers | null;
 }
 
 export interface ControllerSnapshot {
@@ -31,6 +39,11 @@ export interface ControllerSnapshot {
   dirty: boolean;
   deleting: boolean;
   retryAt: number | null;
+  /** Server pools (absent in snapshots of controllers from before pools). */
+  pool?: PoolMembers | null;
+  subscribedPool?: string | null;
+  poolMissing?: string | null;
+  resubscribe?: boolean;
 }
 
 export interface ControllerStatus {
@@ -40,10 +53,12 @@ export interface ControllerStatus {
   status: ReconcileServiceResult['status'];
   loadBalancers: ReconcileServiceResult['loadBalancers'];
   objects: ReconcileServiceResult['objects'];
-  lastPass: { pass: number; revision: number; converged: boolean; finishedAt: number; error?: string } | null;
+  lastPass: { pass: number; revision: number; converged: boolean; finishedAt: number; error?: string; poolRevision?: number } | null;
   running: { pass: number; revision: number; startedAt: number; teardown: boolean } | null;
   nextRetryAt: number | null;
   consecutiveFailures: number;
+  /** The spec's server pool, with the newest pool revision this controller has received (null: not yet). */
+  pool?: { name: string; revision: number | null; servers: number | null };
   /** Until when a worker reported the Engine answering 429 to this service's requests (null: not lately). */
   engineRateLimitedUntil: number | null;
 }
@@ -59,9 +74,18 @@ export class ControllerState {
   retryAt: number | null = null;
   running: RunningPass | null = null;
   deleted: PassResult | null = null;
+  /** The newest members received from the spec's pool; null until the pool has answered the subscription. */
+  pool: PoolMembers | null = null;
+  /** The pool this controller is subscribed to. */
+  subscribedPool: string | null = null;
+  /** A pool whose subscription failed (it does not exist): not retried until an apply or a resync. */
+  poolMissing: string | null = null;
+  /** Subscribe again even when subscribed (a resync: the pool answers with its current members). */
+  resubscribe = false;
   /** Transient (not carried over by continue-as-new): the latest rate-limit notice from a worker. */
   rateLimitedUntil: number | null = null;
   #lbs: string[] = [];
+  #poolName: string | null = null;
 
   constructor(
     readonly serviceUid: string,
@@ -70,19 +94,70 @@ export class ControllerState {
   ) {
     if (restored) {
       Object.assign(this, restored);
-      this.#lbs = this.#specLbs(restored.spec);
+      this.#readSpec(restored.spec);
     }
   }
 
-  #specLbs(spec: unknown): string[] {
+  #readSpec(spec: unknown): void {
     const r = spec === null || spec === undefined ? null : validateSpec(spec);
-    return r?.ok ? [...r.spec.loadBalancers].sort() : [];
+    this.#lbs = r?.ok ? [...r.spec.loadBalancers].sort() : [];
+    this.#poolName = r?.ok ? (r.spec.serverPool ?? null) : null;
+  }
+
+  /** The server pool the spec names (null: inline servers). */
+  get poolName(): string | null {
+    return this.#poolName;
+  }
+
+  /** Members of the spec's pool are known (always true for inline servers). */
+  poolReady(): boolean {
+    return this.#poolName === null || this.pool?.pool === this.#poolName;
+  }
+
+  /** The subscription differs from what the spec wants, or a resync asked to subscribe again. */
+  needsSubscription(): boolean {
+    if (this.deleted !== null) return false;
+    if (this.#poolName !== null && this.poolMissing === this.#poolName && !this.resubscribe) return false;
+    return this.subscribedPool !== this.#poolName || (this.resubscribe && this.#poolName !== null);
+  }
+
+  /** Members from a pool: taken when they are from the spec's pool and newer than what is known. Latest wins. */
+  receiveMembers(m: PoolMembers): void {
+    if (m.pool !== this.#poolName) return;
+    if (this.pool?.pool === m.pool && this.pool.revision >= m.revision) return;
+    this.pool = m;
+    if (this.deleting) return;
+    this.dirty = true;
+    this.failures = 0;
+    this.retryAt = null;
+  }
+
+  /** The spec's pool could not be subscribed to: the spec's revision fails with `error` until an apply or a resync. */
+  poolFailed(name: string, error: string): void {
+    this.poolMissing = name;
+    this.subscribedPool = null;
+    this.resubscribe = false;
+    this.dirty = false;
+    const last = this.lastResult;
+    this.lastResult = {
+      serviceUid: this.serviceUid,
+      revision: this.revision,
+      converged: false,
+      status: last?.status ?? {},
+      loadBalancers: last?.loadBalancers ?? {},
+      objects: last?.objects ?? [],
+      pass: this.passCount,
+      finishedAt: this.now(),
+      error,
+    };
   }
 
   /** Records a new desired spec (already validated by the update's validator). Latest wins. */
   apply(spec: unknown): number {
     this.spec = spec;
-    this.#lbs = this.#specLbs(spec);
+    this.#readSpec(spec);
+    if (this.pool && this.pool.pool !== this.#poolName) this.pool = null;
+    this.poolMissing = null;
     this.revision++;
     this.dirty = true;
     this.failures = 0;
@@ -103,6 +178,10 @@ export class ControllerState {
 
   requestResync(): void {
     if (this.spec === null || this.deleting) return;
+    if (this.#poolName !== null) {
+      this.resubscribe = true;
+      this.poolMissing = null;
+    }
     this.dirty = true;
     this.retryAt = null;
   }
@@ -116,7 +195,7 @@ export class ControllerState {
 
   hasWork(): boolean {
     if (this.deleting) return this.deleted === null && this.retryAt === null;
-    return this.dirty && this.spec !== null;
+    return this.dirty && this.spec !== null && this.poolReady();
   }
 
   retryDelayMs(): number | null {
@@ -131,13 +210,15 @@ export class ControllerState {
   beginPass(): RunningPass {
     this.passCount++;
     this.dirty = false;
-    this.running = { number: this.passCount, revision: this.revision, spec: this.spec, teardown: this.deleting, startedAt: this.now() };
+    this.running = { number: this.passCount, revision: this.revision, spec: this.spec, teardown: this.deleting, startedAt: this.now(), pool: this.#poolName === null ? null : this.pool };
     return this.running;
   }
 
   /** A newer revision or a delete makes the pass in flight obsolete. */
   isSuperseded(pass: RunningPass): boolean {
-    return this.running === pass && (this.revision > pass.revision || (this.deleting && !pass.teardown));
+    if (this.running !== pass) return false;
+    const newerPool = !pass.teardown && pass.pool !== null && this.pool !== null && this.pool.revision > pass.pool.revision;
+    return this.revision > pass.revision || (this.deleting && !pass.teardown) || newerPool;
   }
 
   /** Ends a pass; `null` when it was superseded (its outcome says nothing about the current revision). */
@@ -148,7 +229,7 @@ export class ControllerState {
     if (result.converged) {
       this.failures = 0;
       this.retryAt = null;
-    } else if (pass.revision === this.revision) {
+    } else if (pass.revision === this.revision && (pass.pool === null || pass.pool.revision === this.pool?.revision)) {
       this.failures++;
       this.retryAt = this.now() + Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** (this.failures - 1));
     }
@@ -166,7 +247,8 @@ export class ControllerState {
   get phase(): Phase {
     const last = this.lastResult;
     if (this.deleting) return 'Deleting';
-    if (this.running || this.dirty || !last || last.revision < this.revision) return 'Converging';
+    if (this.running || (this.dirty && this.poolReady()) || !last || last.revision < this.revision) return 'Converging';
+    if (this.#poolName !== null && this.pool !== null && (last.pool?.revision ?? -1) < this.pool.revision && !this.poolMissing) return 'Converging';
     return last.converged ? 'Converged' : 'Failed';
   }
 
@@ -183,10 +265,15 @@ export class ControllerState {
       status: r?.status ?? {},
       loadBalancers: r?.loadBalancers ?? {},
       objects: r?.objects ?? [],
-      lastPass: r ? { pass: r.pass, revision: r.revision, converged: r.converged, finishedAt: r.finishedAt, ...(r.error ? { error: r.error } : {}) } : null,
+      lastPass: r
+        ? { pass: r.pass, revision: r.revision, converged: r.converged, finishedAt: r.finishedAt, ...(r.error ? { error: r.error } : {}), ...(r.pool ? { poolRevision: r.pool.revision } : {}) }
+        : null,
       running: this.running ? { pass: this.running.number, revision: this.running.revision, startedAt: this.running.startedAt, teardown: this.running.teardown } : null,
       nextRetryAt: this.retryAt,
       consecutiveFailures: this.failures,
+      ...(this.#poolName === null
+        ? {}
+        : { pool: { name: this.#poolName, revision: this.pool?.revision ?? null, servers: this.pool ? this.pool.servers.length : null } }),
       engineRateLimitedUntil: this.rateLimited() ? this.rateLimitedUntil : null,
     };
   }
@@ -196,6 +283,7 @@ export class ControllerState {
     const s = this.status();
     // Paragraphs need blank lines in markdown; single newlines would run everything into one line in the Web UI.
     const paragraphs = [`**${s.phase}** — revision ${s.revision}`];
+    if (s.pool) paragraphs.push(`server pool ${s.pool.name}, revision ${s.pool.revision ?? '(waiting for the pool)'}`);
     if (s.engineRateLimitedUntil !== null) {
       paragraphs.push(`**rate limited by the Engine**: requests held back until ${new Date(s.engineRateLimitedUntil).toISOString()}`);
     }
@@ -217,6 +305,7 @@ export class ControllerState {
       dirty: this.dirty,
       deleting: this.deleting,
       retryAt: this.retryAt,
+      ...(this.#poolName === null && this.subscribedPool === null ? {} : { pool: this.pool, subscribedPool: this.subscribedPool, poolMissing: this.poolMissing, resubscribe: this.resubscribe }),
     };
   }
 }

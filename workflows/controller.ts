@@ -2,7 +2,8 @@
  * serviceController: the long-lived workflow of one service (id `lbaas/<uid>`, docs/spec.md#temporal-surface). It
  * holds the desired spec and its revision, runs one pass at a time as a child reconcileService, lets the latest spec
  * win, retries failed passes with growing delays, resyncs on demand, deletes, and continues as new before its history
- * grows large. The entity state lives in ControllerState (controller-state.ts); this file is the loop and handlers.
+ * grows large. The entity state lives in ControllerState (controller-state.ts); this file is the loop and handlers
+ * (a little over 300 lines: the server pool helpers at the end share the loop's closure).
  *
  * The loop is a state machine (docs/architecture.md, "Controller states", has the full diagram):
  *
@@ -20,6 +21,7 @@ import {
   defineSignal,
   defineUpdate,
   executeChild,
+  getExternalWorkflowHandle,
   isCancellation,
   ParentClosePolicy,
   patched,
@@ -33,8 +35,9 @@ import { ControllerState, type ControllerSnapshot, type ControllerStatus, type P
 
 export { RETRY_FIRST_MS, RETRY_MAX_MS } from './controller-state';
 import { invalidInput, optionalInteger } from './input';
-import { FAILURE_TYPES, searchAttributes, type Phase } from './options';
-import { formatIssues, isServiceUid, SERVICE_UID_RULE, validateSpec } from '../domain';
+import { FAILURE_TYPES, searchAttributes, workflowIds, type Phase } from './options';
+import { formatIssues, isServiceUid, resolveSpecDocument, SERVICE_UID_RULE, validateSpec } from '../domain';
+import { poolMembersSignal, poolReportSignal, poolSubscribeSignal, poolUnsubscribeSignal, type PoolReport } from './pool-messages';
 import { reconcileService, type ReconcileServiceResult } from './reconcile-service';
 import { causeOf, childFailureOfType, failureDetails } from './failures';
 
@@ -78,7 +81,13 @@ export async function serviceController(input: ServiceControllerInput): Promise<
 
   // Defined before the handlers: update-with-start delivers the first apply in the very first activation.
   let published: { phase: Phase; lbs: string } | null = null;
+  let publishedPool: string | null = null;
   const publish = () => {
+    // Only controllers that use (or used) a pool upsert LbaasServerPool: the others replay unchanged.
+    if (st.poolName !== publishedPool) {
+      upsertSearchAttributes([{ key: searchAttributes.serverPool, value: st.poolName }]);
+      publishedPool = st.poolName;
+    }
     const phase = st.phase;
     const lbs = st.loadBalancers();
     const key = lbs.join(',');
@@ -132,6 +141,10 @@ export async function serviceController(input: ServiceControllerInput): Promise<
     { description: 'Remove everything the service owns on every load balancer, then end this controller.' },
   );
   setHandler(resyncSignal, () => st.requestResync());
+  setHandler(poolMembersSignal, (m) => {
+    st.receiveMembers(m);
+    publish();
+  });
   setHandler(engineRateLimitedSignal, (notice) => {
     const before = st.rateLimitedUntil;
     st.noteRateLimited(notice?.until);
@@ -161,10 +174,13 @@ export async function serviceController(input: ServiceControllerInput): Promise<
    * Updates and queries grow the history too, so a long history also wakes the loop, to continue as new.
    */
   const idle = async (): Promise<Step> => {
+    if (st.needsSubscription()) await syncPool();
     if (idleAndLong()) return 'rotate';
     const retryIn = st.retryDelayMs();
-    if (retryIn === null) await condition(() => st.hasWork() || idleAndLong());
-    else if (retryIn <= 0 || !(await condition(() => st.hasWork() || idleAndLong(), retryIn))) st.retryDue();
+    const wake = () => st.hasWork() || idleAndLong() || st.needsSubscription();
+    if (retryIn === null) await condition(wake);
+    else if (retryIn <= 0 || !(await condition(wake, retryIn))) st.retryDue();
+    if (st.needsSubscription()) return 'idle';
     if (idleAndLong()) return 'rotate';
     if (st.deleting) return 'delete';
     return st.hasWork() ? 'reconcile' : afterWork();
@@ -176,7 +192,7 @@ export async function serviceController(input: ServiceControllerInput): Promise<
         step = await idle();
         break;
       case 'reconcile':
-        await runPass(st, { teardown: false });
+        await reportToPool(await runPass(st, { teardown: false }));
         publish();
         step = afterWork();
         break;
@@ -189,6 +205,7 @@ export async function serviceController(input: ServiceControllerInput): Promise<
           break;
         }
         st.finishDelete(result);
+        if (st.subscribedPool !== null) await signalPool(st.subscribedPool, 'unsubscribe');
         publish();
         await condition(allHandlersFinished);
         return result;
@@ -213,11 +230,24 @@ export async function serviceController(input: ServiceControllerInput): Promise<
       if (state.isSuperseded(pass)) scope.cancel();
     });
     let result: PassResult;
+    const pool = pass.pool ? { pool: { name: pass.pool.pool, revision: pass.pool.revision } } : {};
+    // A pool spec is reconciled as the inline spec of the pool's members (none known yet: a delete needs none).
+    let spec = pass.spec;
+    const doc = spec as Record<string, unknown>;
+    if (doc !== null && typeof doc === 'object' && doc.serverPool !== undefined) {
+      const resolved = resolveSpecDocument(doc, pass.pool?.servers ?? []);
+      if (!resolved.ok) {
+        result = { ...failedResult(uid, pass, new Error(resolved.message)), ...pool };
+        state.endPass(pass, result);
+        return result;
+      }
+      spec = resolved.raw;
+    }
     try {
       const r: ReconcileServiceResult = await scope.run(() =>
         executeChild(reconcileService, {
           workflowId: `lbaas/${uid}/pass/${pass.number}`,
-          args: [{ spec: pass.spec, revision: pass.revision, ...(o.teardown ? { teardown: true } : {}), ...knownOf(state) }],
+          args: [{ spec, revision: pass.revision, ...(o.teardown ? { teardown: true } : {}), ...knownOf(state) }],
           staticSummary: `${o.teardown ? 'delete' : 'reconcile'} ${uid} revision ${pass.revision} (pass ${pass.number})`,
           typedSearchAttributes: [
             { key: searchAttributes.serviceUid, value: uid },
@@ -226,17 +256,58 @@ export async function serviceController(input: ServiceControllerInput): Promise<
           parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
         }),
       );
-      result = { ...r, revision: pass.revision, pass: pass.number, finishedAt: Date.now() };
+      result = { ...r, revision: pass.revision, pass: pass.number, finishedAt: Date.now(), ...pool };
     } catch (err) {
       if (isCancellation(err) && state.isSuperseded(pass)) {
         state.endPass(pass, null);
         return { serviceUid: uid, revision: pass.revision, converged: false, status: {}, loadBalancers: {}, objects: [], pass: pass.number, finishedAt: Date.now(), error: 'superseded' };
       }
       if (isCancellation(err)) throw err;
-      result = failedResult(uid, pass, err);
+      result = { ...failedResult(uid, pass, err), ...pool };
     }
     state.endPass(pass, result);
     return result;
+  }
+
+  /**
+   * Subscribes to the spec's pool (and unsubscribes from a pool the spec no longer names). Reached only by
+   * controllers whose spec names a pool, so controllers without one replay unchanged; the patch marks the histories
+   * that have pool signals. A pool that does not exist fails the spec's revision with a clear error.
+   */
+  async function syncPool(): Promise<void> {
+    patched('server-pools');
+    const want = st.poolName;
+    const had = st.subscribedPool;
+    const again = st.resubscribe;
+    st.resubscribe = false;
+    if (had !== null && had !== want) {
+      st.subscribedPool = null;
+      await signalPool(had, 'unsubscribe');
+    }
+    if (want !== null && (had !== want || again)) {
+      if (await signalPool(want, 'subscribe')) st.subscribedPool = want;
+      else st.poolFailed(want, `serverPool ${want}: no such server pool (create it with: lbaas pool set -f FILE)`);
+    }
+    publish();
+  }
+
+  /** Tells the pool how the pass for its revision ended (its status and `pool status --wait` show it). */
+  async function reportToPool(result: PassResult): Promise<void> {
+    if (!result.pool || result.error === 'superseded' || st.subscribedPool !== result.pool.name) return;
+    const report: PoolReport = { serviceUid: uid, revision: result.pool.revision, converged: result.converged, ...(result.error ? { error: result.error } : {}) };
+    await signalPool(result.pool.name, 'report', report);
+  }
+
+  /** Signals a pool; false when it does not exist (ended or never created). */
+  async function signalPool(pool: string, what: 'subscribe' | 'unsubscribe' | 'report', report?: PoolReport): Promise<boolean> {
+    const handle = getExternalWorkflowHandle(workflowIds.pool(pool));
+    try {
+      if (what === 'report') await handle.signal(poolReportSignal, report as PoolReport);
+      else await handle.signal(what === 'subscribe' ? poolSubscribeSignal : poolUnsubscribeSignal, { serviceUid: uid });
+      return true;
+    } catch {
+      return false;
+    }
   }
 }
 

@@ -4,4 +4,15 @@ export { reconcileService } from './reconcile-service';
 export { planService } from './plan-service';
 export { serviceController, applyUpdate, waitConvergedUpdate, deleteUpdate, resyncSignal, controllerStatusQuery } from './controller';
 export { fullResync } from './full-resync';
+export { serverPool } from './pool';
+export {
+  poolSetUpdate,
+  poolAddUpdate,
+  poolRemoveUpdate,
+  poolDeleteUpdate,
+  poolWaitUpdate,
+  poolStatusQuery,
+  poolResyncSignal,
+  poolMembersSignal,
+} from './pool-messages';
 export { importServices } from './import';

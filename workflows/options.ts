@@ -11,7 +11,14 @@ export const workflowIds = {
    */
   loadBalancer: (serviceUid: string, loadBalancer: string) => `lbaas/${serviceUid}/lb/${loadBalancer}`,
   controller: (serviceUid: string) => `lbaas/${serviceUid}`,
+  /** The pool workflow of a server pool (a prefix no service uid can produce: uids have no "/"). */
+  pool: (name: string) => `lbaas-pool/${name}`,
 };
+
+/** Visibility query for the running server pools of one deployment. */
+export function runningPoolsQuery(taskQueue: string): string {
+  return `WorkflowType = 'serverPool' AND ExecutionStatus = 'Running' AND TaskQueue = '${taskQueue.replace(/'/g, "\\'")}'`;
+}
 
 /** Visibility query for the running controllers of one deployment (its task queue; a namespace may hold others). */
 export function runningControllersQuery(taskQueue: string): string {
@@ -22,6 +29,8 @@ export const searchAttributes = {
   serviceUid: defineSearchAttributeKey('LbaasServiceUid', SearchAttributeType.KEYWORD),
   loadBalancers: defineSearchAttributeKey('LbaasLoadBalancers', SearchAttributeType.KEYWORD_LIST),
   phase: defineSearchAttributeKey('LbaasPhase', SearchAttributeType.KEYWORD),
+  /** On a pool workflow its name; on a controller the pool its spec names (so `LbaasServerPool = "x"` finds both). */
+  serverPool: defineSearchAttributeKey('LbaasServerPool', SearchAttributeType.KEYWORD),
 };
 
 export type Phase = 'Converging' | 'Converged' | 'Failed' | 'Deleting';

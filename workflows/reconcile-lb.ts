@@ -32,6 +32,13 @@ export interface ReconcileLoadBalancerInput {
    * Engine's tag index, which lags behind tagging, does not list them yet.
    */
   known?: string[];
+  /**
+   * Create, tag and await siblings (same kind, same parent) in one realizeObjects activity: about half the history
+   * events (58 against 119 for the core shape), but the workflow learns the group's identifiers and states only when
+   * the whole group is done, so status and `apply --wait` progress show its members as Pending meanwhile. Opt-in until
+   * the group reports per-object progress; the default is one create and one await per object.
+   */
+  realizeGroups?: boolean;
 }
 
 export interface ReconcileLoadBalancerResult extends LoadBalancerResult {
@@ -201,7 +208,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
   };
 
   const applyGraph = async (plan: Plan) => {
-    const grouped = patched(REALIZE_GROUPS_PATCH);
+    const grouped = fields.realizeGroups === true && patched(REALIZE_GROUPS_PATCH);
     const ready = new Map<string, Promise<string | null>>();
     const groups = new Map<string, { members: PlannedObject[]; ids: Promise<Map<string, string | null> | null> }>();
     for (const p of plan.objects) {

@@ -1,4 +1,7 @@
 /**
+ * (Longer than 300 lines: every Engine error class beside the one function that maps a response onto them, so the
+ * status-to-class rules read in one place.)
+ *
  * The one place where Engine HTTP outcomes become typed errors (docs/architecture.md#retries).
  *
  * Every error names the request (`method`, `path` as sent, query included: it never carries a secret, the token

@@ -9,6 +9,7 @@ import { noAnswerHint, warnIfNoWorker, withTemporal } from '../connect';
 import { CliError, EXIT, invalid } from '../../common/errors';
 import { json, type OutputFormat } from '../output';
 import { loadSpec } from '../../client/spec-file';
+import { PoolNotFoundError } from '../../client/pool-client';
 import { applyResult, applyResultText, parseDurationFlag, progressLines } from '../views';
 import { waitWithProgress, within } from '../wait';
 import { formatDuration } from '../../domain';
@@ -39,6 +40,7 @@ export async function apply(opts: ApplyOptions, io: CliIo): Promise<void> {
         () => new CliError(`timed out after ${formatDuration(timeoutMs)}: the controller of service ${uid} did not accept the spec (${noAnswerHint(t.settings.taskQueue)})`, EXIT.timeout),
       ));
     } catch (err) {
+      if (err instanceof PoolNotFoundError) throw invalid(`service ${uid}: serverPool: ${err.message}; nothing was applied`);
       // The controller's validator refused the spec (for instance while the service is being deleted).
       if (err instanceof WorkflowUpdateFailedError) throw invalid(`service ${uid}: apply refused: ${(err.cause as Error | undefined)?.message ?? err.message}`);
       throw err;

@@ -1,7 +1,8 @@
 /** `lbaas plan -f FILE [-o text|json]`: a read-only dry run (planService) of what a pass would do per load balancer. */
 import type { CliIo } from '../io';
 import { noAnswerHint, warnIfNoWorker, withTemporal } from '../connect';
-import { CliError, EXIT } from '../../common/errors';
+import { CliError, EXIT, invalid } from '../../common/errors';
+import { PoolNotFoundError } from '../../client/pool-client';
 import { json, type OutputFormat } from '../output';
 import { loadSpec } from '../../client/spec-file';
 import { planText } from '../views';
@@ -17,7 +18,10 @@ export async function plan(opts: { file: string; output: OutputFormat }, io: Cli
     const result = await within(
       t.client,
       PLAN_TIMEOUT_MS,
-      () => t.lbaas.plan(raw, spec),
+      () =>
+        t.lbaas.plan(raw, spec).catch((err: unknown) => {
+          throw err instanceof PoolNotFoundError ? invalid(`service ${spec.serviceUid}: serverPool: ${err.message}`) : err;
+        }),
       () => new CliError(`timed out after ${PLAN_TIMEOUT_MS / 60_000}m waiting for the plan of service ${spec.serviceUid} (${noAnswerHint(t.settings.taskQueue)})`, EXIT.timeout),
     );
     io.stdout(opts.output === 'json' ? json(result) : planText(result));

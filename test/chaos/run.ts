@@ -1,4 +1,8 @@
 /**
+ * (Longer than 300 lines: runChaos is one scripted scenario whose steps (faults, worker kills, the server restart,
+ * convergence, invariants) share its state; its helpers already live in options.ts, waits.ts, report.ts and
+ * invariants.ts.)
+ *
  * The chaos run (`npm run chaos`): services applied through LbaasClient while the Engine simulator injects faults,
  * worker processes are SIGKILLed at seeded moments and started again, and the Temporal dev server is stopped and
  * started again once on the same SQLite file and port. Then, faults off, every controller's latest revision must

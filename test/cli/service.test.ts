@@ -1,4 +1,7 @@
 /**
+ * (Longer than 300 lines: every service command runs against one Temporal dev server, worker and simulator stack; a
+ * second file would start a second stack.)
+ *
  * The service commands end to end, as processes: `node bin/lbaas.js` against a real Temporal dev server, with a
  * worker and the Engine simulator running in this test process (one stack for the file). The CLI gets only
  * Temporal settings and the task queue, never an Engine token.

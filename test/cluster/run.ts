@@ -1,4 +1,7 @@
 /**
+ * (Longer than 300 lines: runClusterChaos is one scripted scenario whose fault steps share the cluster, the workers and
+ * the report; the shared chaos pieces already come from test/chaos/.)
+ *
  * A chaos run on the production-shaped local cluster (cluster/index.ts): services applied while several `lbaas worker`
  * processes share the task queue, the Engine simulator injects a few faults, and the cluster itself fails under them:
  * a history host SIGKILLed while the reconciliations fan out (and later the other one), PostgreSQL restarted under

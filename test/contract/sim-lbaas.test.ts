@@ -1,4 +1,7 @@
 /**
+ * (Longer than 300 lines: the LBaaS v1 contract in one place: shapes, lifecycle, lists and errors share one simulator
+ * and the same shape helpers.)
+ *
  * Contract tests of the simulator's LBaaS v1 API (docs/engine-api.md#lbaas-v1-objects) over raw HTTP: exact shapes,
  * lifecycle, paging, filters, auth and referential integrity.
  */

@@ -1,4 +1,7 @@
 /**
+ * (Longer than 300 lines: each realistic manner is tested on the same simulator with the same fault-switching helpers,
+ * which one file per manner would repeat.)
+ *
  * Contract tests of the realistic profile over raw HTTP: the real Engine's manners (simulator/README.md), each
  * switched on alone through `PUT /_sim/faults` on top of the ideal profile, and the profile that turns them all on.
  */

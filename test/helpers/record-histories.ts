@@ -41,6 +41,8 @@ export const RECORDED = [
   'reconcile-service-busy-child',
   'plan-service',
   'service-controller',
+  'server-pool',
+  'service-controller-pool',
   'import-services',
 ] as const;
 
@@ -54,9 +56,10 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
   if (only.length > 0) {
     for (const name of only) {
       if (name === 'service-controller') await recordController(stack, out);
+      else if (name === 'server-pool' || name === 'service-controller-pool') await recordPool(stack, out);
       else if (name === 'reconcile-lb-converge-groups') await recordGroups(stack, out);
       else if (name === 'import-services') await recordImport(stack, out);
-      else throw new Error(`only service-controller, reconcile-lb-converge-groups and import-services can be recorded alone (got ${name})`);
+      else throw new Error(`only service-controller, server-pool, service-controller-pool, reconcile-lb-converge-groups and import-services can be recorded alone (got ${name})`);
     }
     return;
   }
@@ -170,7 +173,7 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
 async function recordGroups(stack: Stack, out: string): Promise<void> {
   const runs = new Runs(stack.client, stack.taskQueue);
   const lb = seedLoadBalancer(stack.sim, 'lb-groups');
-  const h = await runs.loadBalancer({ spec: exampleSpec([lb], { serviceUid: 'record-lb-converge-groups' }), loadBalancer: lb });
+  const h = await runs.loadBalancer({ spec: exampleSpec([lb], { serviceUid: 'record-lb-converge-groups' }), loadBalancer: lb, realizeGroups: true });
   await h.result();
   const history = await h.fetchHistory();
   writeFileSync(path.join(out, 'reconcile-lb-converge-groups.json'), `${JSON.stringify(historyToJson(history), null, 1)}\n`);
@@ -226,6 +229,38 @@ async function recordController(stack: Stack, out: string): Promise<void> {
   const history = await handle.fetchHistory();
   writeFileSync(path.join(out, 'service-controller.json'), `${JSON.stringify(historyToJson(history), null, 1)}\n`);
   process.stderr.write(`recorded service-controller: ${history.events?.length ?? 0} events\n`);
+}
+
+/**
+ * A server pool and a controller that uses it, both to the end: the pool is created, the service subscribes and
+ * converges its members, a node is added (fan-out, report), the service is deleted (unsubscribe), the pool deleted.
+ * Writes server-pool.json and service-controller-pool.json.
+ */
+async function recordPool(stack: Stack, out: string): Promise<void> {
+  const lbaas = new LbaasClient(stack.client, stack.taskQueue);
+  const lb = seedLoadBalancer(stack.sim, 'lb-pool');
+  const uid = 'record-pool-service';
+  await lbaas.pools.set({ name: 'record-pool', servers: [{ name: 'node-1', address: '10.0.0.11' }] });
+  const raw = exampleSpec([lb], { serviceUid: uid, serverPool: 'record-pool' });
+  delete raw.servers;
+  const r = validateSpec(raw);
+  if (!r.ok) throw new Error(formatIssues(r.issues));
+  const { revision } = await lbaas.apply(raw, r.spec);
+  await lbaas.waitConverged(uid, revision);
+  const added = await lbaas.pools.add('record-pool', [{ name: 'node-2', address: '10.0.0.12' }]);
+  await lbaas.pools.waitConverged('record-pool', added.revision);
+  await lbaas.delete(uid);
+  await until('the unsubscribe', async () => (await lbaas.pools.status('record-pool')).services.length === 0);
+  await lbaas.pools.delete('record-pool');
+  for (const [name, handle] of [
+    ['service-controller-pool', lbaas.controller(uid)],
+    ['server-pool', lbaas.pools.handle('record-pool')],
+  ] as const) {
+    await handle.result();
+    const history = await handle.fetchHistory();
+    writeFileSync(path.join(out, `${name}.json`), `${JSON.stringify(historyToJson(history), null, 1)}\n`);
+    process.stderr.write(`recorded ${name}: ${history.events?.length ?? 0} events\n`);
+  }
 }
 
 async function main(): Promise<void> {

@@ -73,7 +73,7 @@ describe('ControllerState: apply, passes and supersession', () => {
     const st = new ControllerState(UID, undefined, c.now);
     st.apply(spec());
     const pass = st.beginPass();
-    assert.deepEqual(pass, { number: 1, revision: 1, spec: spec(), teardown: false, startedAt: c.t });
+    assert.deepEqual(pass, { number: 1, revision: 1, spec: spec(), teardown: false, startedAt: c.t, pool: null });
     assert.equal(st.hasWork(), false);
     assert.equal(st.isSuperseded(pass), false);
     st.apply(spec([LB_A]));

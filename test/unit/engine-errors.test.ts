@@ -1,3 +1,7 @@
+/**
+ * How the Engine client turns answers into typed errors: the status table, redaction of the token and Retry-After.
+ * (Longer than 300 lines: the table of status cases and the tests beside it all run through one MockAgent helper.)
+ */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { inspect } from 'node:util';

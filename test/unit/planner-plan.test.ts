@@ -1,3 +1,7 @@
+/**
+ * Unit tests of planLoadBalancer over the example service, for each failed-resources policy and for failed objects.
+ * (Longer than 300 lines: every case builds on the same desired/observed fixtures and plan renderings at the top.)
+ */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {

@@ -77,9 +77,11 @@ test('a worker SIGKILLed while realizeObjects groups are in flight (Frontends an
   const uid = `crash-${randomUUID()}`;
   const tag = tagOf(uid);
   const lb = seedLoadBalancer(sim, 'lb');
+  // The Engine's request counts below are this test's alone (the crash tests share the simulator).
+  sim.resetStats();
   const first = await childWorker('crash-worker-1');
 
-  const handle = await runs.service({ spec: exampleSpec([lb], { serviceUid: uid }) }, 'crash');
+  const handle = await runs.service({ spec: exampleSpec([lb], { serviceUid: uid }), realizeGroups: true }, 'crash');
   const runId = handle.firstExecutionRunId;
   // Kill once the Backends are ready and the Frontends and Servers exist and are tagged in the Engine while the
   // workflow has no identifier for some of them yet: their realizeObjects activities are still awaiting readiness, so
@@ -139,6 +141,74 @@ test('a worker SIGKILLed while realizeObjects groups are in flight (Frontends an
   // The groups in flight at the kill were retried (and adopted what their first attempt had created: one POST each).
   const retried = (await eventsOf(child)).filter((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1);
   assert.ok(retried.length > 0, 'a realizeObjects attempt ran again after the kill');
+});
+
+test('a worker SIGKILLed mid-reconciliation: a new worker finishes the same run with exactly the desired objects, no duplicate, nothing untagged', async () => {
+  const sim = crashStack.sim;
+  const runs = new Runs(crashStack.client, crashStack.taskQueue);
+  const uid = `crash-${randomUUID()}`;
+  const tag = tagOf(uid);
+  const lb = seedLoadBalancer(sim, 'lb');
+  // The Engine's request counts below are this test's alone (the crash tests share the simulator).
+  sim.resetStats();
+  const first = await childWorker('crash-worker-1');
+
+  const handle = await runs.service({ spec: exampleSpec([lb], { serviceUid: uid }) }, 'crash');
+  const runId = handle.firstExecutionRunId;
+  // Kill once the Backends are ready and the Frontends and Servers have been created and tagged, with the workflow
+  // holding their identifiers (so no create is still in flight: only readiness waits are), before any Bind exists.
+  const child = crashStack.client.workflow.getHandle(workflowIds.loadBalancer(uid, lb));
+  const atKill = await until(
+    'Backends ready, Frontends and Servers created and known to the workflow, no Bind yet',
+    async () => {
+      const on = objectsOn(sim, lb);
+      if (on.length !== 8 || !on.every((o) => o.tags.includes(tag)) || on.some((o) => o.kind === 'bind')) return undefined;
+      let progress;
+      try {
+        progress = await child.query(loadBalancerStatusQuery);
+      } catch {
+        return undefined;
+      }
+      const known = progress.objects.filter((o) => o.kind !== 'bind' && o.identifier !== null);
+      const backendsReady = progress.objects.filter((o) => o.kind === 'backend' && o.state === 'Deployed').length === 2;
+      return known.length === 8 && backendsReady && objectsOn(sim, lb).every((o) => o.kind !== 'bind') ? on : undefined;
+    },
+    30_000,
+    5,
+  );
+  first.process.kill('SIGKILL');
+  assert.deepEqual(await first.exited, { code: null, signal: 'SIGKILL' });
+  assert.deepEqual(
+    atKill.map((o) => `${o.kind} ${o.name}`).sort(),
+    [`backend ${n('http')}`, `backend ${n('https')}`, `frontend ${n('http')}`, `frontend ${n('https')}`, ...['http', 'https'].flatMap((p) => [`server ${n('node-1', p)}`, `server ${n('node-2', p)}`])].sort(),
+  );
+  assert.equal((await handle.describe()).status.name, 'RUNNING');
+
+  await childWorker('crash-worker-2');
+  const r = await handle.result();
+
+  // The same run finished: no new run, no continue-as-new, converged.
+  assert.equal((await handle.describe()).runId, runId);
+  assert.equal(r.converged, true);
+  assert.deepEqual(r.loadBalancers[lb], { converged: true, status: r.status, created: 12, destroyed: 0, recovered: 0, passes: 2, cleanup: false });
+  const on = objectsOn(sim, lb);
+  assert.deepEqual(describeObjects(on, sim), expectedLines(ORACLE));
+  assert.deepEqual(Object.values(countByName(on)).filter((c) => c !== 1), [], 'exactly one object per name');
+  for (const o of on) assert.deepEqual(o.tags, [tag], `${o.kind} ${o.name} is tagged`);
+  assert.deepEqual(sim.objects().filter((o) => o.kind !== 'loadbalancer' && o.tags.length === 0), [], 'nothing untagged');
+  // The objects that existed at the kill are the same objects now (same identifiers): nothing was created twice.
+  const now = snapshotById(on);
+  for (const o of atKill) assert.ok(o.identifier in now, `${o.kind} ${o.name} kept its identifier`);
+  const posts = writeRequests(sim.stats());
+  assert.deepEqual(
+    [posts['POST /api/LBaaS/v1/backend.json'], posts['POST /api/LBaaS/v1/frontend.json'], posts['POST /api/LBaaS/v1/bind.json'], posts['POST /api/LBaaS/v1/server.json']],
+    [2, 2, 4, 4],
+    'one create request per object',
+  );
+
+  // Both workers worked on the child reconciliation: the first until it died, the second to the end.
+  const identities = new Set((await eventsOf(child)).flatMap((e) => (e.activityTaskStartedEventAttributes?.identity ? [e.activityTaskStartedEventAttributes.identity] : [])));
+  assert.deepEqual([...identities].sort(), ['crash-worker-1', 'crash-worker-2']);
 });
 
 test('a reconcileLoadBalancer already running for the same service and load balancer: reconcileService waits for it, then reconciles and succeeds', async () => {

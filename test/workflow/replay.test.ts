@@ -43,7 +43,7 @@ async function replayError(history: JsonHistory, workflowId: string): Promise<un
   }
 }
 
-test('the committed histories are the ones record-histories.ts writes: both workflow types that change the Engine, converged and failed runs, planService, a controller from apply to delete, and importServices', () => {
+test('the committed histories are the ones record-histories.ts writes: both workflow types that change the Engine, converged and failed runs, planService, a controller from apply to delete, importServices, and a server pool with a controller that uses it', () => {
   assert.deepEqual(FILES, RECORDED.map((name) => `${name}.json`).sort());
   const outcome = (file: string) => {
     const h = load(file);
@@ -56,6 +56,7 @@ test('the committed histories are the ones record-histories.ts writes: both work
     'reconcileLoadBalancer COMPLETED',
     'reconcileLoadBalancer FAILED',
     'reconcileService COMPLETED',
+    'serverPool COMPLETED',
     'serviceController COMPLETED',
   ]);
 });

@@ -1,0 +1,159 @@
+/**
+ * `lbaas pool set|add|remove|status|list|delete`: server pools (workflows/pool.ts). Exit codes as for services:
+ * 0 done, 1 a service using the pool failed (status --wait), 2 invalid input or refused (a missing pool, a delete
+ * while services use it), 3 timed out waiting.
+ */
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import type { CliIo } from '../io';
+import { warnIfNoWorker, withTemporal, type Temporal } from '../connect';
+import { CliError, EXIT, invalid } from '../../common/errors';
+import { json, keyValues, table, type OutputFormat } from '../output';
+import { loadPoolFile } from '../../client/spec-file';
+import { PoolNotFoundError } from '../../client/pool-client';
+import { formatDuration, formatIssues, isPoolName, POOL_NAME_RULE, validateMembers, type ServerSpec } from '../../domain';
+import type { PoolChangeResult, PoolStatus } from '../../workflows/pool-messages';
+import { parseDurationFlag } from '../views';
+import { waitWithProgress } from '../wait';
+
+type Out = { output: OutputFormat };
+
+function checkName(name: string): string {
+  if (!isPoolName(name)) throw invalid(`pool name ${JSON.stringify(name)}: ${POOL_NAME_RULE}`);
+  return name;
+}
+
+/** Runs `fn` against Temporal, turning a missing pool and the pool's refusals into exit 2. */
+async function withPools<T>(io: CliIo, fn: (t: Temporal) => Promise<T>): Promise<T> {
+  return withTemporal(io.env, async (t) => {
+    try {
+      return await fn(t);
+    } catch (err) {
+      if (err instanceof PoolNotFoundError) throw invalid(err.message);
+      if (err instanceof WorkflowUpdateFailedError) throw invalid(`refused: ${(err.cause as Error | undefined)?.message ?? err.message}`);
+      throw err;
+    }
+  });
+}
+
+function changeText(r: PoolChangeResult): string {
+  if (!r.changed) return `server pool ${r.name}: unchanged (revision ${r.revision})\n`;
+  const parts = [
+    r.added.length > 0 ? `added ${r.added.join(', ')}` : '',
+    r.removed.length > 0 ? `removed ${r.removed.join(', ')}` : '',
+    r.readdressed.length > 0 ? `new address for ${r.readdressed.join(', ')}` : '',
+  ].filter((p) => p !== '');
+  const n = r.services.length;
+  return `server pool ${r.name} revision ${r.revision}: ${parts.join('; ')}; sent to ${n} ${n === 1 ? 'service' : 'services'}\n`;
+}
+
+function printChange(r: PoolChangeResult, opts: Out, io: CliIo): void {
+  io.stdout(opts.output === 'json' ? json(r) : changeText(r));
+}
+
+export async function poolSet(opts: { file: string } & Out, io: CliIo): Promise<void> {
+  const { pool } = await loadPoolFile(opts.file);
+  await withPools(io, async (t) => {
+    await warnIfNoWorker(t, io.stderr);
+    printChange(await t.lbaas.pools.set(pool), opts, io);
+  });
+}
+
+/** `--server NAME=ADDRESS`, validated as pool file entries (the same rules as a spec's servers). */
+export function parseServerFlags(entries: readonly string[]): ServerSpec[] {
+  if (entries.length === 0) throw invalid('--server NAME=ADDRESS: at least one is required');
+  const list = entries.map((e) => {
+    const at = e.indexOf('=');
+    if (at <= 0) throw invalid(`--server ${JSON.stringify(e)}: must be NAME=ADDRESS, like node-1=10.0.0.11`);
+    return { name: e.slice(0, at), address: e.slice(at + 1) };
+  });
+  const r = validateMembers(list, '--server');
+  if (!r.ok) throw invalid(`invalid --server (${entries.join(' ')}):\n${formatIssues(r.issues)}`);
+  return r.servers;
+}
+
+export async function poolAdd(name: string, opts: { server: string[] } & Out, io: CliIo): Promise<void> {
+  checkName(name);
+  const servers = parseServerFlags(opts.server ?? []);
+  await withPools(io, async (t) => printChange(await t.lbaas.pools.add(name, servers), opts, io));
+}
+
+export async function poolRemove(name: string, servers: string[], opts: Out, io: CliIo): Promise<void> {
+  checkName(name);
+  await withPools(io, async (t) => {
+    const r = await t.lbaas.pools.remove(name, servers);
+    const absent = servers.filter((s) => !r.removed.includes(s));
+    if (absent.length > 0) io.stderr(`not members of ${name} (nothing to remove): ${absent.join(', ')}\n`);
+    printChange(r, opts, io);
+  });
+}
+
+function statusText(s: PoolStatus): string {
+  const rows = s.services.map((x) => [
+    x.serviceUid,
+    x.convergedRevision === null ? '-' : String(x.convergedRevision),
+    x.last === null ? 'waiting' : x.last.converged ? `converged ${x.last.revision}` : `failed ${x.last.revision}: ${x.last.error ?? ''}`,
+  ]);
+  return [
+    keyValues([
+      ['pool', s.name],
+      ['revision', String(s.revision)],
+      ['servers', s.servers.length === 0 ? 'none (services using the pool have no Server objects)' : String(s.servers.length)],
+      ['services', `${s.services.length}, ${s.services.filter((x) => x.convergedRevision === s.revision).length} converged on revision ${s.revision}`],
+    ]),
+    s.servers.length > 0 ? table(['server', 'address'], s.servers.map((m) => [m.name, m.address])) : '',
+    rows.length > 0 ? table(['service', 'converged revision', 'last pass'], rows) : 'no services use this pool\n',
+  ]
+    .filter((x) => x !== '')
+    .join('\n');
+}
+
+export async function poolStatus(name: string, opts: { wait?: boolean; timeout: string } & Out, io: CliIo): Promise<void> {
+  checkName(name);
+  const timeoutMs = parseDurationFlag(opts.timeout, '--timeout');
+  await withPools(io, async (t) => {
+    let s = await t.lbaas.pools.status(name);
+    if (opts.wait) {
+      const revision = s.revision;
+      const outcome = await waitWithProgress({
+        client: t.client,
+        run: () => t.lbaas.pools.waitConverged(name, revision),
+        timeoutMs,
+        progress: async () => {
+          const now = await t.lbaas.pools.status(name);
+          const behind = now.services.filter((x) => (x.convergedRevision ?? 0) < revision);
+          return behind.length === 0 ? [] : [`${behind.length} of ${now.services.length} services not yet on revision ${revision}`];
+        },
+        ...(opts.output === 'text' ? { print: (line: string) => io.stderr(`${line}\n`) } : {}),
+      });
+      s = await t.lbaas.pools.status(name);
+      if (!outcome.done) {
+        io.stdout(opts.output === 'json' ? json(s) : statusText(s));
+        throw new CliError(`timed out after ${formatDuration(timeoutMs)} waiting for the services of pool ${name} to converge revision ${revision}`, EXIT.timeout);
+      }
+      io.stdout(opts.output === 'json' ? json(s) : statusText(s));
+      const failed = outcome.value.services.filter((x) => (x.convergedRevision ?? 0) < revision);
+      if (failed.length > 0) {
+        throw new CliError(`revision ${revision} of pool ${name} failed on ${failed.map((x) => `${x.serviceUid} (${x.last?.error ?? 'unknown error'})`).join(', ')}`, EXIT.failed);
+      }
+      return;
+    }
+    io.stdout(opts.output === 'json' ? json(s) : statusText(s));
+  });
+}
+
+export async function poolList(opts: Out, io: CliIo): Promise<void> {
+  await withPools(io, async (t) => {
+    const pools = await t.lbaas.pools.list();
+    const view = pools.map((p) => ({ name: p.name, revision: p.revision, servers: p.servers.length, services: p.services.length }));
+    if (opts.output === 'json') io.stdout(json(view));
+    else io.stdout(view.length === 0 ? 'no server pools\n' : table(['pool', 'revision', 'servers', 'services'], view.map((p) => [p.name, String(p.revision), String(p.servers), String(p.services)])));
+  });
+}
+
+export async function poolDelete(name: string, opts: Out, io: CliIo): Promise<void> {
+  checkName(name);
+  await withPools(io, async (t) => {
+    const r = await t.lbaas.pools.delete(name);
+    io.stdout(opts.output === 'json' ? json({ ...r, deleted: true }) : `deleted server pool ${name} (at revision ${r.revision})\n`);
+  });
+}

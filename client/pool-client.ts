@@ -1,0 +1,121 @@
+/**
+ * Server pools from a Temporal client: create or replace (update-with-start, so `set` creates the pool), add,
+ * remove, status, wait, list, delete. A pool is the workflow `lbaas-pool/<name>` (workflows/pool.ts); this file
+ * only talks to it. Refusals by the pool (invalid members, delete while services use it) surface as
+ * WorkflowUpdateFailedError with the pool's message; a pool that does not exist as PoolNotFoundError.
+ */
+import { randomUUID } from 'node:crypto';
+import { WithStartWorkflowOperation, WorkflowUpdateRPCTimeoutOrCancelledError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowNotFoundError, type UpdateDefinition } from '@temporalio/common';
+import type { PoolFile, ServerSpec } from '../domain';
+import { runningPoolsQuery, searchAttributes, workflowIds } from '../workflows/options';
+import { serverPool } from '../workflows/pool';
+import {
+  poolAddUpdate,
+  poolDeleteUpdate,
+  poolRemoveUpdate,
+  poolSetUpdate,
+  poolStatusQuery,
+  poolWaitUpdate,
+  type PoolChangeResult,
+  type PoolStatus,
+  type PoolWaitResult,
+} from '../workflows/pool-messages';
+
+export class PoolNotFoundError extends Error {
+  constructor(readonly pool: string) {
+    super(`no server pool ${pool} (create it with: lbaas pool set -f FILE)`);
+    this.name = 'PoolNotFoundError';
+  }
+}
+
+export class PoolClient {
+  constructor(
+    readonly client: Client,
+    readonly taskQueue: string,
+  ) {}
+
+  handle(name: string): WorkflowHandle<typeof serverPool> {
+    return this.client.workflow.getHandle<typeof serverPool>(workflowIds.pool(name));
+  }
+
+  /** The pool's workflow is running. */
+  async exists(name: string): Promise<boolean> {
+    try {
+      return (await this.handle(name).describe()).status.name === 'RUNNING';
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return false;
+      throw err;
+    }
+  }
+
+  /** Throws PoolNotFoundError unless the pool is running. */
+  async require(name: string): Promise<void> {
+    if (!(await this.exists(name))) throw new PoolNotFoundError(name);
+  }
+
+  /** Replaces the members, creating the pool when it has none. */
+  async set(pool: PoolFile): Promise<PoolChangeResult> {
+    const op = new WithStartWorkflowOperation(serverPool, {
+      workflowId: workflowIds.pool(pool.name),
+      taskQueue: this.taskQueue,
+      args: [{ name: pool.name }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      staticSummary: `server pool ${pool.name}`,
+      typedSearchAttributes: [{ key: searchAttributes.serverPool, value: pool.name }],
+    });
+    return this.client.workflow.executeUpdateWithStart(poolSetUpdate, { args: [pool.servers], startWorkflowOperation: op });
+  }
+
+  async add(name: string, servers: ServerSpec[]): Promise<PoolChangeResult> {
+    await this.require(name);
+    return this.#update(name, () => this.handle(name), poolAddUpdate, [servers]);
+  }
+
+  async remove(name: string, names: string[]): Promise<PoolChangeResult> {
+    await this.require(name);
+    return this.#update(name, () => this.handle(name), poolRemoveUpdate, [names]);
+  }
+
+  /**
+   * An update, sent again under the same update id when the RPC's deadline passes before the pool answered (a busy
+   * server or worker: a pool with hundreds of subscribers takes a while per task). The same id makes the retry
+   * return the first one's outcome instead of changing the pool twice.
+   */
+  async #update<R, A extends [unknown, ...unknown[]]>(name: string, handle: () => WorkflowHandle, def: UpdateDefinition<R, A>, args: A): Promise<R> {
+    const updateId = `${name}-${randomUUID()}`;
+    for (;;) {
+      try {
+        return await handle().executeUpdate(def, { args, updateId });
+      } catch (err) {
+        if (!(err instanceof WorkflowUpdateRPCTimeoutOrCancelledError)) throw err;
+      }
+    }
+  }
+
+  async status(name: string): Promise<PoolStatus> {
+    await this.require(name);
+    return this.handle(name).query(poolStatusQuery);
+  }
+
+  /** Waits until every service using the pool has finished a pass for `revision` (or a newer one). */
+  async waitConverged(name: string, revision: number): Promise<PoolWaitResult> {
+    return this.#update(name, () => this.handle(name), poolWaitUpdate, [revision]);
+  }
+
+  /** Refused (WorkflowUpdateFailedError naming the services) while services use the pool. */
+  async delete(name: string): Promise<{ name: string; revision: number }> {
+    await this.require(name);
+    return this.handle(name).executeUpdate(poolDeleteUpdate);
+  }
+
+  /** Running pools (visibility, so a pool created a second ago may be missing for a moment), each with its status. */
+  async list(): Promise<PoolStatus[]> {
+    const names: string[] = [];
+    for await (const wf of this.client.workflow.list({ query: runningPoolsQuery(this.taskQueue) })) {
+      names.push(wf.typedSearchAttributes.get(searchAttributes.serverPool) ?? wf.workflowId.replace(/^lbaas-pool\//, ''));
+    }
+    const out = await Promise.all(names.map((n) => this.handle(n).query(poolStatusQuery).catch(() => null)));
+    return out.filter((s): s is PoolStatus => s !== null).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+}

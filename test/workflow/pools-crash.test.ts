@@ -1,0 +1,110 @@
+/**
+ * A worker process SIGKILLed during a pool's fan-out loses nothing: a new worker finishes it, every service using
+ * the pool converges the new revision with exactly its desired objects (no duplicate, nothing missing).
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { LbaasClient } from '../../client/service-client';
+import { validateSpec } from '../../domain';
+import { serverPool } from '../../workflows/pool';
+import { startChildWorker, type ChildWorker } from '../helpers/child-worker';
+import { exampleSpec, seedLoadBalancer, taggedLines } from '../helpers/fixtures';
+import { startStack, stopTemporalServer, temporalServer, TEST_TOKEN, type Stack } from '../helpers/stack';
+import { until } from '../helpers/workflows';
+
+let stack: Stack;
+const children: ChildWorker[] = [];
+before(async () => {
+  // Deploys of 300-400 ms keep the fan-out's reconciliations visibly in progress when the worker is killed.
+  stack = await startStack({ worker: false, sim: { deployMs: { min: 300, max: 400 } } });
+});
+after(async () => {
+  for (const c of children) if (c.process.exitCode === null && c.process.signalCode === null) c.process.kill('SIGKILL');
+  await stack?.stop();
+  await stopTemporalServer();
+});
+
+async function childWorker(identity: string): Promise<ChildWorker> {
+  const srv = await temporalServer();
+  const c = await startChildWorker({ temporalAddress: srv.address, namespace: srv.namespace, taskQueue: stack.taskQueue, engineUrl: stack.sim.url, token: TEST_TOKEN, identity, readinessPollMs: 25 });
+  children.push(c);
+  await c.ready;
+  return c;
+}
+
+test('a worker SIGKILLed during the fan-out of a pool change: a new worker finishes it; every service has exactly its objects', async () => {
+  const lbaas = new LbaasClient(stack.client, stack.taskQueue);
+  const lb = seedLoadBalancer(stack.sim, 'lb-pool-crash');
+  const uids = Array.from({ length: 10 }, (_, i) => `pool-crash-${i}`);
+  const first = await childWorker('pool-crash-1');
+  await lbaas.pools.set({ name: 'crash', servers: [{ name: 'node-1', address: '10.0.0.11' }] });
+  for (const uid of uids) {
+    const raw = exampleSpec([lb], { serviceUid: uid, nameSuffix: uid, externalAddresses: ['203.0.113.10'], serverPool: 'crash' });
+    delete raw.servers;
+    const r = validateSpec(raw);
+    assert.ok(r.ok);
+    await lbaas.apply(raw, r.spec);
+  }
+  for (const uid of uids) assert.equal((await lbaas.waitConverged(uid, 1)).converged, true);
+
+  stack.sim.resetStats();
+  const change = await lbaas.pools.add('crash', [{ name: 'node-2', address: '10.0.0.12' }]);
+  assert.equal(change.services.length, uids.length);
+  // Kill once the fan-out has reached the Engine, while Servers of the new node are still being created.
+  await until('the fan-out creating Servers', () => (stack.sim.stats().requests['POST /api/LBaaS/v1/server.json'] ?? 0) > 0, 30_000);
+  const created = stack.sim.stats().requests['POST /api/LBaaS/v1/server.json'] ?? 0;
+  first.process.kill('SIGKILL');
+  await first.exited;
+  assert.ok(created < uids.length * 2, `killed before the fan-out finished (${created} of ${uids.length * 2} Servers created)`);
+
+  await childWorker('pool-crash-2');
+  const done = await lbaas.pools.waitConverged('crash', change.revision);
+  assert.equal(done.converged, true, JSON.stringify(done.services));
+  for (const uid of uids) {
+    assert.deepEqual(
+      taggedLines(stack.sim, `anxccm-svc-uid=${uid}`),
+      [
+        `backend http.${uid}`,
+        `backend https.${uid}`,
+        `bind v4.http.${uid}`,
+        `bind v4.https.${uid}`,
+        `frontend http.${uid}`,
+        `frontend https.${uid}`,
+        `server node-1.http.${uid}`,
+        `server node-1.https.${uid}`,
+        `server node-2.http.${uid}`,
+        `server node-2.https.${uid}`,
+      ],
+      uid,
+    );
+  }
+});
+
+test('a pool continues as new when its history is long, keeping members, revision and subscribers', async () => {
+  const lbaas = new LbaasClient(stack.client, stack.taskQueue);
+  const lb = seedLoadBalancer(stack.sim, 'lb-pool-can');
+  if (!children.some((c) => c.process.exitCode === null && c.process.signalCode === null)) await childWorker('pool-can');
+  const handle = await stack.client.workflow.start(serverPool, {
+    taskQueue: stack.taskQueue,
+    workflowId: 'lbaas-pool/can',
+    args: [{ name: 'can', historyLimit: 40 }],
+  });
+  await lbaas.pools.set({ name: 'can', servers: [{ name: 'n0', address: '10.0.1.0' }] });
+  const raw = exampleSpec([lb], { serviceUid: 'pool-can', nameSuffix: 'can', externalAddresses: ['203.0.113.10'], ports: { http: { external: 80, internal: 30080 } }, serverPool: 'can' });
+  delete raw.servers;
+  const r = validateSpec(raw);
+  assert.ok(r.ok);
+  await lbaas.apply(raw, r.spec);
+  assert.equal((await lbaas.waitConverged('pool-can', 1)).converged, true);
+  let last = 0;
+  for (let i = 1; i <= 6; i++) {
+    last = (await lbaas.pools.add('can', [{ name: `n${i}`, address: `10.0.1.${i}` }])).revision;
+    assert.equal((await lbaas.pools.waitConverged('can', last)).converged, true);
+  }
+  await until('the pool continued as new', async () => (await stack.client.workflow.getHandle('lbaas-pool/can').describe()).runId !== handle.firstExecutionRunId);
+  const st = await lbaas.pools.status('can');
+  assert.equal(st.revision, last);
+  assert.deepEqual(st.servers.map((s) => s.name), ['n0', 'n1', 'n2', 'n3', 'n4', 'n5', 'n6']);
+  assert.deepEqual(st.services.map((s) => [s.serviceUid, s.convergedRevision]), [['pool-can', last]]);
+  assert.equal(taggedLines(stack.sim, 'anxccm-svc-uid=pool-can').filter((l) => l.startsWith('server ')).length, 7);
+});

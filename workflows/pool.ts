@@ -1,0 +1,155 @@
+/**
+ * serverPool: the long-lived workflow of one server pool (id `lbaas-pool/<name>`). It holds the members and a
+ * revision that grows with every real change, knows the services whose controllers subscribed, and sends every
+ * change to each of them (pool-messages.ts has the protocol; docs/architecture.md, "Server pools", the design).
+ *
+ *   idle ──change, subscribe or resync──▶ deliver (one signal per subscriber owed, concurrently) ──▶ idle
+ *   idle ──delete accepted (no subscribers)──▶ end
+ *   idle ──history long, nothing owed──▶ continue-as-new (members, subscribers and what is owed carried over)
+ */
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { formatIssues, isPoolName, POOL_NAME_RULE, SPEC_LIMITS, validateMembers, type ServerSpec } from '../domain';
+import { invalidInput, optionalInteger } from './input';
+import { searchAttributes, workflowIds } from './options';
+import {
+  poolAddUpdate,
+  poolDeleteUpdate,
+  poolMembersSignal,
+  poolRemoveUpdate,
+  poolReportSignal,
+  poolResyncSignal,
+  poolSetUpdate,
+  poolStatusQuery,
+  poolSubscribeSignal,
+  poolUnsubscribeSignal,
+  poolWaitUpdate,
+} from './pool-messages';
+import { PoolState, type PoolSnapshot } from './pool-state';
+
+export interface ServerPoolInput {
+  name: string;
+  /** Carried over by continue-as-new. */
+  state?: PoolSnapshot;
+  /** Continue as new once the history has this many events (default POOL_CONTINUE_AS_NEW_EVENTS; tests set it low). */
+  historyLimit?: number;
+}
+
+/**
+ * A change to 300 subscribers costs about 600 events (a signal initiated and completed each), so pools rotate at
+ * the same 2,000 events as controllers: a few fan-outs per run, replays stay short.
+ */
+export const POOL_CONTINUE_AS_NEW_EVENTS = 2_000;
+
+export async function serverPool(input: ServerPoolInput): Promise<{ name: string; revision: number }> {
+  if (!isPoolName(input?.name)) throw invalidInput(`serverPool: name: ${POOL_NAME_RULE}`);
+  const name = input.name;
+  const historyLimit = optionalInteger(input as unknown as Record<string, unknown>, 'historyLimit', 'serverPool', 20, 50_000) ?? POOL_CONTINUE_AS_NEW_EVENTS;
+  const st = new PoolState(name, input.state);
+  const publish = () => setCurrentDetails(st.details());
+
+  const members = (value: unknown): ServerSpec[] => {
+    const r = validateMembers(value);
+    if (!r.ok) throw new Error(`invalid servers:\n${formatIssues(r.issues)}`);
+    return r.servers;
+  };
+  const notDeleting = () => {
+    if (st.deleting) throw new Error(`server pool ${name} is being deleted`);
+  };
+  const change = { validator: (value: unknown) => (notDeleting(), void members(value)) };
+  setHandler(poolSetUpdate, (servers) => done(st.set(members(servers))), { ...change, description: 'Replace the members; a new revision only when they differ.' });
+  setHandler(poolAddUpdate, (servers) => done(st.add(members(servers))), { ...change, description: 'Add members, or change the address of members of that name.' });
+  setHandler(poolRemoveUpdate, (names) => done(st.remove(names as string[])), {
+    validator: (names: unknown) => {
+      notDeleting();
+      if (!Array.isArray(names) || names.length === 0 || names.length > SPEC_LIMITS.servers || !names.every((n) => typeof n === 'string' && n !== '')) {
+        throw new Error(`names: must be a list of 1 to ${SPEC_LIMITS.servers} server names`);
+      }
+    },
+    description: 'Remove members by name; names that are not members are ignored.',
+  });
+  setHandler(
+    poolDeleteUpdate,
+    () => {
+      st.deleting = true;
+      publish();
+      return { name, revision: st.revision };
+    },
+    {
+      validator: () => {
+        notDeleting();
+        const services = st.services();
+        if (services.length > 0) throw new Error(`server pool ${name} is used by ${services.length} ${services.length === 1 ? 'service' : 'services'}: ${services.join(', ')}; move them off the pool (or delete them) first`);
+      },
+      description: 'End the pool; refused while services use it.',
+    },
+  );
+  setHandler(
+    poolWaitUpdate,
+    async (revision) => {
+      await condition(() => st.settled(revision));
+      const services = st.serviceStatus();
+      return { name, revision: st.revision, converged: services.every((s) => (s.convergedRevision ?? 0) >= revision), services };
+    },
+    {
+      validator: (revision: number) => {
+        if (!Number.isInteger(revision) || revision < 0 || revision > st.revision) throw new Error(`revision: must be a revision of the pool from 0 to ${st.revision}`);
+      },
+      description: 'Wait until every service using the pool has finished a pass for this revision or a newer one.',
+    },
+  );
+  setHandler(poolStatusQuery, () => st.status(), { description: 'Members, revision, and per service the pool revision it has converged.' });
+  setHandler(poolSubscribeSignal, ({ serviceUid }) => (st.subscribe(serviceUid), publish()));
+  setHandler(poolUnsubscribeSignal, ({ serviceUid }) => (st.unsubscribe(serviceUid), publish()));
+  setHandler(poolReportSignal, (report) => (st.report(report), publish()));
+  setHandler(poolResyncSignal, () => st.resync());
+
+  function done<T>(result: T): T {
+    publish();
+    return result;
+  }
+
+  upsertSearchAttributes([{ key: searchAttributes.serverPool, value: name }]);
+  publish();
+
+  const historyIsLong = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > historyLimit;
+  for (;;) {
+    await condition(() => st.owed.size > 0 || st.deleting || historyIsLong());
+    if (st.owed.size > 0) {
+      await deliver(st.takeOwed());
+      publish();
+      continue;
+    }
+    // Deliveries go on while waiting for handlers: a waitConverged handler may be waiting for exactly those.
+    await condition(() => allHandlersFinished() || st.owed.size > 0);
+    if (st.owed.size > 0) continue;
+    if (st.deleting) return { name, revision: st.revision };
+    return continueAsNew<typeof serverPool>({ name, state: st.snapshot(), ...(input.historyLimit ? { historyLimit } : {}) });
+  }
+
+  /**
+   * One signal per subscriber, all at once, each with the members as they are now (a change arriving meanwhile is
+   * owed again and sent next round: the latest revision always reaches everyone). A controller that is gone cannot
+   * be signalled; it is dropped from the subscribers.
+   */
+  async function deliver(uids: string[]): Promise<void> {
+    const message = { pool: name, revision: st.revision, servers: st.servers };
+    await Promise.all(
+      uids.map(async (uid) => {
+        try {
+          await getExternalWorkflowHandle(workflowIds.controller(uid)).signal(poolMembersSignal, message);
+        } catch {
+          st.drop(uid);
+        }
+      }),
+    );
+  }
+}
