@@ -7,6 +7,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { formatReport, runChaos } from './run';
 
+/** The worker processes load the run's prebuilt workflow bundle when `npm test` built one, instead of bundling at each (re)start. */
+const PREBUILT = process.env.LBAAS_TEST_WORKFLOW_BUNDLE ? { workflowBundle: process.env.LBAAS_TEST_WORKFLOW_BUNDLE } : {};
+
 test('reduced chaos run on the realistic Engine (429 without Retry-After per token, listed deletion, tag index lag, sparse answers) under the same faults: every invariant holds', async (t) => {
   const started = Date.now();
   const report = await runChaos({
@@ -19,6 +22,7 @@ test('reduced chaos run on the realistic Engine (429 without Retry-After per tok
     sharedSuffix: false,
     serverRestart: false,
     convergeTimeoutMs: 300_000,
+    ...PREBUILT,
   });
   t.diagnostic(`finished in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   for (const line of formatReport(report).split('\n')) t.diagnostic(line);

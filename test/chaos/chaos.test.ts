@@ -8,6 +8,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { formatReport, runChaos } from './run';
 
+/** The worker processes load the run's prebuilt workflow bundle when `npm test` built one, instead of bundling at each (re)start. */
+const PREBUILT = process.env.LBAAS_TEST_WORKFLOW_BUNDLE ? { workflowBundle: process.env.LBAAS_TEST_WORKFLOW_BUNDLE } : {};
+
 test('reduced chaos run: 3 services, 10% of each Engine fault, 2 worker SIGKILLs, one Temporal restart; every invariant holds', async (t) => {
   const started = Date.now();
   const report = await runChaos({
@@ -20,6 +23,7 @@ test('reduced chaos run: 3 services, 10% of each Engine fault, 2 worker SIGKILLs
     // add noise.
     sharedSuffix: false,
     convergeTimeoutMs: 240_000,
+    ...PREBUILT,
   });
   t.diagnostic(`finished in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   for (const line of formatReport(report).split('\n')) t.diagnostic(line);

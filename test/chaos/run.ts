@@ -143,6 +143,7 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
       LBAAS_TASK_QUEUE: taskQueue,
       ANEXIA_ENGINE_URL: sim.url,
       ANEXIA_TOKEN: token,
+      ...(o.workflowBundle ? { LBAAS_WORKFLOW_BUNDLE: o.workflowBundle } : {}),
     });
     pool = new WorkerPool({ slots: o.workers, env, logDir: workDir, event: say });
     pool.start();
