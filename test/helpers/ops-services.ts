@@ -133,6 +133,8 @@ export interface PendingActivity {
   state: string;
   attempt: number;
   lastWorkerIdentity: string;
+  /** The last failed attempt's message ('' when no attempt has failed). */
+  lastFailure: string;
 }
 
 const PENDING_STATES: Record<number, string> = { 1: 'SCHEDULED', 2: 'STARTED', 3: 'CANCEL_REQUESTED', 4: 'PAUSED', 5: 'PAUSE_REQUESTED' };
@@ -147,6 +149,7 @@ export async function pendingActivities(handle: WorkflowHandle): Promise<Pending
       state: PENDING_STATES[Number(p.state)] ?? String(p.state),
       attempt: p.attempt ?? 0,
       lastWorkerIdentity: p.lastWorkerIdentity ?? '',
+      lastFailure: p.lastFailure?.message ?? '',
     }));
   } catch {
     return [];

@@ -164,6 +164,8 @@ test('graceful shutdown: SIGTERM while an activity runs lets it finish within th
     assert.ok(tookMs < GRACE_MS, `exited within the grace time (${tookMs} ms)`);
 
     const run = activityRuns(await historyOf(handle)).find((r) => r.activityId === running.activityId);
+    const stillPending = (await pendingActivities(handle)).find((p) => p.activityId === running.activityId);
+    assert.deepEqual(stillPending, undefined, `the readiness wait is still pending after the worker exited; worker output:\n${w1.output().slice(-4000)}`);
     assert.deepEqual(run && { type: run.activityType, identity: run.identity, attempt: run.attempt, outcome: run.outcome }, {
       type: 'awaitReady',
       identity: w1.identity,
