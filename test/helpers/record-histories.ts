@@ -173,7 +173,7 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
 async function recordGroups(stack: Stack, out: string): Promise<void> {
   const runs = new Runs(stack.client, stack.taskQueue);
   const lb = seedLoadBalancer(stack.sim, 'lb-groups');
-  const h = await runs.loadBalancer({ spec: exampleSpec([lb], { serviceUid: 'record-lb-converge-groups' }), loadBalancer: lb, realizeGroups: true });
+  const h = await runs.loadBalancer({ spec: exampleSpec([lb], { serviceUid: 'record-lb-converge-groups' }), loadBalancer: lb });
   await h.result();
   const history = await h.fetchHistory();
   writeFileSync(path.join(out, 'reconcile-lb-converge-groups.json'), `${JSON.stringify(historyToJson(history), null, 1)}\n`);

@@ -81,7 +81,7 @@ test('a worker SIGKILLed while realizeObjects groups are in flight (Frontends an
   sim.resetStats();
   const first = await childWorker('crash-worker-1');
 
-  const handle = await runs.service({ spec: exampleSpec([lb], { serviceUid: uid }), realizeGroups: true }, 'crash');
+  const handle = await runs.service({ spec: exampleSpec([lb], { serviceUid: uid }) }, 'crash');
   const runId = handle.firstExecutionRunId;
   // Kill once the Backends are ready and the Frontends and Servers exist and are tagged in the Engine while the
   // workflow has no identifier for some of them yet: their realizeObjects activities are still awaiting readiness, so
