@@ -10,7 +10,8 @@
  * crashes: its progress (look-alikes seen before the POST, the identifier the POST answered) sits in a slot of the
  * group's heartbeat, so a retried group adopts what an earlier attempt created instead of creating it twice. The
  * activity's summary names the objects and the result carries each object's identifier and state for the workflow's
- * per-object status. Readiness is polled on the schedule learned from earlier deploys (deploy-times.ts); an object
+ * per-object status; while the group runs, each member created (and each deploy ended) is reported through
+ * `onProgress`, which the worker signals to the workflow (worker/progress-signals.ts). Readiness is polled on the schedule learned from earlier deploys (deploy-times.ts); an object
  * that is still deploying when the attempt window ends comes back as NotReady, for the workflow to wait for on the
  * spec's readiness policy (awaitReady).
  */

@@ -15,7 +15,7 @@ import { invalidInput, loadBalancerId, optionalIdentifiers, optionalInteger, spe
 import { ENGINE_CALL, FAILURE_TYPES, readinessOptions, short } from './options';
 import { completeFields, desiredObjects, isPlanEmpty, planLoadBalancer, statusFromSnapshot } from '../domain';
 import { DESTROY_STAGES, KIND_TITLE, type Destroy, type LoadBalancerResult, type ObjectStatus, type Plan, type PlannedObject } from '../domain';
-import { StatusBook } from './status-book';
+import { describeOutstanding, StatusBook } from './status-book';
 import { objectsProgressOf, objectsProgressSignal } from './realize-progress';
 
 export interface ReconcileLoadBalancerInput {
@@ -298,19 +298,4 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
     }
     throw ApplicationFailure.create({ type: FAILURE_TYPES.reconcileFailed, message: causeOf(err), nonRetryable: true, details: [details], cause: err as Error });
   }
-}
-
-/**
- * What the last plan still wanted, for the not-converged message: objects not ready and objects still to destroy
- * (an object the plan destroys can look ready, so `pending()` alone can be empty). Never an empty list.
- */
-function describeOutstanding(book: StatusBook, plan: Plan): string {
-  const pending = book.pending().map((o) => `${KIND_TITLE[o.kind]} ${o.name} (${o.state}${o.error ? `: ${o.error}` : ''})`);
-  const pendingIds = new Set(book.pending().map((o) => o.identifier));
-  const destroy = plan.destroy.filter((d) => !pendingIds.has(d.identifier)).map((d) => `${KIND_TITLE[d.kind]} ${d.name} (to destroy: ${d.reason})`);
-  const changes = plan.objects.filter((p) => p.action.type !== 'keep' && !book.pending().some((o) => o.key === p.desired.key));
-  const others = changes.map((p) => `${KIND_TITLE[p.desired.kind]} ${p.desired.name} (to ${p.action.type})`);
-  const all = [...pending, ...destroy, ...others];
-  if (all.length === 0) return 'the last observation still differed from the spec';
-  return `still pending: ${all.slice(0, 10).join(', ')}${all.length > 10 ? ', …' : ''}`;
 }
