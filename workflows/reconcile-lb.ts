@@ -189,9 +189,9 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
     const kind = (members[0] as PlannedObject).desired.kind;
     const names = members.map((p) => p.desired.name).join(', ');
     const byKey = new Map(members.map((p) => [p.desired.key, p.desired]));
+    for (const key of byKey.keys()) inGroups.add(key);
     // Not cancellable, as a single create is: a superseded pass still finishes creating and tagging (and waits for the
     // group's attempt to end, at most the readiness window).
-    for (const key of byKey.keys()) inGroups.add(key);
     const realized: RealizedObject[] = await CancellationScope.nonCancellable(() =>
       call(engine.realizeObjects, `create and await ${KIND_TITLE[kind]}${members.length > 1 ? 's' : ''} ${names} ${on}`, {
         serviceUid: uid,
