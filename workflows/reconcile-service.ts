@@ -20,8 +20,6 @@ export interface ReconcileServiceInput {
   teardown?: boolean;
   /** Identifiers of the service's objects from the controller's last pass: found even while the tag index lags. */
   known?: string[];
-  /** Passed to each reconcileLoadBalancer (its `realizeGroups`: siblings in one activity; opt-in). */
-  realizeGroups?: boolean;
 }
 
 /** One load balancer's outcome within a service pass (`cleanup`: it left the spec and was emptied). */
@@ -55,7 +53,6 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   const revision = optionalInteger(fields, 'revision', wf, 0, Number.MAX_SAFE_INTEGER) ?? null;
   const teardown = fields.teardown === true;
   const knownBefore = optionalIdentifiers(fields, 'known', wf) ?? [];
-  const realizeGroups = fields.realizeGroups === true;
   const uid = spec.serviceUid;
   const engine = proxyActivities<Activities>(ENGINE_CALL);
 
@@ -65,7 +62,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
       try {
         return await executeChild(reconcileLoadBalancer, {
           workflowId,
-          args: [{ spec: fields.spec, loadBalancer, cleanup, ...(revision !== null ? { revision } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}), ...(realizeGroups ? { realizeGroups } : {}) }],
+          args: [{ spec: fields.spec, loadBalancer, cleanup, ...(revision !== null ? { revision } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {})}],
           staticSummary: `${cleanup ? 'remove' : 'reconcile'} ${uid} on ${loadBalancer}${revision !== null ? ` (revision ${revision})` : ''}`,
           typedSearchAttributes: [
             { key: searchAttributes.serviceUid, value: uid },
