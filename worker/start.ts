@@ -4,6 +4,7 @@
  * `lbaas dev`, the test stack, the child-process worker of tests and benchmarks all start workers here, so they run
  * the worker an operator runs.
  */
+import { existsSync, statSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { DEFAULT_BASE_URL, EngineClient, type EngineClientOptions, type PacingOptions } from '../activities/engine';
@@ -107,6 +108,12 @@ export interface WorkerEnv {
   warnings: string[];
   /** LBAAS_METRICS_ADDRESS: `host:port` of the Prometheus endpoint. */
   metricsAddress?: string;
+  /**
+   * LBAAS_WORKFLOW_BUNDLE: a workflow bundle file built beforehand from this same build (bundleWorkflowCode, as
+   * scripts/test.js does), loaded instead of bundling the workflows at start: bundling costs a few CPU-seconds per
+   * worker start. A bundle of other code would run other workflow code, so it must come from the same build.
+   */
+  workflowBundlePath?: string;
 }
 
 /** Reads and checks the worker's settings; a bad value is `invalid` (exit 2), naming the variable. */
@@ -120,5 +127,11 @@ export function workerEnv(env: NodeJS.ProcessEnv): WorkerEnv {
     ...(budget.taskQueueActivitiesPerSecond ? { taskQueueActivitiesPerSecond: budget.taskQueueActivitiesPerSecond } : {}),
     warnings: budget.warnings,
     ...(env.LBAAS_METRICS_ADDRESS ? { metricsAddress: env.LBAAS_METRICS_ADDRESS } : {}),
+    ...(env.LBAAS_WORKFLOW_BUNDLE ? { workflowBundlePath: bundleFile(env.LBAAS_WORKFLOW_BUNDLE) } : {}),
   };
+}
+
+function bundleFile(file: string): string {
+  if (!existsSync(file) || !statSync(file).isFile()) throw invalid(`LBAAS_WORKFLOW_BUNDLE: ${file} is not a file`);
+  return file;
 }

@@ -17,6 +17,7 @@ export async function worker(io: CliIo): Promise<void> {
     engine: { ...env.engine, ...(metrics ? { onResponse: metrics.onEngineResponse } : {}) },
     ...(metrics ? { activities: { events: metrics.activityEvents } } : {}),
     ...(env.taskQueueActivitiesPerSecond ? { taskQueueActivitiesPerSecond: env.taskQueueActivitiesPerSecond } : {}),
+    ...(env.workflowBundlePath ? { workflowBundle: { codePath: env.workflowBundlePath } } : {}),
   });
   metrics?.watchPacer(running.engine.pacer);
   const { pacing } = env.engine;

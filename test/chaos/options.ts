@@ -45,6 +45,8 @@ export interface ChaosOptions {
   /** Keep the work directory (SQLite file, logs) even when every invariant held. */
   keep: boolean;
   temporalPath?: string;
+  /** A prebuilt workflow bundle for the worker processes (LBAAS_WORKFLOW_BUNDLE); they bundle at start without one. */
+  workflowBundle?: string;
   progress?: (line: string) => void;
 }
 

@@ -10,7 +10,8 @@
  * every log. Prints what was injected and each invariant held/broken; exits non-zero when one broke.
  *
  * `npm run chaos` (cli.ts) runs it on the ideal simulator profile and again on the realistic one (the real Engine's
- * manners on top of the faults); test/chaos/chaos.test.ts runs reduced versions inside the test suite.
+ * manners on top of the faults); test/chaos/chaos.test.ts and chaos-realistic.test.ts run reduced versions inside the
+ * test suite.
  */
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
@@ -142,6 +143,7 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
       LBAAS_TASK_QUEUE: taskQueue,
       ANEXIA_ENGINE_URL: sim.url,
       ANEXIA_TOKEN: token,
+      ...(o.workflowBundle ? { LBAAS_WORKFLOW_BUNDLE: o.workflowBundle } : {}),
     });
     pool = new WorkerPool({ slots: o.workers, env, logDir: workDir, event: say });
     pool.start();

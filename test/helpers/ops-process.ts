@@ -18,6 +18,12 @@ export interface WorkerProcessOptions {
   token: string;
   /** `host:port` for LBAAS_METRICS_ADDRESS. */
   metricsAddress?: string;
+  /**
+   * Bundle the workflows at start as a worker without LBAAS_WORKFLOW_BUNDLE does. Otherwise the worker loads the
+   * run's prebuilt bundle (LBAAS_TEST_WORKFLOW_BUNDLE, set by `npm test`) through LBAAS_WORKFLOW_BUNDLE when there
+   * is one: the same code, without a few CPU-seconds of bundling per start.
+   */
+  bundleAtStart?: boolean;
   /** Bounds the wait for the start-up line (the worker bundles the workflows first). */
   readyTimeoutMs?: number;
 }
@@ -52,6 +58,7 @@ export function spawnWorker(o: WorkerProcessOptions): WorkerProcess {
     ANEXIA_ENGINE_URL: o.engineUrl,
     ANEXIA_TOKEN: o.token,
     ...(o.metricsAddress ? { LBAAS_METRICS_ADDRESS: o.metricsAddress } : {}),
+    ...(!o.bundleAtStart && process.env.LBAAS_TEST_WORKFLOW_BUNDLE ? { LBAAS_WORKFLOW_BUNDLE: process.env.LBAAS_TEST_WORKFLOW_BUNDLE } : {}),
   };
   const proc = spawn(process.execPath, [LBAAS_BIN, 'worker'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   if (proc.pid === undefined) throw new Error(`could not start ${LBAAS_BIN} worker`);

@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach } from 'node:test';
 import type { Worker } from '@temporalio/worker';
+import type { PacingOptions } from '../../activities/engine';
 import type { AwaitReadyOptions } from '../../activities/objects';
 import type { AdminObject } from '../../simulator';
 import type { ReconcileServiceResult } from '../../workflows/reconcile-service';
@@ -42,12 +43,14 @@ export let testStarted = 0;
 
 /**
  * Registers the file's hooks: the stack and its worker before the first test; after each test, every run it started
- * terminated, the fault model reset and the worker drained, so the next test's counters are its own.
+ * terminated, the fault model reset and the worker drained, so the next test's counters are its own. `pacing`: the
+ * worker's Engine request budget (activities/engine/pacing.ts); the product's defaults when left out.
  */
-export function useReconcileStack(readiness: AwaitReadyOptions): void {
+export function useReconcileStack(readiness: AwaitReadyOptions, pacing?: PacingOptions): void {
   before(async () => {
     stack = await startStack({
       worker: false,
+      ...(pacing ? { engine: { pacing } } : {}),
       sim: {
         log: (line) => {
           const m = / \[fault (\w+)/.exec(line);

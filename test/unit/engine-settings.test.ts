@@ -1,11 +1,16 @@
 /**
  * The worker's Engine budget and task-queue rate, as `lbaas worker` reads them from its environment: stated defaults,
- * the old LBAAS_ENGINE_RPS still working with a deprecation warning, bad values refused naming the variable.
+ * the old LBAAS_ENGINE_RPS still working with a deprecation warning, bad values refused naming the variable; and the
+ * prebuilt workflow bundle it may load (LBAAS_WORKFLOW_BUNDLE).
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { test } from 'node:test';
 import { DEFAULT_BACKOFF_CAP_MS, DEFAULT_BACKOFF_START_MS, DEFAULT_BURST, DEFAULT_REQUESTS_PER_SECOND } from '../../activities/engine';
 import { engineBudgetFromEnv } from '../../worker/engine-settings';
+import { workerEnv } from '../../worker/start';
 
 test('defaults: 10 requests/s, burst 10, backoff 1 s to 60 s, no task-queue rate, no warnings', () => {
   assert.deepEqual(engineBudgetFromEnv({}), {
@@ -47,4 +52,23 @@ test('bad values are refused, naming the variable', () => {
     { LBAAS_ENGINE_BACKOFF_START_SECONDS: '10', LBAAS_ENGINE_BACKOFF_MAX_SECONDS: '5' },
     'LBAAS_ENGINE_BACKOFF_MAX_SECONDS: must not be below LBAAS_ENGINE_BACKOFF_START_SECONDS (10)',
   );
+});
+
+test('LBAAS_WORKFLOW_BUNDLE names a prebuilt bundle file for the worker to load; left out, the worker bundles at start; a path that is not a file is refused naming the variable', () => {
+  const base = { ANEXIA_TOKEN: 't', TEMPORAL_CONFIG_FILE: path.join(os.tmpdir(), 'does-not-exist', 'temporal.toml') };
+  assert.equal(workerEnv(base).workflowBundlePath, undefined);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'lbaas-bundle-env-'));
+  try {
+    const file = path.join(dir, 'workflow-bundle.js');
+    writeFileSync(file, '// bundle\n');
+    assert.equal(workerEnv({ ...base, LBAAS_WORKFLOW_BUNDLE: file }).workflowBundlePath, file);
+    for (const bad of [path.join(dir, 'missing.js'), dir]) {
+      assert.throws(() => workerEnv({ ...base, LBAAS_WORKFLOW_BUNDLE: bad }), (err: Error) => {
+        assert.equal(err.message, `LBAAS_WORKFLOW_BUNDLE: ${bad} is not a file`);
+        return true;
+      });
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -52,6 +52,8 @@ afterEach(async () => {
       await c.exited;
     }
   }
+  // Back to the file's 300-400 ms deploys (a test may lengthen them).
+  crashStack?.sim.setFaults({});
 });
 after(async () => {
   await Promise.all([crashStack?.stop(), stack?.stop()]);
@@ -94,6 +96,9 @@ async function crashAndRecover(kill: KillPoint): Promise<void> {
   const lb = seedLoadBalancer(sim, 'lb');
   // The Engine's request counts below are this test's alone (the crash tests share the simulator).
   sim.resetStats();
+  // The moment to kill lasts as long as a Frontend deploys: at the file's 300-400 ms a probe slowed by a loaded
+  // machine (its status query) missed it for 30 s in a full run; 1.5-2 s leaves it several probes.
+  sim.setFaults({ deployMs: { min: 1500, max: 2000 } });
   const first = await childWorker('crash-worker-1');
   const handle = await runs.service({ spec: exampleSpec([lb], { serviceUid: uid }) }, 'crash');
   const runId = handle.firstExecutionRunId;
