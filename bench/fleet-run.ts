@@ -70,6 +70,7 @@ async function main(): Promise<void> {
         `${line('apply', r.apply)}; ${r.servicesPerMinute.toFixed(0)} services/min, per service p50 ${(r.serviceP50Ms / 1000).toFixed(1)} s p95 ${(r.serviceP95Ms / 1000).toFixed(1)} s`,
         `${line('no-op full resync', r.noop)}; ${r.resyncSignalled} controllers signalled`,
         `${line('delete', r.remove)}; ${r.leftAfterDelete} tagged objects left`,
+        `no-op full resync by route: ${Object.entries(r.noop.byRoute ?? {}).map(([k, n]) => `${k} ${n}`).join(', ')}`,
         `worker peak RSS ${mib(r.workerPeakRssBytes)} (idle ${mib(r.workerIdleRssBytes)}); history events: controller ${r.controllerEvents}, fullResync ${r.fullResyncEvents}`,
         '',
       ].join('\n'),

@@ -33,6 +33,8 @@ export interface FleetPhaseFigures {
   throttled: number;
   cpuSeconds: Record<string, number>;
   machineBusySeconds: number;
+  /** Engine requests by `<METHOD> <route>` (the simulator's counters): where a phase's requests go. */
+  byRoute?: Record<string, number>;
 }
 
 export interface FleetResult {
@@ -80,6 +82,7 @@ async function phase(admin: SimAdmin, pids: Record<string, number>, body: () => 
     throttled: stats.throttled ?? 0,
     cpuSeconds: Object.fromEntries(Object.entries(cpu1.procs).map(([k, v]) => [k, v - (cpu0.procs[k] ?? NaN)])),
     machineBusySeconds: cpu1.machine - cpu0.machine,
+    byRoute: stats.requests,
   };
 }
 
