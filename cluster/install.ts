@@ -4,24 +4,21 @@
  *
  * Order, for each binary: an explicit path (TEMPORAL_SERVER_PATH, TEMPORAL_SQL_TOOL_PATH), the user cache, then
  * `go install` (there is no release archive of the bare server for every platform; the Go module proxy is what a new
- * user can always reach). A build goes into a private temporary directory and is renamed into place, and a lock
- * directory keeps two runs from building at once, so a half-written binary is never found in the cache. Every step
- * tried is recorded; a failure lists them with the fix.
+ * user can always reach). Installs are the CLI's (dev/go-install.ts, dev/install-lock.ts): built in a private
+ * directory, checked there, renamed into place, under a lock file that other runs wait on, so a half-written binary
+ * is never found in the cache. Every step tried is recorded; a failure lists them with the fix.
  */
-import { execFile, spawn } from 'node:child_process';
-import { constants as fsConstants } from 'node:fs';
-import { access, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { goInstall, INSTALL_DIR_PREFIX, installAtomically, isExecutable, MIN_GO } from '../dev/go-install';
+import { withInstallLock } from '../dev/install-lock';
 import { cacheDir as cliCacheDir } from '../dev/temporal-path';
 
 const execFileAsync = promisify(execFile);
 
 export const TEMPORAL_SERVER_VERSION = '1.29.1';
-/** go.temporal.io/server v1.29.1 declares `go 1.25.0` in its go.mod. */
-const MIN_GO = [1, 25] as const;
-/** A lock older than this is a crashed run's: a cold build of both binaries takes ~3 min on 2 cores, 30 is generous. */
-const STALE_LOCK_MS = 30 * 60_000;
 
 export interface ServerBinaries {
   server: string;
@@ -58,15 +55,6 @@ export class TemporalServerNotFoundError extends Error {
 /** Where the pinned server lives: beside the pinned CLI in the user cache ($LBAAS_CACHE_DIR, $XDG_CACHE_HOME, ~/.cache). */
 export function serverCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(cliCacheDir(env), '..', '..', 'temporal-server', `v${TEMPORAL_SERVER_VERSION}`);
-}
-
-async function isExecutable(file: string): Promise<boolean> {
-  try {
-    await access(file, fsConstants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The version a Temporal Go binary reports (`temporal version 1.29.1`), or null. */
@@ -107,115 +95,39 @@ export async function ensureTemporalServer(opts: { env?: NodeJS.ProcessEnv; prog
   } catch (err) {
     throw new TemporalServerNotFoundError([`creating the cache directory ${dir}: ${(err as Error).message}`]);
   }
-  const release = await acquireLock(path.join(dir, '.install-lock'), progress);
-  try {
-    for (const key of missing) {
-      const b = BINARIES[key];
-      const target = path.join(dir, b.file);
-      // Another run may have installed it while we waited for the lock.
-      if ((await binaryVersion(target)) === TEMPORAL_SERVER_VERSION) {
-        found[key] = target;
-        continue;
+  const onWait = (holder: string) => progress(`waiting for another install of the Temporal server into ${dir} (${holder})`);
+  await withInstallLock(
+    path.join(dir, '.install.lock'),
+    async () => {
+      for (const name of await readdir(dir)) if (name.startsWith(INSTALL_DIR_PREFIX)) await rm(path.join(dir, name), { recursive: true, force: true });
+      for (const key of missing) {
+        const b = BINARIES[key];
+        const target = path.join(dir, b.file);
+        // Another run may have installed it while we waited for the lock.
+        if ((await binaryVersion(target)) === TEMPORAL_SERVER_VERSION) {
+          found[key] = target;
+          continue;
+        }
+        const module = `${b.pkg}@v${TEMPORAL_SERVER_VERSION}`;
+        try {
+          found[key] = await installAtomically({
+            dir,
+            file: b.file,
+            build: async (tmp) => {
+              await goInstall({ module, dir: tmp, what: b.file, env, progress, expect: 'about 2 minutes the first time' });
+              // go names the binary after the package's last element.
+              return path.join(tmp, path.basename(b.pkg));
+            },
+            versionOf: binaryVersion,
+            version: TEMPORAL_SERVER_VERSION,
+          });
+        } catch (err) {
+          tried.push(`${b.envVar}: not set; ${target} (user cache): not present; go install ${module}: ${(err as Error).message}`);
+        }
       }
-      try {
-        await goInstall(b, dir, env, progress);
-        const v = await binaryVersion(target);
-        if (v === TEMPORAL_SERVER_VERSION) found[key] = target;
-        else tried.push(`go install ${b.pkg}@v${TEMPORAL_SERVER_VERSION}: built, but ${target} reports ${v ?? 'no version'}`);
-      } catch (err) {
-        tried.push(`${b.envVar}: not set; ${target} (user cache): not present; go install ${b.pkg}@v${TEMPORAL_SERVER_VERSION}: ${(err as Error).message}`);
-      }
-    }
-  } finally {
-    await release();
-  }
+    },
+    { onWait },
+  );
   if (tried.length > 0) throw new TemporalServerNotFoundError(tried);
   return found as ServerBinaries;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/**
- * mkdir is atomic: whoever creates the directory holds the lock. A lock whose owner is gone (its pid no longer
- * runs) or that is older than STALE_LOCK_MS is taken over. Returns the release function.
- */
-export async function acquireLock(lockDir: string, progress: (line: string) => void): Promise<() => Promise<void>> {
-  const waitedSince = Date.now();
-  let said = 0;
-  for (;;) {
-    try {
-      await mkdir(lockDir);
-      await writeFile(path.join(lockDir, 'pid'), String(process.pid));
-      return () => rm(lockDir, { recursive: true, force: true });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new TemporalServerNotFoundError([`taking the install lock ${lockDir}: ${(err as Error).message}`]);
-    }
-    const owner = Number(await readFile(path.join(lockDir, 'pid'), 'utf8').catch(() => ''));
-    const age = Date.now() - ((await stat(lockDir).catch(() => null))?.mtimeMs ?? Date.now());
-    // A lock without a pid file yet is one being taken right now; give its owner a few seconds to write it.
-    if ((owner > 0 && !alive(owner)) || age > STALE_LOCK_MS || (!owner && age > 10_000)) {
-      progress(`taking over a stale install lock ${lockDir} (owner ${owner || 'unknown'} is gone)`);
-      await rm(lockDir, { recursive: true, force: true });
-      continue;
-    }
-    if (Date.now() - said > 30_000) {
-      said = Date.now();
-      progress(`waiting for another run (pid ${owner || 'unknown'}) that is installing the Temporal server (${Math.round((Date.now() - waitedSince) / 1000)} s)`);
-    }
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-}
-
-async function goVersion(env: NodeJS.ProcessEnv): Promise<[number, number] | null> {
-  try {
-    const { stdout } = await execFileAsync('go', ['env', 'GOVERSION'], { env, timeout: 30_000 });
-    const m = /go(\d+)\.(\d+)/.exec(stdout);
-    return m ? [Number(m[1]), Number(m[2])] : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Builds one binary into a private directory beside the cache and renames it into place (atomic on one file system). */
-async function goInstall(b: Binary, dir: string, env: NodeJS.ProcessEnv, progress: (line: string) => void): Promise<void> {
-  const gv = await goVersion(env);
-  if (!gv) throw new Error('`go` is not on PATH');
-  if (gv[0] < MIN_GO[0] || (gv[0] === MIN_GO[0] && gv[1] < MIN_GO[1])) throw new Error(`go${gv.join('.')} is too old, need go${MIN_GO.join('.')} or newer`);
-  const module = `${b.pkg}@v${TEMPORAL_SERVER_VERSION}`;
-  const tmp = await mkdtemp(path.join(dir, '.build-'));
-  const started = Date.now();
-  progress(`building ${b.file} with go install ${module} (about 2 minutes the first time)`);
-  try {
-    await new Promise<void>((resolve, reject) => {
-      const child = spawn('go', ['install', module], { env: { ...env, GOBIN: tmp }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let tail = '';
-      const onData = (chunk: Buffer) => {
-        tail = (tail + chunk.toString('utf8')).slice(-2000);
-      };
-      child.stdout.on('data', onData);
-      child.stderr.on('data', onData);
-      // go is silent while compiling; say it is still alive.
-      const ticker = setInterval(() => progress(`  still building ${b.file} (${Math.round((Date.now() - started) / 1000)} s)`), 30_000);
-      child.on('error', (e) => {
-        clearInterval(ticker);
-        reject(e);
-      });
-      child.on('close', (code) => {
-        clearInterval(ticker);
-        if (code === 0) resolve();
-        else reject(new Error(`exited with code ${code}: ${tail.trim().split('\n').slice(-3).join(' | ')}`));
-      });
-    });
-    await rename(path.join(tmp, path.basename(b.pkg)), path.join(dir, b.file));
-  } finally {
-    await rm(tmp, { recursive: true, force: true });
-  }
-  progress(`built ${b.file} v${TEMPORAL_SERVER_VERSION} in ${Math.round((Date.now() - started) / 1000)} s: ${path.join(dir, b.file)}`);
 }

@@ -7,14 +7,14 @@
  * so runs started at once (two test runs, `npm test` beside `npm start`) install once and never see a half-written
  * or unchecked binary.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { constants as fsConstants } from 'node:fs';
-import { access, mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, interceptors, request } from 'undici';
+import { goInstall, INSTALL_DIR_PREFIX, installAtomically, isExecutable, MIN_GO } from './go-install';
 import { withInstallLock } from './install-lock';
 
 const execFileAsync = promisify(execFile);
@@ -22,8 +22,6 @@ const execFileAsync = promisify(execFile);
 export const TEMPORAL_CLI_VERSION = '1.5.1';
 /** The newest CLI release that `go install` accepts (later ones carry replace directives in go.mod). */
 export const TEMPORAL_CLI_MODULE = `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}`;
-/** Go >= 1.25 is required by the CLI's go.mod at v1.5.1. */
-const MIN_GO = [1, 25] as const;
 /** Short: on a machine without internet the download must give up quickly and fall through to `go install`. */
 const DOWNLOAD_TIMEOUT_MS = 15_000;
 
@@ -59,15 +57,6 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 const exeName = process.platform === 'win32' ? 'temporal.exe' : 'temporal';
-
-async function isExecutable(file: string): Promise<boolean> {
-  try {
-    await access(file, fsConstants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Runs `<file> --version` and returns the CLI version it reports ("temporal version 1.5.1 (Server ...)"). */
 export async function cliVersion(file: string): Promise<string | null> {
@@ -144,7 +133,7 @@ export async function ensureTemporalCli(opts: TemporalPathOptions = {}): Promise
         }
       }
       try {
-        await installVia(dir, (tmp) => goInstall(tmp, env, progress));
+        await installVia(dir, (tmp) => buildWithGo(tmp, env, progress));
         progress(`installed Temporal CLI v${TEMPORAL_CLI_VERSION} into ${dir}`);
         return cached;
       } catch (err) {
@@ -163,29 +152,25 @@ async function cachedStatus(cached: string): Promise<string> {
   return v === TEMPORAL_CLI_VERSION ? 'ready' : `reports version ${v ?? 'unknown'}`;
 }
 
-const LEFTOVER_PREFIX = '.install-';
-
 /** Private install directories of runs that crashed (only the lock holder makes them, so none is in use now). */
 async function removeLeftovers(dir: string): Promise<void> {
   for (const name of await readdir(dir)) {
-    if (name.startsWith(LEFTOVER_PREFIX)) await rm(path.join(dir, name), { recursive: true, force: true });
+    if (name.startsWith(INSTALL_DIR_PREFIX)) await rm(path.join(dir, name), { recursive: true, force: true });
   }
 }
 
-/**
- * Runs `install` into a private directory beside the cache (same file system, so the rename is atomic), checks that
- * the binary reports 1.5.1 there, and only then renames it into the cache.
- */
+/** `install` puts the binary into a private directory; it is checked there and only then renamed into the cache. */
 async function installVia(dir: string, install: (tmp: string) => Promise<void>): Promise<void> {
-  const tmp = await mkdtemp(path.join(dir, LEFTOVER_PREFIX));
-  try {
-    await install(tmp);
-    const v = await cliVersion(path.join(tmp, exeName));
-    if (v !== TEMPORAL_CLI_VERSION) throw new Error(`finished, but the binary reports version ${v ?? 'unknown'}, not ${TEMPORAL_CLI_VERSION}`);
-    await rename(path.join(tmp, exeName), path.join(dir, exeName));
-  } finally {
-    await rm(tmp, { recursive: true, force: true });
-  }
+  await installAtomically({
+    dir,
+    file: exeName,
+    build: async (tmp) => {
+      await install(tmp);
+      return path.join(tmp, exeName);
+    },
+    versionOf: cliVersion,
+    version: TEMPORAL_CLI_VERSION,
+  });
 }
 
 function releasePlatform(): { os: string; arch: string } {
@@ -229,51 +214,16 @@ async function downloadRelease(dir: string, progress: (l: string) => void, relea
   await execFileAsync('tar', ['-xzf', archive, exeName], { cwd: dir });
 }
 
-async function goVersion(env: NodeJS.ProcessEnv): Promise<[number, number] | null> {
-  try {
-    const { stdout } = await execFileAsync('go', ['env', 'GOVERSION'], { env, timeout: 30_000 });
-    const m = /go(\d+)\.(\d+)/.exec(stdout);
-    return m ? [Number(m[1]), Number(m[2])] : null;
-  } catch {
-    return null;
-  }
-}
-
-async function goInstall(dir: string, env: NodeJS.ProcessEnv, progress: (l: string) => void): Promise<void> {
-  const gv = await goVersion(env);
-  if (!gv) throw new Error('`go` is not on PATH');
-  if (gv[0] < MIN_GO[0] || (gv[0] === MIN_GO[0] && gv[1] < MIN_GO[1])) {
-    throw new Error(`go${gv.join('.')} is too old, need go${MIN_GO.join('.')} or newer`);
-  }
-  progress(`building the Temporal CLI with go install ${TEMPORAL_CLI_MODULE} (a few minutes the first time)`);
-  const started = Date.now();
-  await new Promise<void>((resolve, reject) => {
+function buildWithGo(dir: string, env: NodeJS.ProcessEnv, progress: (l: string) => void): Promise<void> {
+  return goInstall({
+    module: TEMPORAL_CLI_MODULE,
+    dir,
+    what: `the Temporal CLI v${TEMPORAL_CLI_VERSION}`,
+    env,
+    progress,
     // Release builds stamp their version with this ldflag; without it a source build reports 0.0.0-DEV and could not
     // be told apart from any other build.
-    const ldflags = `-X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION}`;
-    const child = spawn('go', ['install', '-ldflags', ldflags, TEMPORAL_CLI_MODULE], {
-      env: { ...env, GOBIN: dir },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let tail = '';
-    const onData = (chunk: Buffer) => {
-      const text = chunk.toString('utf8');
-      tail = (tail + text).slice(-2000);
-      for (const line of text.split('\n')) if (line.trim()) progress(`  ${line.trim()}`);
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    // go is silent while compiling; tell people it is still alive.
-    const ticker = setInterval(() => progress(`  still building (${Math.round((Date.now() - started) / 1000)} s)`), 30_000);
-    child.on('error', (e) => {
-      clearInterval(ticker);
-      reject(e);
-    });
-    child.on('close', (code) => {
-      clearInterval(ticker);
-      if (code === 0) resolve();
-      else reject(new Error(`exited with code ${code}: ${tail.trim().split('\n').slice(-3).join(' | ')}`));
-    });
+    flags: ['-ldflags', `-X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION}`],
+    expect: 'a few minutes the first time',
   });
-  progress(`built Temporal CLI v${TEMPORAL_CLI_VERSION} in ${Math.round((Date.now() - started) / 1000)} s`);
 }

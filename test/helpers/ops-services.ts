@@ -133,6 +133,10 @@ export interface PendingActivity {
   state: string;
   attempt: number;
   lastWorkerIdentity: string;
+  /** The last failed attempt's message ('' when no attempt has failed). */
+  lastFailure: string;
+  /** The attempt has heartbeated: the worker is running it, not merely handed it by the server. */
+  heartbeated: boolean;
 }
 
 const PENDING_STATES: Record<number, string> = { 1: 'SCHEDULED', 2: 'STARTED', 3: 'CANCEL_REQUESTED', 4: 'PAUSED', 5: 'PAUSE_REQUESTED' };
@@ -147,6 +151,8 @@ export async function pendingActivities(handle: WorkflowHandle): Promise<Pending
       state: PENDING_STATES[Number(p.state)] ?? String(p.state),
       attempt: p.attempt ?? 0,
       lastWorkerIdentity: p.lastWorkerIdentity ?? '',
+      lastFailure: p.lastFailure?.message ?? '',
+      heartbeated: p.lastHeartbeatTime != null,
     }));
   } catch {
     return [];

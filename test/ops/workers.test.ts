@@ -149,9 +149,15 @@ test('graceful shutdown: SIGTERM while an activity runs lets it finish within th
     const [s] = newServices('ops-term', 1) as [Service];
     await lbaas.applyRaw(s.raw);
     const handle = client.workflow.getHandle(workflowIds.loadBalancer(s.uid, s.lb));
+    // Started is not enough: the server marks a task started when it hands it to a poll, and a poll answer still
+    // on its way when the shutdown begins is not run by the worker (the attempt then times out and is retried). A
+    // heartbeat shows the worker is running it (awaitReady heartbeats after each GET).
     const running = await until(
-      'a readiness wait running on the worker',
-      async () => (await pendingActivities(handle)).find((p) => p.activityType === 'awaitReady' && p.state === 'STARTED' && p.lastWorkerIdentity === w1.identity),
+      'a readiness wait running on the worker (heartbeating)',
+      async () =>
+        (await pendingActivities(handle)).find(
+          (p) => p.activityType === 'awaitReady' && p.state === 'STARTED' && p.lastWorkerIdentity === w1.identity && p.heartbeated,
+        ),
       20_000,
       20,
     );
@@ -164,6 +170,8 @@ test('graceful shutdown: SIGTERM while an activity runs lets it finish within th
     assert.ok(tookMs < GRACE_MS, `exited within the grace time (${tookMs} ms)`);
 
     const run = activityRuns(await historyOf(handle)).find((r) => r.activityId === running.activityId);
+    const stillPending = (await pendingActivities(handle)).find((p) => p.activityId === running.activityId);
+    assert.deepEqual(stillPending, undefined, `the readiness wait is still pending after the worker exited; worker output:\n${w1.output().slice(-4000)}`);
     assert.deepEqual(run && { type: run.activityType, identity: run.identity, attempt: run.attempt, outcome: run.outcome }, {
       type: 'awaitReady',
       identity: w1.identity,

@@ -1,18 +1,17 @@
 /**
- * The pure parts of the local cluster (cluster/): the generated server configuration, the install lock and the
- * explicit-binary paths of the installer, and the cluster section of docs/benchmarks.md. The cluster itself runs in
+ * The pure parts of the local cluster (cluster/): the generated server configuration, the installer (explicit paths,
+ * and installs with a stand-in go under the shared install lock), and the cluster section of docs/benchmarks.md. The cluster itself runs in
  * `npm run test:cluster`.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { parse } from 'yaml';
 import { findings, replaceSection, SECTION_END, SECTION_START, withClusterSection, type RunResult } from '../../bench/cluster-report';
 import { renderDynamicConfig, renderProcessConfig, type ProcessPorts, type TemporalService } from '../../cluster/config';
-import { acquireLock, ensureTemporalServer, TemporalServerNotFoundError } from '../../cluster/install';
+import { binaryVersion, ensureTemporalServer, serverCacheDir, TemporalServerNotFoundError } from '../../cluster/install';
 
 const ports = (base: number, http = false): ProcessPorts => ({ grpc: base, membership: base + 1, metrics: base + 2, ...(http ? { http: base + 3 } : {}) });
 const input = (service: TemporalService, history: ProcessPorts) => ({
@@ -83,33 +82,70 @@ test('an explicit server path that is not executable fails naming the variable; 
   }
 });
 
-test('the install lock: a live holder makes the next run wait; a dead holder\'s lock is taken over', async () => {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'lbaas-cluster-lock-'));
-  const lock = path.join(dir, '.install-lock');
-  try {
-    const release = await acquireLock(lock, () => {});
-    let second = false;
-    const waiting = acquireLock(lock, () => {}).then((r) => {
-      second = true;
-      return r;
-    });
-    await new Promise((r) => setTimeout(r, 1500));
-    assert.equal(second, false, 'the second run waits while the first holds the lock');
-    await release();
-    await (await waiting)();
-    assert.deepEqual(await readdir(dir), []);
+/**
+ * A stand-in `go` whose `install <pkg>@v<version>` counts its runs and writes $GOBIN/<last element of pkg>: first a
+ * binary reporting 0.0.0-DEV, then 400 ms later one reporting `version` (a slow, non-atomic build).
+ */
+async function fakeGo(dir: string, version: string): Promise<{ bin: string; runs: string }> {
+  const bin = path.join(dir, 'go-bin');
+  await mkdir(bin, { recursive: true });
+  const runs = path.join(bin, 'runs');
+  const write = (v: string) => `printf '#!/bin/sh\\necho "temporal version %s"\\n' ${v} > "$GOBIN/$name"; /bin/chmod 755 "$GOBIN/$name"`;
+  await writeFile(
+    path.join(bin, 'go'),
+    ['#!/bin/sh', 'case "$1" in', '  env) echo go1.25.4 ;;', '  install)', '    name=$(/usr/bin/basename "${2%@*}")', `    echo "$name" >> '${runs}'`, `    ${write('0.0.0-DEV')}`, '    /bin/sleep 0.4', `    ${write(version)}`, '    ;;', 'esac', ''].join('\n'),
+  );
+  await chmod(path.join(bin, 'go'), 0o755);
+  return { bin, runs };
+}
 
-    // A holder that died: a process that has exited leaves its pid behind.
-    const dead = spawn(process.execPath, ['-e', '']);
-    await new Promise((r) => dead.once('exit', r));
-    await acquireLock(lock, () => {}).then((r) => r());
-    await mkdir(lock);
-    await writeFile(path.join(lock, 'pid'), String(dead.pid));
+test('two server installs at once build each binary once under the shared install lock, and the cache never holds an unchecked one', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'lbaas-cluster-lock-'));
+  try {
+    const go = await fakeGo(dir, '1.29.1');
+    const env = { PATH: go.bin, LBAAS_CACHE_DIR: path.join(dir, 'cache') };
+    const cache = serverCacheDir(env);
     const said: string[] = [];
-    const taken = await acquireLock(lock, (l) => said.push(l));
-    assert.match(said[0] ?? '', /taking over a stale install lock .* \(owner \d+ is gone\)/);
-    assert.equal((await stat(path.join(lock, 'pid'))).isFile(), true);
-    await taken();
+    let done = false;
+    const seen = new Set<string>();
+    const watch = (async () => {
+      while (!done) {
+        for (const f of ['temporal-server', 'temporal-sql-tool']) seen.add((await binaryVersion(path.join(cache, f))) ?? 'absent');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    let both: Awaited<ReturnType<typeof ensureTemporalServer>>[];
+    try {
+      both = await Promise.all([0, 1].map(() => ensureTemporalServer({ env, progress: (l) => said.push(l) })));
+    } finally {
+      done = true;
+      await watch;
+    }
+    const expected = { server: path.join(cache, 'temporal-server'), sqlTool: path.join(cache, 'temporal-sql-tool') };
+    assert.deepEqual(both, [expected, expected]);
+    assert.deepEqual((await readFile(go.runs, 'utf8')).trim().split('\n').sort(), ['server', 'sql']);
+    assert.equal(said.filter((l) => l.startsWith(`waiting for another install of the Temporal server into ${cache} (pid ${process.pid} on `)).length, 1);
+    assert.deepEqual([...seen].filter((v) => v !== 'absent' && v !== '1.29.1'), []);
+    assert.deepEqual((await readdir(cache)).sort(), ['temporal-server', 'temporal-sql-tool']);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('a go install whose server binary reports another version fails naming it, and puts nothing into the cache', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'lbaas-cluster-dev-'));
+  try {
+    const go = await fakeGo(dir, '1.28.0');
+    const env = { PATH: go.bin, LBAAS_CACHE_DIR: path.join(dir, 'cache') };
+    await assert.rejects(ensureTemporalServer({ env }), (err: Error) => {
+      assert.ok(err instanceof TemporalServerNotFoundError);
+      assert.deepEqual(err.tried, [
+        `TEMPORAL_SERVER_PATH: not set; ${path.join(serverCacheDir(env), 'temporal-server')} (user cache): not present; go install go.temporal.io/server/cmd/server@v1.29.1: finished, but the binary reports version 1.28.0, not 1.29.1`,
+        `TEMPORAL_SQL_TOOL_PATH: not set; ${path.join(serverCacheDir(env), 'temporal-sql-tool')} (user cache): not present; go install go.temporal.io/server/cmd/tools/sql@v1.29.1: finished, but the binary reports version 1.28.0, not 1.29.1`,
+      ]);
+      return true;
+    });
+    assert.deepEqual(await readdir(serverCacheDir(env)), []);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
