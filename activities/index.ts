@@ -6,7 +6,7 @@
 import type { ObservedObject, Snapshot } from '../domain/types';
 import type { EngineClient } from './engine';
 import { translated } from './failures';
-import { withHeartbeat } from './heartbeat';
+import { currentContext, withHeartbeat } from './heartbeat';
 import { destroyObject, type DestroyObjectInput, type DestroyOptions, type DestroyOutcome } from './destroy';
 import {
   ATTEMPT_WINDOW_MS,
@@ -21,7 +21,7 @@ import {
   type ReadyOutcome,
 } from './objects';
 import { DeployTimes, type DeployTimesOptions } from './deploy-times';
-import { realizeObjects, type RealizedObject, type RealizeObjectsInput } from './realize';
+import { realizeObjects, type ProgressSink, type RealizedObject, type RealizeObjectsInput } from './realize';
 import { scanTaggedServices, type TaggedService } from './scan';
 import { IdentifierCache, listTagged, observeService, retrieveState, type ServiceOnLoadBalancer } from './state';
 
@@ -42,6 +42,8 @@ export interface ActivitiesOptions {
   deployTimes?: DeployTimesOptions;
   destroy?: DestroyOptions;
   events?: ActivityEvents;
+  /** Where realizeObjects reports per-object progress while a group runs (the worker signals the workflow). */
+  progress?: ProgressSink;
 }
 
 export function createActivities(engine: EngineClient, options: ActivitiesOptions = {}) {
@@ -87,8 +89,15 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
     /** Creates, tags and awaits a group of sibling objects (activities/realize.ts). */
     async realizeObjects(input: RealizeObjectsInput): Promise<RealizedObject[]> {
       return translated(async () => {
+        const run = currentContext()?.info.workflowExecution;
+        const reports = run && options.progress && input.pass !== undefined ? options.progress.open(run, input.pass) : null;
         try {
-          const realized = await realizeObjects(engine, known, times, input, { windowMs, ...(events.polled ? { onPoll: events.polled } : {}) });
+          const realized = await realizeObjects(engine, known, times, input, {
+            windowMs,
+            ...(events.polled ? { onPoll: events.polled } : {}),
+            ...(reports ? { onProgress: (m) => reports.report(m) } : {}),
+          });
+          reports?.delivered();
           for (const r of realized) {
             known.set(r.identifier, input.kind);
             known.setLoadBalancer(r.identifier, input.loadBalancer);

@@ -10,7 +10,8 @@
  * crashes: its progress (look-alikes seen before the POST, the identifier the POST answered) sits in a slot of the
  * group's heartbeat, so a retried group adopts what an earlier attempt created instead of creating it twice. The
  * activity's summary names the objects and the result carries each object's identifier and state for the workflow's
- * per-object status. Readiness is polled on the schedule learned from earlier deploys (deploy-times.ts); an object
+ * per-object status; while the group runs, each member created (and each deploy ended) is reported through
+ * `onProgress`, which the worker signals to the workflow (worker/progress-signals.ts). Readiness is polled on the schedule learned from earlier deploys (deploy-times.ts); an object
  * that is still deploying when the attempt window ends comes back as NotReady, for the workflow to wait for on the
  * spec's readiness policy (awaitReady).
  */
@@ -28,6 +29,17 @@ export interface RealizeObjectsInput {
   kind: Kind;
   /** Objects of `kind` under one parent (the same `listedUnder` link), each with the key the workflow knows it by. */
   members: { key: string; fields: CreateObjectInput['fields'] }[];
+  /** The workflow's round (observe-plan-act pass) this group belongs to; progress reports name it. */
+  pass?: number;
+}
+
+/** One member's progress while its group runs: created (identifier and state at creation) or settled (final state). */
+export interface MemberProgress {
+  key: string;
+  identifier: string;
+  state: StateName;
+  /** Its deploy ended (the state is final), as opposed to: it was just created and tagged. */
+  settled: boolean;
 }
 
 export interface RealizedObject {
@@ -41,11 +53,31 @@ export interface RealizedObject {
   state: StateName;
 }
 
+/**
+ * Where a group's progress goes while it runs. The worker sends it to the group's own workflow as a signal
+ * (worker/progress-signals.ts), because a workflow cannot read a running activity's heartbeat details.
+ */
+export interface ProgressSink {
+  /** The reports of one attempt of a group, for the workflow run `run` and its round `pass`. */
+  open(run: { workflowId: string; runId: string }, pass: number): GroupReports;
+}
+
+export interface GroupReports {
+  report(member: MemberProgress): void;
+  /** The attempt returned its result, which carries every member: nothing still unsent needs to be. */
+  delivered(): void;
+}
+
 export interface RealizeOptions {
   /** How long one attempt polls before handing what is still deploying back (default: awaitReady's window). */
   windowMs: number;
   /** Told of every readiness GET (the benchmark counts them per object). */
   onPoll?: (kind: Kind, identifier: string) => void;
+  /**
+   * Told when a member is created and tagged, and when its deploy ends while the group still runs, so the workflow's
+   * per-object status can follow the group (worker/progress-signals.ts turns these into signals).
+   */
+  onProgress?: (member: MemberProgress) => void;
 }
 
 /**
@@ -127,6 +159,7 @@ export async function realizeObjects(engine: EngineClient, memory: IdentifierCac
     return await Promise.all(
       slots.map(async ({ member, slot }) => {
         const created = await createObject(engine, memory, { serviceUid: input.serviceUid, kind: input.kind, fields: member.fields, loadBalancer: input.loadBalancer } as CreateObjectInput, slot);
+        o.onProgress?.({ key: member.key, identifier: created.identifier, state: created.state, settled: false });
         // Deploy times count from the moment the create (and tag) returned, as the schedule does. An adopted object may
         // have been created long ago: its deploy time is unknown, so it is not learned from.
         const watched = await watchDeploy(
@@ -136,6 +169,7 @@ export async function realizeObjects(engine: EngineClient, memory: IdentifierCac
           deadline,
           o.onPoll,
         );
+        if (watched.outcome !== 'NotReady' && watched.outcome !== 'Gone') o.onProgress?.({ key: member.key, identifier: created.identifier, state: watched.outcome, settled: true });
         return { key: member.key, identifier: created.identifier, adopted: created.adopted, ...watched };
       }),
     );

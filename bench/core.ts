@@ -57,7 +57,7 @@ export const WORKER_DEPLOY_TIMES: Partial<Record<WorkerKind, DeployTimesOptions>
 export const MODES: readonly Mode[] = [
   {
     name: 'heartbeat',
-    title: 'Temporal, siblings created and awaited in one realizeObjects activity (the opt-in `realizeGroups` path; product default is one create and one await per object), polls aimed at the learned median deploy time, then at quantiles halving what is left',
+    title: 'Temporal (the product), siblings created and awaited in one realizeObjects activity with per-object progress signalled to the workflow, polls aimed at the learned median deploy time, then at quantiles halving what is left',
     worker: 'heartbeat',
     quick: true,
   },
@@ -175,7 +175,7 @@ export async function runCore(ctx: CoreContext, mode: Mode, rep: number, seed: n
     started = Date.now();
     if (mode.worker) {
       const w = ctx.workers[mode.worker];
-      const handle = await ctx.client.workflow.start(reconcileService, { taskQueue: w.taskQueue, workflowId: `bench/${serviceUid}/${label}`, args: [{ spec: raw, realizeGroups: true }] });
+      const handle = await ctx.client.workflow.start(reconcileService, { taskQueue: w.taskQueue, workflowId: `bench/${serviceUid}/${label}`, args: [{ spec: raw }] });
       const result = await handle.result();
       if (!result.converged) throw new Error(`${serviceUid} did not converge: ${result.error ?? ''}`);
       const h = await serviceRunHistory(ctx.client, handle);

@@ -9,6 +9,7 @@ import { createActivities, type ActivitiesOptions } from '../activities';
 import { createControlActivities } from '../activities/control';
 import { createImportActivities } from '../activities/import';
 import type { EngineClient } from '../activities/engine';
+import { ProgressSignals } from './progress-signals';
 import { noticeRateLimits } from './rate-limit-notice';
 
 /**
@@ -48,7 +49,12 @@ export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> 
     namespace: o.namespace,
     taskQueue: o.taskQueue,
     ...(o.workflowBundle ? { workflowBundle: o.workflowBundle } : { workflowsPath }),
-    activities: { ...createActivities(o.engine, o.activities), ...createControlActivities(o.temporalClient), ...createImportActivities(o.engine) },
+    activities: {
+      // Groups report per-object progress to their workflow by signal, unless the caller routes it elsewhere.
+      ...createActivities(o.engine, { progress: ProgressSignals.viaClient(o.temporalClient), ...o.activities }),
+      ...createControlActivities(o.temporalClient),
+      ...createImportActivities(o.engine),
+    },
     maxConcurrentActivityTaskExecutions: o.maxConcurrentActivityTaskExecutions ?? DEFAULT_MAX_CONCURRENT_ACTIVITIES,
     ...(o.taskQueueActivitiesPerSecond ? { maxTaskQueueActivitiesPerSecond: o.taskQueueActivitiesPerSecond } : {}),
     shutdownGraceTime: o.shutdownGraceTime ?? DEFAULT_SHUTDOWN_GRACE,

@@ -15,7 +15,8 @@ import { invalidInput, loadBalancerId, optionalIdentifiers, optionalInteger, opt
 import { ENGINE_CALL, FAILURE_TYPES, readinessOptions, short } from './options';
 import { completeFields, desiredObjects, isPlanEmpty, planLoadBalancer, statusFromSnapshot } from '../domain';
 import { DESTROY_STAGES, KIND_TITLE, type Destroy, type LoadBalancerResult, type ObjectStatus, type ObservedObject, type Plan, type PlannedObject } from '../domain';
-import { StatusBook } from './status-book';
+import { describeOutstanding, StatusBook } from './status-book';
+import { objectsProgressOf, objectsProgressSignal } from './realize-progress';
 
 export interface ReconcileLoadBalancerInput {
   /** The service spec as written (docs/spec.md#validation); validated again here. */
@@ -32,13 +33,6 @@ export interface ReconcileLoadBalancerInput {
    * Engine's tag index, which lags behind tagging, does not list them yet.
    */
   known?: string[];
-  /**
-   * Create, tag and await siblings (same kind, same parent) in one realizeObjects activity: about half the history
-   * events (58 against 119 for the core shape), but the workflow learns the group's identifiers and states only when
-   * the whole group is done, so status and `apply --wait` progress show its members as Pending meanwhile. Opt-in until
-   * the group reports per-object progress; the default is one create and one await per object.
-   */
-  realizeGroups?: boolean;
   /** What the parent just observed on this load balancer: the first pass plans from it instead of reading again. */
   observed?: ObservedObject[];
 }
@@ -76,8 +70,10 @@ export const DEFAULT_MAX_PASSES = 8;
 /**
  * Since this patch, objects to create are created, tagged and awaited in one realizeObjects activity per group of
  * siblings (same kind, same parent) instead of a createObject and an awaitReady activity per object: about half the
- * history events and workflow tasks per load balancer (docs/benchmarks.md). Runs recorded before it replay the old
- * path (test/fixtures/histories).
+ * history events and workflow tasks per load balancer (docs/benchmarks.md), while `objectsProgress` signals keep the
+ * per-object status current during a group (workflows/realize-progress.ts). Runs recorded before it (no marker)
+ * replay the per-object path, which nothing else reaches (test/fixtures/histories/legacy); runs that opted in with
+ * the former input `realizeGroups` carry the marker and replay this path.
  */
 export const REALIZE_GROUPS_PATCH = 'realize-groups';
 
@@ -113,6 +109,18 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
   const book = new StatusBook(loadBalancer, () => Date.now());
   const progress: LoadBalancerProgress = { loadBalancer, pass: 0, phase: 'observing', objects: [] };
   setHandler(loadBalancerStatusQuery, () => ({ ...progress, objects: book.list() }));
+  // Members of the groups running in this round whose result has not come yet: only their status follows the
+  // group's progress reports, so a late report never overwrites what a result said.
+  const inGroups = new Set<string>();
+  setHandler(objectsProgressSignal, (raw) => {
+    const report = objectsProgressOf(raw);
+    if (!report || report.pass !== progress.pass) return;
+    for (const o of report.objects) {
+      if (!inGroups.has(o.key)) continue;
+      known.add(o.identifier);
+      book.update(o.key, { identifier: o.identifier, state: o.state });
+    }
+  });
   const counts = { created: 0, destroyed: 0, recovered: 0 };
   const startedAt = Date.now();
   const pendingGauge = metrics.pending().withTags({ load_balancer: loadBalancer });
@@ -184,6 +192,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
     const kind = (members[0] as PlannedObject).desired.kind;
     const names = members.map((p) => p.desired.name).join(', ');
     const byKey = new Map(members.map((p) => [p.desired.key, p.desired]));
+    for (const key of byKey.keys()) inGroups.add(key);
     // Not cancellable, as a single create is: a superseded pass still finishes creating and tagging (and waits for the
     // group's attempt to end, at most the readiness window).
     const realized: RealizedObject[] = await CancellationScope.nonCancellable(() =>
@@ -192,8 +201,10 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
         loadBalancer,
         kind,
         members: members.map((p) => ({ key: p.desired.key, fields: completeFields(kind, p.desired.fields, parentId) as CreateObjectInput['fields'] })),
+        pass: progress.pass,
       }),
     );
+    for (const key of byKey.keys()) inGroups.delete(key);
     const ids = new Map<string, string | null>();
     await Promise.all(
       realized.map(async (r) => {
@@ -211,7 +222,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
   };
 
   const applyGraph = async (plan: Plan) => {
-    const grouped = fields.realizeGroups === true && patched(REALIZE_GROUPS_PATCH);
+    const grouped = patched(REALIZE_GROUPS_PATCH);
     const ready = new Map<string, Promise<string | null>>();
     const groups = new Map<string, { members: PlannedObject[]; ids: Promise<Map<string, string | null> | null> }>();
     for (const p of plan.objects) {
@@ -290,19 +301,4 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
     }
     throw ApplicationFailure.create({ type: FAILURE_TYPES.reconcileFailed, message: causeOf(err), nonRetryable: true, details: [details], cause: err as Error });
   }
-}
-
-/**
- * What the last plan still wanted, for the not-converged message: objects not ready and objects still to destroy
- * (an object the plan destroys can look ready, so `pending()` alone can be empty). Never an empty list.
- */
-function describeOutstanding(book: StatusBook, plan: Plan): string {
-  const pending = book.pending().map((o) => `${KIND_TITLE[o.kind]} ${o.name} (${o.state}${o.error ? `: ${o.error}` : ''})`);
-  const pendingIds = new Set(book.pending().map((o) => o.identifier));
-  const destroy = plan.destroy.filter((d) => !pendingIds.has(d.identifier)).map((d) => `${KIND_TITLE[d.kind]} ${d.name} (to destroy: ${d.reason})`);
-  const changes = plan.objects.filter((p) => p.action.type !== 'keep' && !book.pending().some((o) => o.key === p.desired.key));
-  const others = changes.map((p) => `${KIND_TITLE[p.desired.kind]} ${p.desired.name} (to ${p.action.type})`);
-  const all = [...pending, ...destroy, ...others];
-  if (all.length === 0) return 'the last observation still differed from the spec';
-  return `still pending: ${all.slice(0, 10).join(', ')}${all.length > 10 ? ', …' : ''}`;
 }

@@ -21,8 +21,6 @@ export interface ReconcileServiceInput {
   teardown?: boolean;
   /** Identifiers of the service's objects from the controller's last pass: found even while the tag index lags. */
   known?: string[];
-  /** Passed to each reconcileLoadBalancer (its `realizeGroups`: siblings in one activity; opt-in). */
-  realizeGroups?: boolean;
 }
 
 /** One load balancer's outcome within a service pass (`cleanup`: it left the spec and was emptied). */
@@ -68,7 +66,6 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   const revision = optionalInteger(fields, 'revision', wf, 0, Number.MAX_SAFE_INTEGER) ?? null;
   const teardown = fields.teardown === true;
   const knownBefore = optionalIdentifiers(fields, 'known', wf) ?? [];
-  const realizeGroups = fields.realizeGroups === true;
   const uid = spec.serviceUid;
   const engine = proxyActivities<Activities>(ENGINE_CALL);
 
@@ -80,7 +77,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
       try {
         return await executeChild(reconcileLoadBalancer, {
           workflowId,
-          args: [{ spec: fields.spec, loadBalancer, cleanup, ...(revision !== null ? { revision } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}), ...(realizeGroups ? { realizeGroups } : {}), ...first }],
+          args: [{ spec: fields.spec, loadBalancer, cleanup, ...(revision !== null ? { revision } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}), ...first }],
           staticSummary: `${cleanup ? 'remove' : 'reconcile'} ${uid} on ${loadBalancer}${revision !== null ? ` (revision ${revision})` : ''}`,
           typedSearchAttributes: [
             { key: searchAttributes.serviceUid, value: uid },

@@ -2,6 +2,7 @@
  * Per-object status of one load balancer's reconciliation, kept as data (docs/architecture.md#status-book) and
  * exposed by the `status` query: what exists, what is pending, what failed and why.
  */
+import { KIND_TITLE } from '../domain';
 import type { Kind, ObjectStatus, Plan, Snapshot, StateName } from '../domain/types';
 
 export class StatusBook {
@@ -46,4 +47,19 @@ export class StatusBook {
   pending(): ObjectStatus[] {
     return this.list().filter((o) => o.state !== 'Deployed' && o.state !== 'Updated' && o.state !== 'Destroyed');
   }
+}
+
+/**
+ * What the last plan still wanted, for the not-converged message: objects not ready and objects still to destroy
+ * (an object the plan destroys can look ready, so `pending()` alone can be empty). Never an empty list.
+ */
+export function describeOutstanding(book: StatusBook, plan: Plan): string {
+  const pending = book.pending().map((o) => `${KIND_TITLE[o.kind]} ${o.name} (${o.state}${o.error ? `: ${o.error}` : ''})`);
+  const pendingIds = new Set(book.pending().map((o) => o.identifier));
+  const destroy = plan.destroy.filter((d) => !pendingIds.has(d.identifier)).map((d) => `${KIND_TITLE[d.kind]} ${d.name} (to destroy: ${d.reason})`);
+  const changes = plan.objects.filter((p) => p.action.type !== 'keep' && !book.pending().some((o) => o.key === p.desired.key));
+  const others = changes.map((p) => `${KIND_TITLE[p.desired.kind]} ${p.desired.name} (to ${p.action.type})`);
+  const all = [...pending, ...destroy, ...others];
+  if (all.length === 0) return 'the last observation still differed from the spec';
+  return `still pending: ${all.slice(0, 10).join(', ')}${all.length > 10 ? ', …' : ''}`;
 }

@@ -33,7 +33,7 @@ export const RECORDED = [
   'reconcile-service-converge',
   'reconcile-service-converge-child',
   'reconcile-lb-converge',
-  'reconcile-lb-converge-groups',
+  'reconcile-lb-converge-progress',
   'reconcile-lb-recover',
   'reconcile-lb-recreate',
   'reconcile-lb-not-converged',
@@ -59,10 +59,10 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
     for (const name of only) {
       if (name === 'service-controller') await recordController(stack, out);
       else if (name === 'server-pool' || name === 'service-controller-pool') await recordPool(stack, out);
-      else if (name === 'reconcile-lb-converge-groups') await recordGroups(stack, out);
+      else if (name === 'reconcile-lb-converge-progress') await recordProgress(stack, out);
       else if (name === 'import-services') await recordImport(stack, out);
       else if (name === 'reconcile-service-plan-first' || name === 'reconcile-service-plan-first-child') await recordPlanFirst(stack, out);
-      else throw new Error(`only service-controller, server-pool, service-controller-pool, reconcile-lb-converge-groups, import-services and reconcile-service-plan-first(-child) can be recorded alone (got ${name})`);
+      else throw new Error(`only service-controller, server-pool, service-controller-pool, reconcile-lb-converge-progress, import-services and reconcile-service-plan-first(-child) can be recorded alone (got ${name})`);
     }
     return;
   }
@@ -163,7 +163,7 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
     await settle(h);
     await save('plan-service', h);
   }
-  await recordGroups(stack, out);
+  await recordProgress(stack, out);
   await recordController(stack, out);
   await recordImport(stack, out);
   await recordPlanFirst(stack, out);
@@ -171,17 +171,24 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
 }
 
 /**
- * Converge from empty on the realizeObjects path (REALIZE_GROUPS_PATCH in workflows/reconcile-lb.ts): the histories
- * above predate it and replay the createObject/awaitReady path.
+ * Converge from empty with deploys slow enough (1.5-2 s) that the realizeObjects groups report their members'
+ * progress by objectsProgress signals before they end (worker/progress-signals.ts): the signals are in the history.
  */
-async function recordGroups(stack: Stack, out: string): Promise<void> {
+async function recordProgress(stack: Stack, out: string): Promise<void> {
   const runs = new Runs(stack.client, stack.taskQueue);
-  const lb = seedLoadBalancer(stack.sim, 'lb-groups');
-  const h = await runs.loadBalancer({ spec: exampleSpec([lb], { serviceUid: 'record-lb-converge-groups' }), loadBalancer: lb, realizeGroups: true });
-  await h.result();
-  const history = await h.fetchHistory();
-  writeFileSync(path.join(out, 'reconcile-lb-converge-groups.json'), `${JSON.stringify(historyToJson(history), null, 1)}\n`);
-  process.stderr.write(`recorded reconcile-lb-converge-groups: ${history.events?.length ?? 0} events\n`);
+  const lb = seedLoadBalancer(stack.sim, 'lb-progress');
+  stack.sim.setFaults({ deployMs: { min: 1500, max: 2000 } });
+  try {
+    const h = await runs.loadBalancer({ spec: exampleSpec([lb], { serviceUid: 'record-lb-converge-progress' }), loadBalancer: lb });
+    await h.result();
+    const history = await h.fetchHistory();
+    const signals = (history.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'objectsProgress').length;
+    if (signals === 0) throw new Error('reconcile-lb-converge-progress: no objectsProgress signal in the history');
+    writeFileSync(path.join(out, 'reconcile-lb-converge-progress.json'), `${JSON.stringify(historyToJson(history), null, 1)}\n`);
+    process.stderr.write(`recorded reconcile-lb-converge-progress: ${history.events?.length ?? 0} events, ${signals} progress signals\n`);
+  } finally {
+    stack.sim.setFaults({});
+  }
 }
 
 /**

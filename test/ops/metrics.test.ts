@@ -13,6 +13,7 @@ import { scrape, spawnWorker, sumOf, type Sample, type WorkerProcess } from '../
 import { serviceSpec, TrackedLbaas, uniqueUid } from '../helpers/ops-services';
 import { stopTemporalServer, temporalServer, TEST_TOKEN } from '../helpers/stack';
 import { until } from '../helpers/workflows';
+import { workflowIds } from '../../workflows/options';
 
 let sim: RunningSimulator;
 let connection: Connection;
@@ -120,7 +121,17 @@ test('worker metrics: lbaas_reconcile_created_total moves by exactly the 12 obje
 
   // Temporal's own worker metrics come out of the same endpoint under their documented names.
   assert.ok(present.includes('temporal_worker_task_slots_available'), `temporal_worker_task_slots_available among ${present.join(' ')}`);
-  assert.ok(sumOf(after.samples, 'temporal_activity_execution_latency_count') >= 24, 'temporal_activity_execution_latency counts the activities');
+  // One latency sample per activity the pass and its load balancer run completed (realizeObjects groups included).
+  const completed = (
+    await Promise.all([`lbaas/${uid}/pass/1`, workflowIds.loadBalancer(uid, lb)].map(async (id) => (await lbaas.client.workflow.getHandle(id).fetchHistory()).events ?? []))
+  )
+    .flat()
+    .filter((e) => e.activityTaskCompletedEventAttributes).length;
+  assert.equal(
+    sumOf(after.samples, 'temporal_activity_execution_latency_count') - sumOf(before.samples, 'temporal_activity_execution_latency_count'),
+    completed,
+    'temporal_activity_execution_latency counts the activities',
+  );
   assert.ok(sumOf(after.samples, 'temporal_workflow_completed') >= 2, 'temporal_workflow_completed counts the pass and the load balancer run');
 
   // Dropping a port destroys its Backend, Frontend, 2 Binds and 2 Servers: lbaas_reconcile_deleted_total moves by 6.

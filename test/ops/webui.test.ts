@@ -156,7 +156,8 @@ test('Web UI: the LbaasServiceUid query lists the controller lbaas/<uid> and its
 
     await page.goto(`${server.uiUrl}/namespaces/${server.namespace}/workflows/${encodeURIComponent(`lbaas/${uid}/lb/${lb}`)}`);
     await page.getByText('reconcileLoadBalancer', { exact: true }).first().waitFor();
-    await page.getByText(`create Backend http.${uid} on ${lb.slice(0, 8)}…`).first().waitFor();
+    // Each Engine step is named: the group that creates and awaits the Backends names both.
+    await page.getByText(`create and await Backends http.${uid}, https.${uid} on ${lb.slice(0, 8)}…`).first().waitFor();
     await shot(page, 'loadbalancer');
   });
 });

@@ -70,10 +70,10 @@ async function within<T>(what: string, ms: number, p: Promise<T>): Promise<T> {
 }
 
 /** Every service converged on revision 1 and the Engine holds exactly its objects, each once, each tagged. */
-async function assertConvergedExactly(services: Service[]): Promise<void> {
+async function assertConvergedExactly(services: Service[], withinMs = 60_000): Promise<void> {
   const results = await within(
     'all services converging',
-    60_000,
+    withinMs,
     Promise.all(services.map((s) => lbaas.waitConverged(s.uid, 1))),
   );
   results.forEach((r, i) => assert.deepEqual({ uid: r.serviceUid, converged: r.converged, revision: r.revision }, { uid: services[i]?.uid, converged: true, revision: 1 }));
@@ -108,21 +108,23 @@ test('two worker processes on one task queue share the work: both run activities
   assert.ok(runs.every((r) => r.outcome === 'completed'), 'every activity completed');
 });
 
-test('SIGKILL of one worker mid-run loses nothing: its readiness waits are retried on the other worker, every service converges exactly, no duplicates, no untagged objects', async () => {
-  // Long deploys: most of a pass is spent in heartbeating readiness waits, which a crashed worker gives back after
-  // their 15 s heartbeat timeout. (An Engine call caught in flight would only be retried after its 2 min
-  // start-to-close timeout, so the kill waits for a moment where the victim runs readiness waits only.)
+test('SIGKILL of one worker mid-run loses nothing: its realizeObjects groups in flight are retried on the other worker, every service converges exactly, no duplicates, no untagged objects', async () => {
+  // Long deploys: most of a pass is spent in the groups' heartbeating readiness polls, which a crashed worker gives
+  // back after their heartbeat timeout (30 s for ENGINE_CALL, workflows/options.ts). The kill waits for a moment where
+  // the victim runs groups (creating, tagging or awaiting their members) and readiness waits only.
   sim.setFaults({ deployMs: { min: 1500, max: 2500 } });
   try {
     const services = newServices('ops-kill', 6);
     await Promise.all(services.map((s) => lbaas.applyRaw(s.raw)));
     const victim = w2.identity;
+    const inFlight = (p: PendingActivity) => p.state === 'STARTED' && p.lastWorkerIdentity === victim;
     const atKill = await until(
-      'the second worker to be running readiness waits only',
+      'the second worker to be running realizeObjects groups (and readiness waits) only',
       async () => {
-        const pending = await lbPending(services);
-        const onVictim = pending.filter((p) => p.state === 'STARTED' && p.lastWorkerIdentity === victim);
-        return onVictim.length > 0 && onVictim.every((p) => p.activityType === 'awaitReady') ? onVictim : false;
+        const pending = await Promise.all(services.map(async (s) => ({ s, onVictim: (await lbPending([s])).filter(inFlight) })));
+        const all = pending.flatMap((p) => p.onVictim);
+        const ok = all.some((p) => p.activityType === 'realizeObjects') && all.every((p) => p.activityType === 'realizeObjects' || p.activityType === 'awaitReady');
+        return ok ? pending.filter((p) => p.onVictim.length > 0) : false;
       },
       20_000,
       20,
@@ -131,12 +133,21 @@ test('SIGKILL of one worker mid-run loses nothing: its readiness waits are retri
     assert.deepEqual(await exitWithin(w2, 5_000), { code: null, signal: 'SIGKILL' });
     const taggedAtKill = sim.objects().filter((o) => services.some((s) => o.tags.includes(tagOf(s.uid)))).length;
     assert.ok(taggedAtKill < 72, `the kill came mid-run (${taggedAtKill} of 72 objects existed)`);
-    console.log(`# killed ${victim} with ${atKill.length} readiness waits running, ${taggedAtKill}/72 objects created`);
+    const killed = atKill.reduce((n, p) => n + p.onVictim.length, 0);
+    console.log(`# killed ${victim} with ${killed} groups and readiness waits running, ${taggedAtKill}/72 objects created`);
 
-    await assertConvergedExactly(services);
-    const retried = (await lbActivityRuns(services)).filter((r) => r.activityType === 'awaitReady' && r.attempt >= 2);
-    assert.ok(retried.length >= atKill.length, `the killed worker's ${atKill.length} readiness waits were retried (retried: ${retried.length})`);
-    assert.ok(retried.every((r) => r.identity === w1.identity && r.outcome === 'completed'), 'the surviving worker completed the retries');
+    // A retry waits out the heartbeat timeout, so this waits longer than a plain convergence.
+    await assertConvergedExactly(services, 120_000);
+    for (const { s, onVictim } of atKill) {
+      const runs = await lbActivityRuns([s]);
+      for (const p of onVictim) {
+        const retried = runs.filter((r) => r.activityId === p.activityId && r.attempt > p.attempt);
+        assert.ok(
+          retried.some((r) => r.identity === w1.identity && r.outcome === 'completed'),
+          `${p.activityType} ${p.activityId} of ${s.uid}, running on the killed worker, was retried and completed by the other one: ${JSON.stringify(retried)}`,
+        );
+      }
+    }
   } finally {
     sim.setFaults({});
   }
@@ -151,12 +162,12 @@ test('graceful shutdown: SIGTERM while an activity runs lets it finish within th
     const handle = client.workflow.getHandle(workflowIds.loadBalancer(s.uid, s.lb));
     // Started is not enough: the server marks a task started when it hands it to a poll, and a poll answer still
     // on its way when the shutdown begins is not run by the worker (the attempt then times out and is retried). A
-    // heartbeat shows the worker is running it (awaitReady heartbeats after each GET).
+    // heartbeat shows the worker is running it (a group heartbeats the look-alikes it found before its first create).
     const running = await until(
-      'a readiness wait running on the worker (heartbeating)',
+      'a realizeObjects group (creating and awaiting Backends) running on the worker (heartbeating)',
       async () =>
         (await pendingActivities(handle)).find(
-          (p) => p.activityType === 'awaitReady' && p.state === 'STARTED' && p.lastWorkerIdentity === w1.identity && p.heartbeated,
+          (p) => p.activityType === 'realizeObjects' && p.state === 'STARTED' && p.lastWorkerIdentity === w1.identity && p.heartbeated,
         ),
       20_000,
       20,
@@ -173,7 +184,7 @@ test('graceful shutdown: SIGTERM while an activity runs lets it finish within th
     const stillPending = (await pendingActivities(handle)).find((p) => p.activityId === running.activityId);
     assert.deepEqual(stillPending, undefined, `the readiness wait is still pending after the worker exited; worker output:\n${w1.output().slice(-4000)}`);
     assert.deepEqual(run && { type: run.activityType, identity: run.identity, attempt: run.attempt, outcome: run.outcome }, {
-      type: 'awaitReady',
+      type: 'realizeObjects',
       identity: w1.identity,
       attempt: running.attempt,
       outcome: 'completed',

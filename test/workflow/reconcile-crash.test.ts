@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, afterEach, before, test } from 'node:test';
+import type { ObjectStatus } from '../../domain/types';
 import { loadBalancerStatusQuery } from '../../workflows/reconcile-lb';
 import { workflowIds } from '../../workflows/options';
 import { startChildWorker, type ChildWorker } from '../helpers/child-worker';
@@ -23,6 +24,7 @@ import {
   type OracleSpec,
 } from '../helpers/engine-state';
 import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
+import { pendingActivities } from '../helpers/ops-services';
 import { startStack, stopTemporalServer, temporalServer, TEST_TOKEN, type Stack } from '../helpers/stack';
 import { eventsOf, Runs, until } from '../helpers/workflows';
 
@@ -35,10 +37,11 @@ let stack: Stack;
 const children: ChildWorker[] = [];
 
 before(async () => {
-  // Deploys of 300-400 ms: each level of the dependency graph is visibly in progress for a while, long enough to kill
-  // the worker while some objects exist and others do not yet.
+  // Deploys of 2.5-3 s: each level of the dependency graph is visibly in progress for a while, and a group runs for
+  // seconds after its members were created (its progress signal comes after 1 s), so a kill always finds it running and
+  // its retry is certain, however loaded the machine.
   [crashStack, stack] = await Promise.all([
-    startStack({ worker: false, sim: { deployMs: { min: 300, max: 400 } } }),
+    startStack({ worker: false, sim: { deployMs: { min: 2500, max: 3000 } } }),
     startStack({ activities: { readiness: { pollFirstMs: 20, pollMaxMs: 100 } } }),
   ]);
 });
@@ -71,7 +74,19 @@ async function childWorker(identity: string): Promise<ChildWorker> {
   return c;
 }
 
-test('a worker SIGKILLed while realizeObjects groups are in flight (Frontends and Servers created and tagged, not yet known to the workflow): a new worker finishes the same run with exactly the desired objects, each created once, nothing untagged', async () => {
+/** When a crash test kills the worker: a description, and whether the load balancer's status shows that moment. */
+interface KillPoint {
+  what: string;
+  /** Given the Frontends' and Servers' entries of the `status` query (the Backends are Deployed, no Bind exists). */
+  reached(frontendsAndServers: ObjectStatus[]): boolean;
+}
+
+/**
+ * Kills the worker once the Backends are ready and the Frontends and Servers exist and are tagged in the Engine (their
+ * realizeObjects groups still running, no Bind yet) at `kill`, starts a new worker, and checks that the same run
+ * finishes with exactly the desired objects, each created once (its identifier kept), nothing untagged.
+ */
+async function crashAndRecover(kill: KillPoint): Promise<void> {
   const sim = crashStack.sim;
   const runs = new Runs(crashStack.client, crashStack.taskQueue);
   const uid = `crash-${randomUUID()}`;
@@ -80,86 +95,11 @@ test('a worker SIGKILLed while realizeObjects groups are in flight (Frontends an
   // The Engine's request counts below are this test's alone (the crash tests share the simulator).
   sim.resetStats();
   const first = await childWorker('crash-worker-1');
-
-  const handle = await runs.service({ spec: exampleSpec([lb], { serviceUid: uid }), realizeGroups: true }, 'crash');
-  const runId = handle.firstExecutionRunId;
-  // Kill once the Backends are ready and the Frontends and Servers exist and are tagged in the Engine while the
-  // workflow has no identifier for some of them yet: their realizeObjects activities are still awaiting readiness, so
-  // only the activities' heartbeats and the Engine know them. No Bind exists yet.
-  const child = crashStack.client.workflow.getHandle(workflowIds.loadBalancer(uid, lb));
-  const atKill = await until(
-    'Backends ready, Frontends and Servers created and tagged, some not yet known to the workflow, no Bind yet',
-    async () => {
-      const on = objectsOn(sim, lb);
-      if (on.length !== 8 || !on.every((o) => o.tags.includes(tag)) || on.some((o) => o.kind === 'bind')) return undefined;
-      let progress;
-      try {
-        progress = await child.query(loadBalancerStatusQuery);
-      } catch {
-        return undefined;
-      }
-      const unknown = progress.objects.filter((o) => (o.kind === 'frontend' || o.kind === 'server') && o.identifier === null);
-      const backendsReady = progress.objects.filter((o) => o.kind === 'backend' && o.state === 'Deployed').length === 2;
-      return unknown.length > 0 && backendsReady && objectsOn(sim, lb).every((o) => o.kind !== 'bind') ? on : undefined;
-    },
-    30_000,
-    5,
-  );
-  first.process.kill('SIGKILL');
-  assert.deepEqual(await first.exited, { code: null, signal: 'SIGKILL' });
-  assert.deepEqual(
-    atKill.map((o) => `${o.kind} ${o.name}`).sort(),
-    [`backend ${n('http')}`, `backend ${n('https')}`, `frontend ${n('http')}`, `frontend ${n('https')}`, ...['http', 'https'].flatMap((p) => [`server ${n('node-1', p)}`, `server ${n('node-2', p)}`])].sort(),
-  );
-  assert.equal((await handle.describe()).status.name, 'RUNNING');
-
-  await childWorker('crash-worker-2');
-  const r = await handle.result();
-
-  // The same run finished: no new run, no continue-as-new, converged.
-  assert.equal((await handle.describe()).runId, runId);
-  assert.equal(r.converged, true);
-  assert.deepEqual(r.loadBalancers[lb], { converged: true, status: r.status, created: 12, destroyed: 0, recovered: 0, passes: 2, cleanup: false });
-  const on = objectsOn(sim, lb);
-  assert.deepEqual(describeObjects(on, sim), expectedLines(ORACLE));
-  assert.deepEqual(Object.values(countByName(on)).filter((c) => c !== 1), [], 'exactly one object per name');
-  for (const o of on) assert.deepEqual(o.tags, [tag], `${o.kind} ${o.name} is tagged`);
-  assert.deepEqual(sim.objects().filter((o) => o.kind !== 'loadbalancer' && o.tags.length === 0), [], 'nothing untagged');
-  // The objects that existed at the kill are the same objects now (same identifiers): nothing was created twice.
-  const now = snapshotById(on);
-  for (const o of atKill) assert.ok(o.identifier in now, `${o.kind} ${o.name} kept its identifier`);
-  const posts = writeRequests(sim.stats());
-  assert.deepEqual(
-    [posts['POST /api/LBaaS/v1/backend.json'], posts['POST /api/LBaaS/v1/frontend.json'], posts['POST /api/LBaaS/v1/bind.json'], posts['POST /api/LBaaS/v1/server.json']],
-    [2, 2, 4, 4],
-    'one create request per object',
-  );
-
-  // Both workers worked on the child reconciliation: the first until it died, the second to the end.
-  const identities = new Set((await eventsOf(child)).flatMap((e) => (e.activityTaskStartedEventAttributes?.identity ? [e.activityTaskStartedEventAttributes.identity] : [])));
-  assert.deepEqual([...identities].sort(), ['crash-worker-1', 'crash-worker-2']);
-  // The groups in flight at the kill were retried (and adopted what their first attempt had created: one POST each).
-  const retried = (await eventsOf(child)).filter((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1);
-  assert.ok(retried.length > 0, 'a realizeObjects attempt ran again after the kill');
-});
-
-test('a worker SIGKILLed mid-reconciliation: a new worker finishes the same run with exactly the desired objects, no duplicate, nothing untagged', async () => {
-  const sim = crashStack.sim;
-  const runs = new Runs(crashStack.client, crashStack.taskQueue);
-  const uid = `crash-${randomUUID()}`;
-  const tag = tagOf(uid);
-  const lb = seedLoadBalancer(sim, 'lb');
-  // The Engine's request counts below are this test's alone (the crash tests share the simulator).
-  sim.resetStats();
-  const first = await childWorker('crash-worker-1');
-
   const handle = await runs.service({ spec: exampleSpec([lb], { serviceUid: uid }) }, 'crash');
   const runId = handle.firstExecutionRunId;
-  // Kill once the Backends are ready and the Frontends and Servers have been created and tagged, with the workflow
-  // holding their identifiers (so no create is still in flight: only readiness waits are), before any Bind exists.
   const child = crashStack.client.workflow.getHandle(workflowIds.loadBalancer(uid, lb));
   const atKill = await until(
-    'Backends ready, Frontends and Servers created and known to the workflow, no Bind yet',
+    kill.what,
     async () => {
       const on = objectsOn(sim, lb);
       if (on.length !== 8 || !on.every((o) => o.tags.includes(tag)) || on.some((o) => o.kind === 'bind')) return undefined;
@@ -169,9 +109,11 @@ test('a worker SIGKILLed mid-reconciliation: a new worker finishes the same run 
       } catch {
         return undefined;
       }
-      const known = progress.objects.filter((o) => o.kind !== 'bind' && o.identifier !== null);
       const backendsReady = progress.objects.filter((o) => o.kind === 'backend' && o.state === 'Deployed').length === 2;
-      return known.length === 8 && backendsReady && objectsOn(sim, lb).every((o) => o.kind !== 'bind') ? on : undefined;
+      const reached = kill.reached(progress.objects.filter((o) => o.kind === 'frontend' || o.kind === 'server'));
+      if (!backendsReady || !reached || objectsOn(sim, lb).some((o) => o.kind === 'bind')) return undefined;
+      const groups = (await pendingActivities(child)).filter((p) => p.activityType === 'realizeObjects' && p.state === 'STARTED');
+      return groups.length > 0 ? on : undefined;
     },
     30_000,
     5,
@@ -206,9 +148,30 @@ test('a worker SIGKILLed mid-reconciliation: a new worker finishes the same run 
     'one create request per object',
   );
 
-  // Both workers worked on the child reconciliation: the first until it died, the second to the end.
-  const identities = new Set((await eventsOf(child)).flatMap((e) => (e.activityTaskStartedEventAttributes?.identity ? [e.activityTaskStartedEventAttributes.identity] : [])));
+  // Both workers worked on the child reconciliation: the first until it died, the second to the end; the groups in
+  // flight at the kill ran again (and adopted what their first attempt had created: one POST each, above).
+  const events = await eventsOf(child);
+  const identities = new Set(events.flatMap((e) => (e.activityTaskStartedEventAttributes?.identity ? [e.activityTaskStartedEventAttributes.identity] : [])));
   assert.deepEqual([...identities].sort(), ['crash-worker-1', 'crash-worker-2']);
+  assert.ok(
+    events.some((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1),
+    'a realizeObjects attempt ran again after the kill',
+  );
+}
+
+test('a worker SIGKILLed while realizeObjects groups are in flight and some of their members are known only to the groups\' heartbeats and the Engine: a new worker finishes the same run with exactly the desired objects, each created once, nothing untagged', async () => {
+  await crashAndRecover({
+    what: 'Backends ready, Frontends and Servers created and tagged, some not yet known to the workflow, no Bind yet',
+    reached: (objects) => objects.some((o) => o.identifier === null),
+  });
+});
+
+test('a worker SIGKILLed after the groups signalled every member to the workflow, with only readiness waits left: a new worker finishes the same run with exactly the desired objects, each created once, nothing untagged', async () => {
+  await crashAndRecover({
+    what: 'Backends ready, every Frontend and Server known to the workflow through progress signals and still deploying, no Bind yet',
+    // Known but not ready: the workflow learned the identifiers from a signal, since a group's result ends its deploys.
+    reached: (objects) => objects.length === 6 && objects.every((o) => o.identifier !== null && o.state === 'NewlyCreated'),
+  });
 });
 
 test('a reconcileLoadBalancer already running for the same service and load balancer: reconcileService waits for it, then reconciles and succeeds', async () => {
