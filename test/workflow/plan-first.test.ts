@@ -76,7 +76,7 @@ test('from empty, each child plans its first pass from the observation its paren
   assert.equal(stats.requests[LIST_BY_TAG], 3);
   for (const lb of lbs) {
     const activities = scheduledActivities(await eventsOf(stack.client.workflow.getHandle(workflowIds.loadBalancer(uid, lb))));
-    assert.equal(activities[0], 'createObject', `${lb}: first activity ${activities[0]}`);
+    assert.equal(activities[0], 'realizeObjects', `${lb}: first activity ${activities[0]}`);
     assert.equal(activities.filter((a) => a === 'retrieveState').length, 1, `${lb}: one observation, after the creates`);
   }
 });
