@@ -64,9 +64,12 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
     async listTagged(input: { serviceUid: string; known?: string[] }): Promise<string[]> {
       return translated(() => withHeartbeat(() => listTagged(engine, known, input.serviceUid, input.known ?? [])));
     },
-    /** Service uids with objects tagged for them, across every load balancer (fullResync's orphan report). */
-    async scanTaggedServices(): Promise<Record<string, TaggedService>> {
-      return translated(() => withHeartbeat(() => scanTaggedServices(engine)));
+    /**
+     * Service uids with objects tagged for them, across every load balancer (fullResync's orphan report); those in
+     * `skip` need not be reported (activities/scan.ts).
+     */
+    async scanTaggedServices(input?: { skip?: string[] }): Promise<Record<string, TaggedService>> {
+      return translated(() => withHeartbeat(() => scanTaggedServices(engine, input?.skip ?? [])));
     },
     async createObject(input: CreateObjectInput): Promise<CreateObjectResult> {
       return translated(async () => {

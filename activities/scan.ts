@@ -2,7 +2,7 @@
  * Engine-wide scan for the orphan report of fullResync: which service uids have objects tagged for them, and on
  * which load balancers.
  */
-import { SERVICE_TAG_PREFIX } from '../domain';
+import { SERVICE_TAG_PREFIX, serviceTag } from '../domain';
 import { EngineNotFoundError, type EngineClient } from './engine';
 import { mapLimit, RETRIEVE_CONCURRENCY } from './state';
 
@@ -16,9 +16,15 @@ export interface TaggedService {
  * Lists every load balancer's Backends and Frontends and reads their tags. Binds and Servers are not read: they
  * cannot outlive the Frontend or Backend they hang off (the Engine refuses to delete a referenced object), so a
  * service with objects on a load balancer always has a Backend or Frontend there. One request per load balancer and
- * kind, plus one per Backend or Frontend.
+ * kind (per page of 100), plus one per Backend or Frontend.
+ *
+ * `skip`: services the caller does not need reported (fullResync: those with a controller). Their objects are found
+ * with one list by tag per service instead of one read per Backend and Frontend (4 against 1 for a service with two
+ * ports on one load balancer, 8 against 1 on two); what that list misses (the tag index lags behind tagging) is read
+ * as before, so a skipped service can still appear in the result, never an orphan go missing.
  */
-export async function scanTaggedServices(engine: EngineClient): Promise<Record<string, TaggedService>> {
+export async function scanTaggedServices(engine: EngineClient, skip: readonly string[] = []): Promise<Record<string, TaggedService>> {
+  const covered = new Set((await mapLimit(skip, RETRIEVE_CONCURRENCY, async (uid) => (await engine.listResourcesByTag(serviceTag(uid))).map((r) => r.identifier))).flat());
   const lbs = await engine.list('loadbalancer');
   const found = new Map<string, { lbs: Set<string>; objects: number }>();
   for (const lb of lbs) {
@@ -26,7 +32,7 @@ export async function scanTaggedServices(engine: EngineClient): Promise<Record<s
       engine.list('backend', { filters: { load_balancer: lb.identifier } }),
       engine.list('frontend', { filters: { load_balancer: lb.identifier } }),
     ]);
-    const tags = await mapLimit([...backends, ...frontends], RETRIEVE_CONCURRENCY, async (ref) => {
+    const tags = await mapLimit([...backends, ...frontends].filter((ref) => !covered.has(ref.identifier)), RETRIEVE_CONCURRENCY, async (ref) => {
       try {
         return (await engine.getResource(ref.identifier)).tags;
       } catch (err) {

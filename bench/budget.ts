@@ -27,7 +27,15 @@ export interface BudgetResult {
   /** Answered requests per second over the budget. */
   goodput: number;
   throttledShare: number;
+  /**
+   * Answered requests per second in each window of WINDOW_MS from the first start, and the 429s in it: where the
+   * budget went unused (a slow climb back after a 429, idle gaps, the start and the tail).
+   */
+  windows?: { answeredPerSecond: number; throttled: number }[];
 }
+
+/** Width of the windows in which the run's rate is sampled. */
+const WINDOW_MS = 5000;
 
 export async function runBudget(o: {
   client: Client;
@@ -50,8 +58,21 @@ export async function runBudget(o: {
       32,
       async (spec) => o.client.workflow.start(reconcileService, { taskQueue, workflowId: `bench/${spec.serviceUid}/budget`, args: [{ spec }] }),
     );
+    const windows: { answeredPerSecond: number; throttled: number }[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      let last = { total: 0, throttled: 0 };
+      while (sampling) {
+        await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
+        const now = await o.admin.stats();
+        windows.push({ answeredPerSecond: (now.total - now.throttled - (last.total - last.throttled)) / (WINDOW_MS / 1000), throttled: now.throttled - last.throttled });
+        last = now;
+      }
+    })();
     const outcomes = await Promise.all(results.map((h) => h.result()));
     const wallMs = Date.now() - t0;
+    sampling = false;
+    await sampler;
     const stats = await o.admin.stats();
     const failed = outcomes.filter((r) => !r.converged).length;
     if (failed > 0) throw new Error(`budget: ${failed} services did not converge`);
@@ -64,8 +85,9 @@ export async function runBudget(o: {
       throttled: stats.throttled,
       goodput: answered / ((wallMs / 1000) * BUDGET_RPS),
       throttledShare: stats.total === 0 ? 0 : stats.throttled / stats.total,
+      windows,
     };
-    o.log(`budget: ${(wallMs / 1000).toFixed(1)} s, ${r.requests} requests, ${r.throttled} answered 429, goodput ${(r.goodput * 100).toFixed(0)} % of the budget`);
+    o.log(`budget: ${(wallMs / 1000).toFixed(1)} s, ${r.requests} requests, ${r.throttled} answered 429, goodput ${(r.goodput * 100).toFixed(0)} % of the budget; answered/s per ${WINDOW_MS / 1000} s (429s): ${windows.map((w) => `${w.answeredPerSecond.toFixed(1)}${w.throttled ? ` (${w.throttled})` : ''}`).join(' ')}`);
     return r;
   } finally {
     await o.admin.call('PUT', '/_sim/faults', { profile: 'ideal', rateLimit: null });

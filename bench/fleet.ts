@@ -33,6 +33,8 @@ export interface FleetPhaseFigures {
   throttled: number;
   cpuSeconds: Record<string, number>;
   machineBusySeconds: number;
+  /** Engine requests by `<METHOD> <route>` (the simulator's counters): where a phase's requests go. */
+  byRoute?: Record<string, number>;
 }
 
 export interface FleetResult {
@@ -80,6 +82,7 @@ async function phase(admin: SimAdmin, pids: Record<string, number>, body: () => 
     throttled: stats.throttled ?? 0,
     cpuSeconds: Object.fromEntries(Object.entries(cpu1.procs).map(([k, v]) => [k, v - (cpu0.procs[k] ?? NaN)])),
     machineBusySeconds: cpu1.machine - cpu0.machine,
+    byRoute: stats.requests,
   };
 }
 
@@ -118,26 +121,38 @@ export async function runFleet(o: {
   try {
     o.log(`fleet: applying ${o.services} services x ${lbs.length} load balancers through their controllers`);
     const perService: number[] = [];
+    // Each controller's pass number after the apply: the resync phase ends when every controller has passed it.
+    const before = new Map<string, number>();
     const apply = await phase(o.admin, pids, async () => {
       const applied = await mapLimit(specs, CLIENT_CONCURRENCY, async (s) => ({ s, started: Date.now(), ...(await lbaas.apply(s.raw, s.spec)) }));
       await mapLimit(applied, CLIENT_CONCURRENCY, async (a) => {
         const r = await lbaas.waitConverged(a.s.spec.serviceUid, a.revision);
         if (!r.converged) throw new Error(`fleet: ${a.s.spec.serviceUid} did not converge: ${r.error ?? ''}`);
         perService.push(Date.now() - a.started);
+        before.set(a.s.spec.serviceUid, r.pass);
       });
     });
     o.log(`fleet: converged in ${(apply.wallMs / 1000).toFixed(1)} s, ${apply.requests} requests`);
 
     o.log('fleet: no-op full resync (the Schedule workflow, fullResync)');
-    const before = new Map<string, number>();
-    await mapLimit(specs, CLIENT_CONCURRENCY, async (s) => before.set(s.spec.serviceUid, (await lbaas.status(s.spec.serviceUid)).lastPass?.pass ?? 0));
     let signalled = 0;
     let resyncRun = '';
     const noop = await phase(o.admin, pids, async () => {
+      const since = new Date(Date.now() - 1000).toISOString();
       const handle = await o.client.workflow.start(fullResync, { taskQueue: o.taskQueue, workflowId: `bench/fleet-resync-${Date.now()}`, args: [{}] });
       resyncRun = handle.workflowId;
       const r = await handle.result();
       signalled = r.signalled.length;
+      // While the passes run, count the finished ones in visibility (one request per check): a status query per
+      // controller every few seconds, 1000 at a time, competes with the passes for the worker and failed at 1000
+      // services. The status of each controller is read once they are all done.
+      const ended = (status: string) => `WorkflowType = 'reconcileService' AND TaskQueue = '${o.taskQueue}' AND StartTime >= '${since}' AND ExecutionStatus = '${status}'`;
+      for (;;) {
+        const [completed, failed] = [(await o.client.workflow.count(ended('Completed'))).count, (await o.client.workflow.count(ended('Failed'))).count];
+        if (failed > 0) throw new Error(`fleet: ${failed} resync passes failed`);
+        if (completed >= specs.length) break;
+        await sleep(CHECK_EVERY_MS);
+      }
       let pending = specs.map((s) => s.spec.serviceUid);
       while (pending.length > 0) {
         const done = await mapLimit(pending, CLIENT_CONCURRENCY, async (uid) => {

@@ -3,8 +3,8 @@
  * fail at once, non-retryably, naming the field; a bad input must never turn into a workflow task retried forever.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { formatIssues, validateSpec } from '../domain';
-import type { ServiceSpec } from '../domain/types';
+import { formatIssues, KINDS, validateSpec } from '../domain';
+import type { ObservedObject, ServiceSpec, Snapshot } from '../domain/types';
 import { FAILURE_TYPES } from './options';
 
 export function invalidInput(message: string): ApplicationFailure {
@@ -69,4 +69,19 @@ export function optionalBoolean(fields: Record<string, unknown>, name: string, w
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'boolean') throw invalidInput(`${workflow}: ${name}: must be true or false`);
   return v;
+}
+
+/**
+ * An optional observation handed down by the parent (`observed`: the objects reconcileService just read on this load
+ * balancer), used as the first pass's snapshot instead of reading the Engine again. Checked only for shape: the
+ * objects come from the retrieveState/observeService activities, never from a person.
+ */
+export function optionalObserved(fields: Record<string, unknown>, loadBalancer: string, workflow: string): Snapshot | undefined {
+  const v = fields.observed;
+  if (v === undefined || v === null) return undefined;
+  const ok = (o: unknown) => typeof o === 'object' && o !== null && KINDS.includes((o as ObservedObject).kind) && typeof (o as ObservedObject).identifier === 'string' && typeof (o as ObservedObject).fields === 'object';
+  if (!Array.isArray(v) || v.length > MAX_KNOWN || !v.every(ok)) {
+    throw invalidInput(`${workflow}: observed: must be a list of observed Engine objects (kind, identifier, fields), as observeService returns them`);
+  }
+  return { loadBalancer, objects: v as ObservedObject[] };
 }

@@ -11,10 +11,10 @@ import type { Activities } from '../activities';
 import type { CreateObjectInput, ReadyOutcome } from '../activities/objects';
 import type { RealizedObject } from '../activities/realize';
 import { causeOf } from './failures';
-import { invalidInput, loadBalancerId, optionalIdentifiers, optionalInteger, specOf } from './input';
+import { invalidInput, loadBalancerId, optionalIdentifiers, optionalInteger, optionalObserved, specOf } from './input';
 import { ENGINE_CALL, FAILURE_TYPES, readinessOptions, short } from './options';
 import { completeFields, desiredObjects, isPlanEmpty, planLoadBalancer, statusFromSnapshot } from '../domain';
-import { DESTROY_STAGES, KIND_TITLE, type Destroy, type LoadBalancerResult, type ObjectStatus, type Plan, type PlannedObject } from '../domain';
+import { DESTROY_STAGES, KIND_TITLE, type Destroy, type LoadBalancerResult, type ObjectStatus, type ObservedObject, type Plan, type PlannedObject } from '../domain';
 import { describeOutstanding, StatusBook } from './status-book';
 import { objectsProgressOf, objectsProgressSignal } from './realize-progress';
 
@@ -33,6 +33,8 @@ export interface ReconcileLoadBalancerInput {
    * Engine's tag index, which lags behind tagging, does not list them yet.
    */
   known?: string[];
+  /** What the parent just observed on this load balancer: the first pass plans from it instead of reading again. */
+  observed?: ObservedObject[];
 }
 
 export interface ReconcileLoadBalancerResult extends LoadBalancerResult {
@@ -126,6 +128,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
   // Identifiers of the service's objects this run has seen or created: observations read them even while the Engine's
   // tag index, which lags behind tagging, does not list them yet.
   const known = new Set<string>(optionalIdentifiers(fields, 'known', wf) ?? []);
+  const observed = optionalObserved(fields, loadBalancer, wf);
 
   const destroy = async (d: Destroy) => {
     const outcome = await call(engine.destroyObject, `destroy ${KIND_TITLE[d.kind]} ${d.name} ${on} (${d.reason})`, { ...d, serviceUid: uid });
@@ -256,7 +259,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
     for (let pass = 1; ; pass++) {
       progress.pass = pass;
       progress.phase = 'observing';
-      const snapshot = await call(engine.retrieveState, `observe ${uid} ${on}`, { serviceUid: uid, loadBalancer, ...(known.size > 0 ? { known: [...known].sort() } : {}) });
+      const snapshot = (pass === 1 ? observed : undefined) ?? await call(engine.retrieveState, `observe ${uid} ${on}`, { serviceUid: uid, loadBalancer, ...(known.size > 0 ? { known: [...known].sort() } : {}) });
       for (const o of snapshot.objects) known.add(o.identifier);
       const plan = planLoadBalancer(desired, snapshot, spec.failedResources);
       book.observe(plan, snapshot);

@@ -4,12 +4,13 @@
  * docs/spec.md#temporal-surface).
  */
 import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { ChildWorkflowFailure, executeChild, isCancellation, ParentClosePolicy, proxyActivities, sleep } from '@temporalio/workflow';
+import { ChildWorkflowFailure, executeChild, isCancellation, ParentClosePolicy, patched, proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { optionalIdentifiers, optionalInteger, specOf } from './input';
 import { ENGINE_CALL, FAILURE_TYPES, searchAttributes, workflowIds } from './options';
-import { mergeStatus } from '../domain';
-import type { AddressStatus, LoadBalancerResult, ObjectStatus } from '../domain/types';
+import { desiredObjects, isPlanEmpty, mergeStatus, planLoadBalancer, statusFromSnapshot } from '../domain';
+import type { AddressStatus, LoadBalancerResult, ObjectStatus, ObservedObject, Plan, Snapshot } from '../domain/types';
+import { StatusBook } from './status-book';
 import { reconcileLoadBalancer, type LoadBalancerFailureDetails, type ReconcileLoadBalancerResult } from './reconcile-lb';
 import { causeOf, failureDetails } from './failures';
 
@@ -42,9 +43,21 @@ export interface ReconcileServiceResult {
 const BUSY_WAIT_FIRST_MS = 1000;
 const BUSY_WAIT_MAX_MS = 30_000;
 
+/**
+ * Since this patch the service is observed once, in one observeService activity (one list by tag, one read per
+ * object), and planned per load balancer before any child starts: a load balancer whose plan is empty gets no child
+ * (a no-op resync is one activity per service instead of three workflows and four activities), the others are handed
+ * their part of the observation as their first snapshot, and load balancers that left the spec are found in the same
+ * observation instead of by a list at the end. Runs recorded before it replay the old order
+ * (test/fixtures/histories).
+ */
+export const PLAN_FIRST_PATCH = 'plan-before-children';
+
 interface Run {
   loadBalancer: string;
   cleanup: boolean;
+  /** The parent's observation of this load balancer: the child's first snapshot (first start attempt only). */
+  observed?: ObservedObject[];
 }
 
 export async function reconcileService(input: ReconcileServiceInput): Promise<ReconcileServiceResult> {
@@ -56,13 +69,15 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   const uid = spec.serviceUid;
   const engine = proxyActivities<Activities>(ENGINE_CALL);
 
-  const runChild = async ({ loadBalancer, cleanup }: Run): Promise<ReconcileLoadBalancerResult> => {
+  const runChild = async ({ loadBalancer, cleanup, observed }: Run): Promise<ReconcileLoadBalancerResult> => {
     const workflowId = workflowIds.loadBalancer(uid, loadBalancer);
     for (let attempt = 0; ; attempt++) {
+      // After waiting for a reconciliation started elsewhere, the parent's observation is stale: the child reads again.
+      const first = attempt === 0 && observed ? { observed } : {};
       try {
         return await executeChild(reconcileLoadBalancer, {
           workflowId,
-          args: [{ spec: fields.spec, loadBalancer, cleanup, ...(revision !== null ? { revision } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {})}],
+          args: [{ spec: fields.spec, loadBalancer, cleanup, ...(revision !== null ? { revision } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}), ...first }],
           staticSummary: `${cleanup ? 'remove' : 'reconcile'} ${uid} on ${loadBalancer}${revision !== null ? ` (revision ${revision})` : ''}`,
           typedSearchAttributes: [
             { key: searchAttributes.serviceUid, value: uid },
@@ -83,8 +98,9 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   const results: Record<string, LoadBalancerSummary> = {};
   const objects: ObjectStatus[] = [];
   const errors: { loadBalancer: string; err: unknown }[] = [];
-  const runAll = async (runs: Run[]) => {
-    const settled = await Promise.allSettled(runs.map(runChild));
+  /** Runs each load balancer's child, except those `inline` already has the result of (their plan was empty). */
+  const runAll = async (runs: Run[], inline: (run: Run) => ReconcileLoadBalancerResult | undefined = () => undefined) => {
+    const settled = await Promise.allSettled(runs.map((run) => Promise.resolve(inline(run) ?? runChild(run))));
     settled.forEach((s, i) => {
       const run = runs[i] as Run;
       if (s.status === 'fulfilled') {
@@ -110,20 +126,46 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
     });
   };
 
-  if (!teardown) await runAll(spec.loadBalancers.map((loadBalancer) => ({ loadBalancer, cleanup: false })));
-
-  // Objects tagged for the service that none of the spec's load balancers holds live on load balancers that left the
-  // spec: find where (one list in the common case where there are none), then remove them there. New configuration
-  // first, old removed after, so traffic moves before anything is taken away.
-  const known = new Set(objects.map((o) => o.identifier));
   const lookup = { serviceUid: uid, ...(knownBefore.length > 0 ? { known: knownBefore } : {}) };
-  const tagged = await engine.listTagged.executeWithOptions({ summary: `look for ${uid} objects elsewhere` }, [lookup]);
-  if (tagged.some((id) => !known.has(id))) {
-    const held = await engine.observeService.executeWithOptions({ summary: `locate ${uid} objects` }, [lookup]);
+  if (patched(PLAN_FIRST_PATCH)) {
+    const held = await engine.observeService.executeWithOptions({ summary: `observe ${uid}` }, [lookup]);
+    // A load balancer whose plan is empty is reported from this observation without a child. (A reconciliation of it
+    // started elsewhere is then not waited for; the controller never overlaps its own passes: a superseded pass is
+    // cancelled and waited for before the next one starts.)
+    const inline = (loadBalancer: string, snapshot: Snapshot, plan: Plan): ReconcileLoadBalancerResult => {
+      const book = new StatusBook(loadBalancer, () => Date.now());
+      book.observe(plan, snapshot);
+      return { serviceUid: uid, revision, loadBalancer, converged: true, status: statusFromSnapshot(snapshot), created: 0, destroyed: 0, recovered: 0, passes: 1, objects: book.list() };
+    };
+    const runs: Run[] = [];
+    const noop = new Map<string, ReconcileLoadBalancerResult>();
+    for (const loadBalancer of teardown ? [] : spec.loadBalancers) {
+      const snapshot: Snapshot = { loadBalancer, objects: held[loadBalancer] ?? [] };
+      const plan = planLoadBalancer(desiredObjects(spec, loadBalancer), snapshot, spec.failedResources);
+      if (isPlanEmpty(plan)) noop.set(loadBalancer, inline(loadBalancer, snapshot, plan));
+      runs.push({ loadBalancer, cleanup: false, observed: snapshot.objects });
+    }
+    await runAll(runs, (run) => noop.get(run.loadBalancer));
+    // New configuration first, old removed after, so traffic moves before anything is taken away.
     const dropped = Object.keys(held)
       .filter((lb) => (teardown || !spec.loadBalancers.includes(lb)) && (held[lb]?.length ?? 0) > 0)
       .sort();
-    await runAll(dropped.map((loadBalancer) => ({ loadBalancer, cleanup: true })));
+    await runAll(dropped.map((loadBalancer) => ({ loadBalancer, cleanup: true, observed: held[loadBalancer] ?? [] })));
+  } else {
+    if (!teardown) await runAll(spec.loadBalancers.map((loadBalancer) => ({ loadBalancer, cleanup: false })));
+
+    // Objects tagged for the service that none of the spec's load balancers holds live on load balancers that left the
+    // spec: find where (one list in the common case where there are none), then remove them there. New configuration
+    // first, old removed after, so traffic moves before anything is taken away.
+    const known = new Set(objects.map((o) => o.identifier));
+    const tagged = await engine.listTagged.executeWithOptions({ summary: `look for ${uid} objects elsewhere` }, [lookup]);
+    if (tagged.some((id) => !known.has(id))) {
+      const held = await engine.observeService.executeWithOptions({ summary: `locate ${uid} objects` }, [lookup]);
+      const dropped = Object.keys(held)
+        .filter((lb) => (teardown || !spec.loadBalancers.includes(lb)) && (held[lb]?.length ?? 0) > 0)
+        .sort();
+      await runAll(dropped.map((loadBalancer) => ({ loadBalancer, cleanup: true })));
+    }
   }
 
   const status = teardown ? {} : mergeStatus(spec.loadBalancers.map((lb) => results[lb]?.status ?? {}));

@@ -8,9 +8,10 @@
  *   sends (not just the request that got it) and halves the bucket's rate (multiplicative decrease). Without
  *   Retry-After the pause is capped exponential with full jitter (`backoffStartMs` doubling to `backoffCapMs`,
  *   each pause drawn uniformly from 0 to that bound, so workers sharing a token do not retry in step); with
- *   Retry-After the pause is what the Engine asked for. While no 429 comes back the rate grows again by
- *   `increasePerSecond` each second (additive increase) up to the granted budget: the worker slows down on 429 and
- *   speeds up again when they stop (AIMD, the rule TCP uses to share a link it cannot see).
+ *   Retry-After the pause is what the Engine asked for. While no 429 comes back the rate returns to the rate the 429
+ *   came at within `recoveryMs`, along a cubic curve that is steep at first and flat near that rate, then grows by
+ *   `increasePerSecond` each second up to the granted budget: the worker slows down on 429 and speeds up again when
+ *   they stop (the window growth of TCP CUBIC, RFC 9438, applied to a request rate).
  *
  * Only 429s answered to requests sent after the last decrease count towards the next one: a burst of requests in
  * flight when the first 429 arrives is one signal, not twenty, and does not drive the rate to the floor.
@@ -32,10 +33,18 @@ export const DEFAULT_BACKOFF_START_MS = 1_000;
 /** The backoff bound stops doubling at one minute: a throttled worker still tries about once a minute. */
 export const DEFAULT_BACKOFF_CAP_MS = 60_000;
 /**
- * Rate regained per second without a 429: 0.1 requests/s each second, so a halved rate of 5/s is back at 10/s after
- * 50 s. Slow on purpose: each probe above the Engine's limit costs a 429, and a fast climb probes often.
+ * Rate gained per second beyond the rate of the last 429, once back at it: 0.1 requests/s each second. Slow on
+ * purpose: above that rate each probe of the Engine's limit costs a 429, and a fast climb probes often.
  */
 export const DEFAULT_INCREASE_PER_SECOND = 0.1;
+/**
+ * Time to climb back to the rate of the last 429: 10 s. A worker sending at its budget that meets a lone 429 (two
+ * token buckets at the same rate disagree by network jitter) loses about a quarter of this times the halved rate,
+ * 25 requests at 20/s, where a linear climb at 0.1/s would lose about 500 (measured: bench/budget.ts). Against an
+ * Engine limit below the budget the rate stays flat just under that limit for most of these 10 s, so 429s still come
+ * no more often than every 10-25 s.
+ */
+export const DEFAULT_RECOVERY_MS = 10_000;
 /** The rate never drops below one request every two seconds, however many 429s arrive. */
 export const DEFAULT_MIN_REQUESTS_PER_SECOND = 0.5;
 
@@ -47,6 +56,8 @@ export interface PacingOptions {
   backoffStartMs?: number;
   backoffCapMs?: number;
   increasePerSecond?: number;
+  /** Time to climb back to the rate of the last 429; default `DEFAULT_RECOVERY_MS`. */
+  recoveryMs?: number;
   minRequestsPerSecond?: number;
   /** For tests: the clock, the sleep and the jitter source. */
   now?: () => number;
@@ -93,6 +104,7 @@ export class RequestPacer {
   readonly #start: number;
   readonly #cap: number;
   readonly #increase: number;
+  readonly #recovery: number;
   readonly #min: number;
   readonly #now: () => number;
   readonly #sleep: (ms: number) => Promise<void>;
@@ -110,6 +122,8 @@ export class RequestPacer {
   #rateLimited = 0;
   #backoffMs = 0;
   #recent: number[] = [];
+  /** The rate of the last decrease before and after halving, and when its climb back started; null before any 429. */
+  #climb: { from: number; to: number; since: number } | null = null;
   #queue: Promise<void> = Promise.resolve();
 
   constructor(options: PacingOptions = {}) {
@@ -118,6 +132,7 @@ export class RequestPacer {
     this.#start = positive('backoffStartMs', options.backoffStartMs ?? DEFAULT_BACKOFF_START_MS);
     this.#cap = positive('backoffCapMs', options.backoffCapMs ?? DEFAULT_BACKOFF_CAP_MS);
     this.#increase = positive('increasePerSecond', options.increasePerSecond ?? DEFAULT_INCREASE_PER_SECOND);
+    this.#recovery = positive('recoveryMs', options.recoveryMs ?? DEFAULT_RECOVERY_MS);
     this.#min = Math.min(positive('minRequestsPerSecond', options.minRequestsPerSecond ?? DEFAULT_MIN_REQUESTS_PER_SECOND), this.#max);
     this.#now = options.now ?? (() => performance.now());
     this.#sleep = options.sleep ?? ((ms) => delay(ms));
@@ -174,9 +189,13 @@ export class RequestPacer {
     this.#refilledAt = now;
     if (!Number.isFinite(this.#rate)) return;
     this.#tokens = Math.min(this.#burst, this.#tokens + elapsed * this.#rate);
-    // Regain rate only for time outside pauses: time spent paused says nothing about what the Engine would accept.
-    const unpaused = Math.max(0, now - Math.max(from, this.#pauseUntil)) / 1000;
-    this.#rate = Math.min(this.#max, this.#rate + unpaused * this.#increase);
+    const climb = this.#climb;
+    if (!climb) return;
+    // The climb starts when the pause ends: time spent paused says nothing about what the Engine would accept.
+    const t = Math.max(0, now - Math.max(climb.since, this.#pauseUntil));
+    const k = this.#recovery;
+    const rate = t < k ? climb.to - (climb.to - climb.from) * ((k - t) / k) ** 3 : climb.to + ((t - k) / 1000) * this.#increase;
+    this.#rate = Math.min(this.#max, rate);
   }
 
   /**
@@ -198,6 +217,7 @@ export class RequestPacer {
       this.#streak++;
       const current = Number.isFinite(this.#rate) ? this.#rate : Math.max(this.#min * 2, (this.#recent.length * 1000) / RATE_WINDOW_MS);
       this.#rate = Math.max(this.#min, current / 2);
+      this.#climb = { from: this.#rate, to: current, since: now };
       this.#tokens = 0;
       const bound = Math.min(this.#cap, this.#start * 2 ** (this.#streak - 1));
       const pause = retryAfterMs ?? this.#random() * bound;

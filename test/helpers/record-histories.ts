@@ -44,6 +44,8 @@ export const RECORDED = [
   'server-pool',
   'service-controller-pool',
   'import-services',
+  'reconcile-service-plan-first',
+  'reconcile-service-plan-first-child',
 ] as const;
 
 type Name = (typeof RECORDED)[number];
@@ -59,7 +61,8 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
       else if (name === 'server-pool' || name === 'service-controller-pool') await recordPool(stack, out);
       else if (name === 'reconcile-lb-converge-progress') await recordProgress(stack, out);
       else if (name === 'import-services') await recordImport(stack, out);
-      else throw new Error(`only service-controller, server-pool, service-controller-pool, reconcile-lb-converge-progress and import-services can be recorded alone (got ${name})`);
+      else if (name === 'reconcile-service-plan-first' || name === 'reconcile-service-plan-first-child') await recordPlanFirst(stack, out);
+      else throw new Error(`only service-controller, server-pool, service-controller-pool, reconcile-lb-converge-progress, import-services and reconcile-service-plan-first(-child) can be recorded alone (got ${name})`);
     }
     return;
   }
@@ -163,6 +166,7 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
   await recordProgress(stack, out);
   await recordController(stack, out);
   await recordImport(stack, out);
+  await recordPlanFirst(stack, out);
   await runs.terminateRunning();
 }
 
@@ -184,6 +188,31 @@ async function recordProgress(stack: Stack, out: string): Promise<void> {
     process.stderr.write(`recorded reconcile-lb-converge-progress: ${history.events?.length ?? 0} events, ${signals} progress signals\n`);
   } finally {
     stack.sim.setFaults({});
+  }
+}
+
+/**
+ * reconcileService since PLAN_FIRST_PATCH (workflows/reconcile-service.ts): one observation, then a load balancer
+ * already converged (no child), one empty (a child handed its observation) and one dropped from the spec (a cleanup
+ * child handed its observation). Writes reconcile-service-plan-first.json and, for the child that converges,
+ * reconcile-service-plan-first-child.json.
+ */
+async function recordPlanFirst(stack: Stack, out: string): Promise<void> {
+  const runs = new Runs(stack.client, stack.taskQueue);
+  const sim = stack.sim;
+  const [done, empty, dropped] = [seedLoadBalancer(sim, 'lb-plan-first-done'), seedLoadBalancer(sim, 'lb-plan-first-empty'), seedLoadBalancer(sim, 'lb-plan-first-dropped')];
+  const uid = 'record-plan-first';
+  seedConverged(sim, done, ORACLE, { tags: [tagOf(uid)] });
+  seedConverged(sim, dropped, ORACLE, { tags: [tagOf(uid)] });
+  const h = await runs.service({ spec: exampleSpec([done, empty], { serviceUid: uid }) });
+  await h.result();
+  for (const [name, handle] of [
+    ['reconcile-service-plan-first', h],
+    ['reconcile-service-plan-first-child', stack.client.workflow.getHandle(workflowIds.loadBalancer(uid, empty))],
+  ] as const) {
+    const history = await handle.fetchHistory();
+    writeFileSync(path.join(out, `${name}.json`), `${JSON.stringify(historyToJson(history), null, 1)}\n`);
+    process.stderr.write(`recorded ${name}: ${history.events?.length ?? 0} events\n`);
   }
 }
 

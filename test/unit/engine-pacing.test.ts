@@ -133,9 +133,9 @@ describe('RequestPacer backoff on 429', () => {
 });
 
 describe('RequestPacer adapts its rate (AIMD)', () => {
-  test('the rate halves on a 429, never below the floor, and climbs back by increasePerSecond up to the budget', async () => {
+  test('the rate halves on a 429, never below the floor, climbs back to the rate of the last 429 within recoveryMs, then by increasePerSecond up to the budget', async () => {
     // Each 429 is answered at once (a zero pause, sent with the burst still full), so no time passes between them.
-    const c = fakeClock({ requestsPerSecond: 8, burst: 8, increasePerSecond: 0.5, minRequestsPerSecond: 1.5 }, [0, 0, 0, 0]);
+    const c = fakeClock({ requestsPerSecond: 8, burst: 8, increasePerSecond: 0.5, minRequestsPerSecond: 1.5, recoveryMs: 10_000 }, [0, 0, 0, 0]);
     const epochs = [await c.pacer.acquire()];
     const rates: number[] = [];
     for (let i = 0; i < 3; i++) {
@@ -144,10 +144,27 @@ describe('RequestPacer adapts its rate (AIMD)', () => {
       epochs.push(i + 1);
     }
     assert.deepEqual(rates, [4, 2, 1.5]);
+    // Halfway through the recovery, 1/8 of the way from 2 (the rate the last 429 came at) down to 1.5 is still missing.
+    c.advance(5_000);
+    assert.equal(c.pacer.stats().requestsPerSecond, 2 - 0.5 / 8);
+    c.advance(5_000);
+    assert.equal(c.pacer.stats().requestsPerSecond, 2);
     c.advance(4_000);
-    assert.equal(c.pacer.stats().requestsPerSecond, 3.5);
+    assert.equal(c.pacer.stats().requestsPerSecond, 2 + 4 * 0.5);
     c.advance(60_000);
     assert.equal(c.pacer.stats().requestsPerSecond, 8);
+  });
+
+  test('a lone 429 at the budget costs a few seconds of reduced rate, not a minute and a half (the default recovery)', async () => {
+    // The budget bench's case: two buckets at 20/s disagree by jitter. With the additive increase alone (0.1/s each
+    // second) the halved rate took 100 s to get back to 20/s.
+    const c = fakeClock({ requestsPerSecond: 20, burst: 20 }, [0]);
+    c.pacer.settle(await c.pacer.acquire(), 429);
+    assert.equal(c.pacer.stats().requestsPerSecond, 10);
+    c.advance(5_000);
+    assert.equal(c.pacer.stats().requestsPerSecond, 20 - 10 / 8);
+    c.advance(5_000);
+    assert.equal(c.pacer.stats().requestsPerSecond, 20);
   });
 
   test('without a budget the first 429 bounds the rate at half of what was sent over the last 2 s', async () => {

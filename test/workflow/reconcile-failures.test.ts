@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { ApplicationFailure } from '@temporalio/common';
 import { EngineClient } from '../../activities/engine';
 import { workflowIds } from '../../workflows/options';
@@ -109,16 +110,16 @@ test('an Engine that refuses the worker\'s token (401) fails the reconciliation 
     assert.equal(last?.type, 'EngineRejected');
     assert.equal(last?.nonRetryable, true);
     assert.match(last?.message ?? '', /^GET \/api\/core\/v1\/resource\.json\?tag_name=\S+: 401 Unauthorized/);
-    // The child's observation and the parent's look for objects elsewhere, each refused once and not retried.
-    assert.deepEqual(stack.sim.stats().requests, { 'GET /api/core/v1/resource.json': 2 });
+    // The parent's observation of the service (workflows/reconcile-service.ts plans before starting children), refused
+    // once and not retried; no reconcileLoadBalancer started.
+    assert.deepEqual(stack.sim.stats().requests, { 'GET /api/core/v1/resource.json': 1 });
     assert.deepEqual(objectsOn(stack.sim, lb), []);
-    const histories = [await handle.fetchHistory(), await stack.client.workflow.getHandle(workflowIds.loadBalancer(String(spec.serviceUid), lb)).fetchHistory()];
-    for (const history of histories) {
-      const { strings, payloads } = historyTexts(historyToJson(history));
-      assert.ok(strings.some((t) => t.includes('401 Unauthorized')), 'the history holds the failure');
-      assert.ok(payloads.some((t) => t.includes(lb)), 'payloads were decoded');
-      assert.deepEqual([...strings, ...payloads].filter((t) => t.includes(wrongToken)), [], 'the history does not hold the token');
-    }
+    await assert.rejects(stack.client.workflow.getHandle(workflowIds.loadBalancer(String(spec.serviceUid), lb)).describe(), WorkflowNotFoundError);
+    const history = await handle.fetchHistory();
+    const { strings, payloads } = historyTexts(historyToJson(history));
+    assert.ok(strings.some((t) => t.includes('401 Unauthorized')), 'the history holds the failure');
+    assert.ok(payloads.some((t) => t.includes(lb)), 'payloads were decoded');
+    assert.deepEqual([...strings, ...payloads].filter((t) => t.includes(wrongToken)), [], 'the history does not hold the token');
   } finally {
     other.shutdown();
     await running;

@@ -1,0 +1,124 @@
+/**
+ * The Engine request economy of a pass (issue: no-op full resync at most 31 requests per service): reconcileService
+ * observes the service once and plans before starting children (PLAN_FIRST_PATCH in workflows/reconcile-service.ts),
+ * and fullResync's orphan scan finds the objects of services with a controller by one list by tag each
+ * (activities/scan.ts). Real Temporal dev server, simulator over HTTP; request counts are exact because each test
+ * resets the simulator's counters right before the pass it measures and the file's tests run one after the other.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { test } from 'node:test';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { scanTaggedServices } from '../../activities/scan';
+import { workflowIds } from '../../workflows/options';
+import { describeObjects, expectedLines, objectsOn, seedConverged, tagOf, writeRequests } from '../helpers/engine-state';
+import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
+import { FAST_READINESS, ORACLE, reconcile, runs, stack, STATUS, useReconcileStack } from '../helpers/reconcile-kit';
+import { eventsOf, scheduledActivities } from '../helpers/workflows';
+
+useReconcileStack(FAST_READINESS);
+
+/** The example spec's objects on one load balancer: 2 Backends, 2 Frontends, 4 Binds, 4 Servers. */
+const PER_LB = 12;
+const LIST_BY_TAG = 'GET /api/core/v1/resource.json';
+
+function fresh(count: number) {
+  const uid = `plan-first-${randomUUID()}`;
+  const lbs = Array.from({ length: count }, (_, i) => seedLoadBalancer(stack.sim, `lb-${i + 1}`));
+  return { uid, lbs, spec: exampleSpec(lbs, { serviceUid: uid }) };
+}
+
+async function hasRun(workflowId: string): Promise<boolean> {
+  try {
+    await stack.client.workflow.getHandle(workflowId).describe();
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false;
+    throw err;
+  }
+}
+
+const objectGets = (requests: Record<string, number>) =>
+  Object.entries(requests)
+    .filter(([route]) => /^GET \/api\/LBaaS\/v1\/\w+\.json\/\{id\}$/.test(route))
+    .reduce((sum, [, count]) => sum + count, 0);
+
+test('a no-op pass on 2 converged load balancers is one list by tag and one GET per object, writes nothing and starts no reconcileLoadBalancer', async () => {
+  const { uid, lbs, spec } = fresh(2);
+  for (const lb of lbs) seedConverged(stack.sim, lb, ORACLE, { tags: [tagOf(uid)] });
+  // The first pass teaches the worker each object's kind (one Core read per object); the second is the steady state.
+  assert.equal((await reconcile(spec)).converged, true);
+  stack.sim.resetStats();
+  const r = await reconcile(spec);
+  const stats = stack.sim.stats();
+
+  assert.equal(r.converged, true);
+  assert.deepEqual(r.status, STATUS);
+  assert.equal(r.objects.length, 2 * PER_LB);
+  for (const lb of lbs) assert.deepEqual({ ...r.loadBalancers[lb] }, { converged: true, status: STATUS, created: 0, destroyed: 0, recovered: 0, passes: 1, cleanup: false });
+  assert.equal(stats.mutations, 0);
+  assert.deepEqual(writeRequests(stats), {});
+  assert.equal(stats.requests[LIST_BY_TAG], 1);
+  assert.equal(objectGets(stats.requests), 2 * PER_LB);
+  assert.equal(stats.total, 1 + 2 * PER_LB);
+  for (const lb of lbs) assert.equal(await hasRun(workflowIds.loadBalancer(uid, lb)), false, `no reconcileLoadBalancer ran on ${lb}`);
+});
+
+test('from empty, each child plans its first pass from the observation its parent hands down: no retrieveState before its first create, 3 lists by tag in all', async () => {
+  const { uid, lbs, spec } = fresh(2);
+  stack.sim.resetStats();
+  const r = await reconcile(spec);
+  const stats = stack.sim.stats();
+
+  assert.equal(r.converged, true);
+  for (const lb of lbs) assert.deepEqual(describeObjects(objectsOn(stack.sim, lb), stack.sim), expectedLines(ORACLE));
+  // The parent's observation (1), then each child's closing observation (1 each); no list at the end of the pass.
+  assert.equal(stats.requests[LIST_BY_TAG], 3);
+  for (const lb of lbs) {
+    const activities = scheduledActivities(await eventsOf(stack.client.workflow.getHandle(workflowIds.loadBalancer(uid, lb))));
+    assert.equal(activities[0], 'realizeObjects', `${lb}: first activity ${activities[0]}`);
+    assert.equal(activities.filter((a) => a === 'retrieveState').length, 1, `${lb}: one observation, after the creates`);
+  }
+});
+
+test('a load balancer that already matches and one that does not: only the second gets a child, and a dropped one is cleaned up from the same observation', async () => {
+  const { uid, lbs, spec } = fresh(2);
+  const [done, todo] = lbs as [string, string];
+  const dropped = seedLoadBalancer(stack.sim, 'lb-dropped');
+  seedConverged(stack.sim, done, ORACLE, { tags: [tagOf(uid)] });
+  seedConverged(stack.sim, dropped, ORACLE, { tags: [tagOf(uid)] });
+  const r = await runs.service({ spec }).then((h) => h.result());
+
+  assert.equal(r.converged, true);
+  assert.equal(await hasRun(workflowIds.loadBalancer(uid, done)), false, 'no child on the converged load balancer');
+  assert.equal(await hasRun(workflowIds.loadBalancer(uid, todo)), true);
+  assert.equal(r.loadBalancers[todo]?.created, PER_LB);
+  assert.deepEqual({ created: r.loadBalancers[dropped]?.created, destroyed: r.loadBalancers[dropped]?.destroyed, cleanup: r.loadBalancers[dropped]?.cleanup }, { created: 0, destroyed: PER_LB, cleanup: true });
+  assert.deepEqual(objectsOn(stack.sim, dropped), []);
+  for (const lb of lbs) assert.deepEqual(describeObjects(objectsOn(stack.sim, lb), stack.sim), expectedLines(ORACLE));
+});
+
+test("the orphan scan lists each skipped service by tag instead of reading its Backends' and Frontends' tags, and still reports every other tagged service", async () => {
+  const controlled = `scan-live-${randomUUID()}`;
+  const orphan = `scan-orphan-${randomUUID()}`;
+  const lb = seedLoadBalancer(stack.sim, 'lb-scan');
+  seedConverged(stack.sim, lb, ORACLE, { tags: [tagOf(controlled)] });
+  const other = seedLoadBalancer(stack.sim, 'lb-scan-orphan');
+  seedConverged(stack.sim, other, ORACLE, { tags: [tagOf(orphan)] });
+  // Every Backend and Frontend in the simulator that is not the controlled service's is read, as before.
+  const readable = stack.sim.objects().filter((o) => (o.kind === 'backend' || o.kind === 'frontend') && !o.tags.includes(tagOf(controlled))).length;
+
+  stack.sim.resetStats();
+  const found = await scanTaggedServices(stack.engine, [controlled]);
+  const stats = stack.sim.stats();
+
+  assert.deepEqual(found[orphan], { loadBalancers: [other], objects: 4 });
+  assert.equal(found[controlled], undefined, 'the skipped service is not reported: its objects were not read');
+  assert.equal(stats.requests[LIST_BY_TAG], 1, 'one list by tag for the skipped service');
+  assert.equal(stats.requests['GET /api/core/v1/resource.json/{id}'], readable);
+
+  // Without skip, the controlled service's 4 objects are read and reported too.
+  const all = await scanTaggedServices(stack.engine);
+  assert.deepEqual(all[controlled], { loadBalancers: [lb], objects: 4 });
+  assert.deepEqual(all[orphan], { loadBalancers: [other], objects: 4 });
+});
