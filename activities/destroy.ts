@@ -3,7 +3,8 @@
  * readable and listed, its state unchanged, until it is deprovisioned, and its parent cannot be deleted meanwhile.
  * So a destroy ends when GET answers 404, waited for inside the activity (heartbeating), and only then does the
  * object count as destroyed and its parent's stage begin. A 409 because one of the service's own dependents is still
- * going away is waited out the same way; a 409 because something that is not ours references the object fails,
+ * going away is waited out the same way, for OWN_DEPENDENTS_GRACE_MS (longer, and the dependent is one the pass did not
+ * plan to remove: the pass fails and the next one removes it first); a 409 because something that is not ours references the object fails,
  * naming it. Nothing is destroyed unless it carries the service's tag.
  */
 import { setTimeout as delay } from 'node:timers/promises';
@@ -35,10 +36,19 @@ export const GONE_POLL_MAX_MS = 2_000;
  */
 export const DESTROY_WINDOW_MS = 60_000;
 
+/**
+ * How long a 409 from the service's own dependents is waited out. A pass destroys children before parents and waits
+ * for each child's 404, so a dependent of ours that still holds the object after this is one the pass did not plan to
+ * remove (the tag index lagged when it observed): waiting cannot end it, the next pass (a fresh observation) can.
+ * 10 s covers a dependent deprovisioned by someone else at the same moment.
+ */
+export const OWN_DEPENDENTS_GRACE_MS = 10_000;
+
 export interface DestroyOptions {
   pollFirstMs?: number;
   pollMaxMs?: number;
   windowMs?: number;
+  ownDependentsGraceMs?: number;
 }
 
 /** Heartbeat details: the DELETE was accepted in an earlier attempt (the object may be deprovisioning, still tagged). */
@@ -71,7 +81,15 @@ export async function destroyObject(engine: EngineClient, memory: IdentifierCach
       }
     }
     memory.deleting(input.identifier);
-    const accepted = await deleteWaitingOutOwnDependents(engine, input, deadline, options);
+    let accepted: boolean;
+    try {
+      accepted = await deleteWaitingOutOwnDependents(engine, input, deadline, options);
+    } catch (err) {
+      // Refused with a 409 (dependents still hold it): it is not going away, and the next pass must observe it. Other
+      // errors keep the mark: a DELETE whose answer was lost may have been applied.
+      if (!sentBefore && (err instanceof EngineConflictError || err instanceof ApplicationFailure)) memory.notDeleting(input.identifier);
+      throw err;
+    }
     if (accepted) hb.record({ deleteSent: true });
     await waitUntilGone(engine, input, deadline, options);
     memory.gone(input.identifier);
@@ -82,7 +100,8 @@ export async function destroyObject(engine: EngineClient, memory: IdentifierCach
 /** DELETE; true when the Engine accepted it, false when it answered 404. A 409 from our own dependents is waited out. */
 async function deleteWaitingOutOwnDependents(engine: EngineClient, input: DestroyObjectInput, deadline: number, options: DestroyOptions): Promise<boolean> {
   let interval = options.pollFirstMs ?? GONE_POLL_FIRST_MS;
-  let explained = false;
+  let holders: Dependent[] | null = null;
+  let since = 0;
   for (;;) {
     try {
       await engine.delete(input.kind, input.identifier);
@@ -91,8 +110,17 @@ async function deleteWaitingOutOwnDependents(engine: EngineClient, input: Destro
       if (err instanceof EngineNotFoundError) return false;
       if (!(err instanceof EngineConflictError)) throw err;
       // Who holds it is read once per attempt: dependents do not change owner while we wait, and reads cost budget.
-      if (!explained) await explainConflict(engine, input, err);
-      explained = true;
+      if (!holders) {
+        holders = await explainConflict(engine, input, err);
+        since = Date.now();
+      }
+      if (holders.length > 0 && Date.now() - since > (options.ownDependentsGraceMs ?? OWN_DEPENDENTS_GRACE_MS)) {
+        throw ApplicationFailure.create({
+          type: FAILURE.rejected,
+          nonRetryable: true,
+          message: `cannot destroy ${ident(input.kind, input.name, input.identifier)} yet: ${holders.map((d) => ident(d.kind, d.name, d.identifier)).join(', ')} of this service still reference${holders.length === 1 ? 's' : ''} it and this pass did not plan ${holders.length === 1 ? 'its' : 'their'} removal (the tag index may lag); the next pass removes ${holders.length === 1 ? 'it' : 'them'} first (${err.message})`,
+        });
+      }
       if (Date.now() + interval > deadline) throw err;
     }
     await pause(interval);
@@ -126,8 +154,15 @@ async function waitUntilGone(engine: EngineClient, input: DestroyObjectInput, de
  * going away, or about to), waiting is right. When one is not ours (untagged, or another service's), no wait will
  * ever end it and we may not remove it: fail non-retryably, naming it, instead of retrying a 409 forever.
  */
-async function explainConflict(engine: EngineClient, input: DestroyObjectInput, conflict: EngineConflictError): Promise<void> {
-  const dependents: { kind: Kind; identifier: string; name: string }[] = [];
+interface Dependent {
+  kind: Kind;
+  identifier: string;
+  name: string;
+}
+
+/** Returns the dependents (all the service's own), or throws when one is not ours. */
+async function explainConflict(engine: EngineClient, input: DestroyObjectInput, conflict: EngineConflictError): Promise<Dependent[]> {
+  const dependents: Dependent[] = [];
   if (input.kind === 'frontend') {
     for (const r of await engine.list('bind', { filters: { frontend: input.identifier } })) dependents.push({ kind: 'bind', ...r });
   } else if (input.kind === 'backend') {
@@ -151,4 +186,5 @@ async function explainConflict(engine: EngineClient, input: DestroyObjectInput, 
       message: `cannot destroy ${ident(input.kind, input.name, input.identifier)}: ${ident(d.kind, d.name, d.identifier)} still references it and is not ours (${tags.find((t) => t.startsWith(SERVICE_TAG_PREFIX)) ?? 'untagged'}); remove or retag it (${conflict.message})`,
     });
   }
+  return dependents;
 }

@@ -53,6 +53,10 @@ export class IdentifierCache {
     if (this.#deleting.size >= this.max) this.#deleting.clear();
     this.#deleting.add(id);
   }
+  /** The DELETE was refused (409): the object stays, and observations must see it again. */
+  notDeleting(id: string): void {
+    this.#deleting.delete(id);
+  }
   isDeleting(id: string): boolean {
     return this.#deleting.has(id);
   }

@@ -62,3 +62,46 @@ test('a Backend of ours that a foreign (untagged) Server still references fails 
   const left = stack.sim.objects().filter((o) => o.identifier === oldBackend || o.identifier === foreignServer);
   assert.equal(left.length, 2, 'neither object was destroyed');
 });
+
+test('a Backend whose own (tagged) Server the pass did not observe (a lagging tag index) fails the pass after the grace time, naming the Server, instead of waiting forever; the next pass removes the Server first, then the Backend', { timeout: 120_000 }, async () => {
+  const uid = `conflict-own-${randomUUID()}`;
+  const tag = `anxccm-svc-uid=${uid}`;
+  const lb = seedLoadBalancer(stack.sim, 'lb-conflict-own');
+  const backendFields = { name: 'http.svc.prod', mode: 'tcp', health_check: '"adv_check": "tcp-check"', load_balancer: lb } as const;
+  const backend = stack.sim.seedObject({ kind: 'backend', fields: backendFields, state: 'Deployed', tags: [tag] });
+  const server = stack.sim.seedObject({
+    kind: 'server',
+    fields: { name: 'node-1.http.svc.prod', ip: '10.0.0.1', port: 30080, check: 'enabled', backend },
+    state: 'Deployed',
+    tags: [tag],
+  });
+  // The service moved to another load balancer: this one is being emptied (cleanup).
+  const spec = exampleSpec([seedLoadBalancer(stack.sim, 'lb-conflict-next')], { serviceUid: uid, ports: { http: { external: 80, internal: 30080 } } });
+  const removal = (observed?: unknown[]) => ({
+    taskQueue: stack.taskQueue,
+    workflowId: `lbaas/${uid}/lb/${lb}`,
+    args: [{ spec, loadBalancer: lb, cleanup: true, ...(observed ? { observed } : {}) }] as Parameters<typeof reconcileLoadBalancer>,
+  });
+
+  // The first pass is handed an observation that holds the Backend only, as a parent's observation does while the
+  // tag index has not listed the Server yet.
+  const seen = [{ kind: 'backend', identifier: backend, name: backendFields.name, state: 'Deployed', tagged: true, fields: backendFields }];
+  const err = await (await stack.client.workflow.start(reconcileLoadBalancer, removal(seen))).result().then(
+    () => assert.fail('the first pass must fail'),
+    (e: unknown) => e,
+  );
+  assert.ok(err instanceof WorkflowFailedError);
+  const cause = root(err);
+  assert.equal(cause.type, 'EngineRejected');
+  assert.equal(cause.nonRetryable, true);
+  assert.match(
+    cause.message,
+    new RegExp(`^cannot destroy Backend http\\.svc\\.prod \\(${backend}\\) yet: Server node-1\\.http\\.svc\\.prod \\(${server}\\) of this service still references it and this pass did not plan its removal \\(the tag index may lag\\); the next pass removes it first \\(DELETE /api/LBaaS/v1/backend\\.json/${backend}: 409 Conflict`),
+  );
+  assert.equal(stack.sim.objects().filter((o) => o.identifier === backend || o.identifier === server).length, 2, 'both still there after the failed pass');
+
+  // The next pass observes for itself: it finds the Server and removes it before the Backend.
+  const second = await (await stack.client.workflow.start(reconcileLoadBalancer, removal())).result();
+  assert.deepEqual({ converged: second.converged, destroyed: second.destroyed }, { converged: true, destroyed: 2 });
+  assert.deepEqual(stack.sim.objects().filter((o) => o.identifier === backend || o.identifier === server), []);
+});
