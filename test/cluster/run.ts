@@ -22,6 +22,7 @@ import { Prng } from '../../simulator/prng';
 import { workflowIds } from '../../workflows/options';
 import { containsText, everyCreatedObjectTagged, exactlyDesired, foreignUntouched, noDuplicates, type Invariant } from '../chaos/invariants';
 import { convergeOne, quiesce } from '../chaos/run';
+import { retrying, sleep } from '../chaos/waits';
 import { changedSpec, seedForeign, serviceSpec, validated, type ChaosService } from '../chaos/specs';
 import { WorkerPool } from '../chaos/workers';
 
@@ -58,20 +59,6 @@ export interface ClusterChaosReport {
   convergedAfterFaultsMs: number;
   ok: boolean;
   workDir: string;
-}
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
-
-async function retrying<T>(what: string, fn: () => Promise<T>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (Date.now() > deadline) throw new Error(`${what}: ${(err as Error).message}`);
-      await sleep(1000);
-    }
-  }
 }
 
 async function count(client: Client, query: string): Promise<number> {
