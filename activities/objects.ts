@@ -95,9 +95,15 @@ async function findLost(engine: EngineClient, memory: IdentifierCache, input: Cr
  * creates; a retried attempt adopts and tags what an earlier attempt created (its answer lost, or the worker gone
  * between create and tag) instead of creating a second object, and never takes someone else's. `slot` keeps the
  * progress in a heartbeat shared with other steps of the same activity (activities/realize.ts); the activity's own
- * heartbeat otherwise.
+ * heartbeat otherwise. `halt` stops it before its POST (never between the POST and the tag).
  */
-export async function createObject(engine: EngineClient, memory: IdentifierCache, input: CreateObjectInput, slot?: ProgressSlot<CreateProgress>): Promise<CreateObjectResult> {
+export async function createObject(
+  engine: EngineClient,
+  memory: IdentifierCache,
+  input: CreateObjectInput,
+  slot?: ProgressSlot<CreateProgress>,
+  halt?: AbortSignal,
+): Promise<CreateObjectResult> {
   const run = async (hb: ProgressSlot<CreateProgress>): Promise<CreateObjectResult> => {
     const tag = serviceTag(input.serviceUid);
     const attempt = currentContext()?.info.attempt ?? 1;
@@ -123,6 +129,8 @@ export async function createObject(engine: EngineClient, memory: IdentifierCache
     }
     const preexisting = recorded ?? (await lookAlikes(engine, memory, input));
     hb.record({ preexisting });
+    // Its group failed meanwhile (activities/realize.ts): no new object for an attempt that is ending.
+    halt?.throwIfAborted();
     let created: { identifier: string; state: { id?: string | null; type?: number | null }; name: string };
     try {
       created = await engine.create(input.kind, input.fields as unknown as EngineCreateBodyMap[typeof input.kind]);

@@ -100,10 +100,25 @@ type Learning = Pick<DeployTimes, 'schedule' | 'record'>;
 /** For objects whose deploy started at an unknown time: the prior schedule, and nothing learned. */
 const NO_LEARNING: Learning = { schedule: () => priorSchedule(), record: () => {} };
 
-const sleep = (ms: number) => {
+/** Sleeps `ms`, or less when `halt` is aborted meanwhile (an activity's cancellation still rejects it). */
+function sleep(ms: number, halt?: AbortSignal): Promise<void> {
   const ctx = currentContext();
-  return ctx ? ctx.sleep(ms) : new Promise<void>((resolve) => setTimeout(resolve, ms));
-};
+  if (halt?.aborted) return Promise.resolve();
+  return new Promise<void>((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    const done = () => {
+      halt?.removeEventListener('abort', done);
+      if (timer) clearTimeout(timer);
+      resolve();
+    };
+    halt?.addEventListener('abort', done, { once: true });
+    if (ctx) ctx.sleep(ms).then(done, (err: unknown) => {
+      halt?.removeEventListener('abort', done);
+      reject(err);
+    });
+    else timer = setTimeout(done, ms);
+  });
+}
 
 /**
  * Polls one object created at `createdAt` on its kind's schedule until it is ready, failed or gone, or until
@@ -115,6 +130,7 @@ export async function watchDeploy(
   o: { kind: Kind; identifier: string; createdAt: number; state: StateName },
   deadline: number,
   onPoll?: RealizeOptions['onPoll'],
+  halt?: AbortSignal,
 ): Promise<{ outcome: ReadyOutcome | 'NotReady'; state: StateName }> {
   const schedule = times.schedule(o.kind);
   let state = o.state;
@@ -125,7 +141,9 @@ export async function watchDeploy(
     previous = at;
     if (o.createdAt + at > deadline) return { outcome: 'NotReady', state };
     const wait = o.createdAt + at - Date.now();
-    if (wait > 0) await sleep(wait);
+    if (wait > 0) await sleep(wait, halt);
+    // The group failed elsewhere: hand this object back as still deploying, for the retry to wait for.
+    if (halt?.aborted) return { outcome: 'NotReady', state };
     const sentAt = Date.now() - o.createdAt;
     onPoll?.(o.kind, o.identifier);
     try {
@@ -134,7 +152,7 @@ export async function watchDeploy(
       if (err instanceof EngineNotFoundError) return { outcome: 'Gone', state };
       // A throttled poll is a poll that did not happen: wait out the Engine's backoff and poll again.
       if (!(err instanceof EngineRateLimitedError)) throw err;
-      await sleep(err.retryAfterMs);
+      await sleep(err.retryAfterMs, halt);
       continue;
     }
     if (state === 'Deployed' || state === 'Updated') {
@@ -146,8 +164,16 @@ export async function watchDeploy(
   }
 }
 
+/**
+ * When one member fails, the attempt fails, but only once every other member has come to rest: a member whose POST
+ * was sent finishes its create and tag (or records the identifier for the retry) before the attempt ends, a member
+ * not yet at its POST does not send it, and readiness watches stop. An attempt that returned while a sibling's POST
+ * was still on its way would leave that object to a request nobody follows up: created after the retry listed its
+ * look-alikes (so the retry creates a second one) and untagged if its tag request then fails.
+ */
 export async function realizeObjects(engine: EngineClient, memory: IdentifierCache, times: DeployTimes, input: RealizeObjectsInput, o: RealizeOptions): Promise<RealizedObject[]> {
   const hb = new SharedHeartbeat<CreateProgress>().start();
+  const halt = new AbortController();
   try {
     const deadline = Date.now() + o.windowMs;
     const slots = input.members.map((m) => ({ member: m, slot: hb.slot(m.key) }));
@@ -156,23 +182,33 @@ export async function realizeObjects(engine: EngineClient, memory: IdentifierCac
       const byName = await lookAlikesOfGroup(engine, memory, input);
       for (const s of slots) if (s.slot.previous === undefined) s.slot.record({ preexisting: byName.get(s.member.fields.name) ?? [] });
     }
-    return await Promise.all(
-      slots.map(async ({ member, slot }) => {
-        const created = await createObject(engine, memory, { serviceUid: input.serviceUid, kind: input.kind, fields: member.fields, loadBalancer: input.loadBalancer } as CreateObjectInput, slot);
-        o.onProgress?.({ key: member.key, identifier: created.identifier, state: created.state, settled: false });
-        // Deploy times count from the moment the create (and tag) returned, as the schedule does. An adopted object may
-        // have been created long ago: its deploy time is unknown, so it is not learned from.
-        const watched = await watchDeploy(
-          engine,
-          created.adopted ? NO_LEARNING : times,
-          { kind: input.kind, identifier: created.identifier, createdAt: Date.now(), state: created.state },
-          deadline,
-          o.onPoll,
-        );
-        if (watched.outcome !== 'NotReady' && watched.outcome !== 'Gone') o.onProgress?.({ key: member.key, identifier: created.identifier, state: watched.outcome, settled: true });
-        return { key: member.key, identifier: created.identifier, adopted: created.adopted, ...watched };
+    const settled = await Promise.allSettled(
+      slots.map(async ({ member, slot }): Promise<RealizedObject> => {
+        try {
+          const fields = { serviceUid: input.serviceUid, kind: input.kind, fields: member.fields, loadBalancer: input.loadBalancer } as CreateObjectInput;
+          const created = await createObject(engine, memory, fields, slot, halt.signal);
+          o.onProgress?.({ key: member.key, identifier: created.identifier, state: created.state, settled: false });
+          // Deploy times count from the moment the create (and tag) returned, as the schedule does. An adopted object may
+          // have been created long ago: its deploy time is unknown, so it is not learned from.
+          const watched = await watchDeploy(
+            engine,
+            created.adopted ? NO_LEARNING : times,
+            { kind: input.kind, identifier: created.identifier, createdAt: Date.now(), state: created.state },
+            deadline,
+            o.onPoll,
+            halt.signal,
+          );
+          if (watched.outcome !== 'NotReady' && watched.outcome !== 'Gone') o.onProgress?.({ key: member.key, identifier: created.identifier, state: watched.outcome, settled: true });
+          return { key: member.key, identifier: created.identifier, adopted: created.adopted, ...watched };
+        } catch (err) {
+          if (!halt.signal.aborted) halt.abort(err);
+          throw err;
+        }
       }),
     );
+    // The first failure in time is the attempt's failure; the others only followed it.
+    if (halt.signal.aborted) throw halt.signal.reason;
+    return settled.map((r) => (r as PromiseFulfilledResult<RealizedObject>).value);
   } finally {
     hb.stop();
   }
