@@ -16,6 +16,7 @@
  */
 import type { z } from 'zod';
 import { EngineProtocolError } from './errors';
+import { FreshFlights } from './flights';
 import type { RequestPacer } from './pacing';
 import { EngineTransport, type EngineClientOptions, type RawResponse } from './transport';
 import {
@@ -106,6 +107,8 @@ function identifierIn(body: string): string | undefined {
 
 export class EngineClient {
   readonly #transport: EngineTransport;
+  /** Identical LBaaS lists joined when one has not started yet (flights.ts): never an answer older than the call. */
+  readonly #lists = new FreshFlights<EngineRef[]>();
 
   constructor(options: EngineClientOptions) {
     this.#transport = new EngineTransport(options);
@@ -137,16 +140,21 @@ export class EngineClient {
 
   /**
    * Every `{identifier, name}` of a kind, over all pages, in the Engine's order, each identifier once (objects
-   * created while paging can shift an item onto the next page).
+   * created while paging can shift an item onto the next page). Callers asking for the same list at the same time
+   * share one listing that starts after each of them asked (flights.ts); each gets its own copy.
    */
   async list(kind: LbaasKind, options: ListOptions = {}): Promise<EngineRef[]> {
     assertKind(kind);
     const query: Record<string, string> = {};
     const filters = new URLSearchParams(options.filters ?? {}).toString();
     if (filters !== '') query.filters = filters;
-    return this.#collect(kind, `${LBAAS_PREFIX}/${kind}.json`, query, pageLimit(options.limit), false, (raw) => {
-      return this.#transport.parse(raw, lbaasListSchema, `${kind} list`).data;
-    });
+    const limit = pageLimit(options.limit);
+    const refs = await this.#lists.run(`${kind}?${filters}&limit=${limit}`, () =>
+      this.#collect(kind, `${LBAAS_PREFIX}/${kind}.json`, query, limit, false, (raw) => {
+        return this.#transport.parse(raw, lbaasListSchema, `${kind} list`).data;
+      }),
+    );
+    return refs.map((r) => ({ ...r }));
   }
 
   /** POST a new object; resolves to it as the Engine answered (state NewlyCreated). */
