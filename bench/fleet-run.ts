@@ -1,8 +1,8 @@
 /**
- * `npm run build && node dist/bench/fleet-run.js [--services N] [--seed N] [--save-json FILE]`: the controller fleet
- * alone (bench/fleet.ts), for working on fleet scale without the core workload's repetitions. With `--budget N`: the
- * Engine budget run (bench/budget.ts) of N services instead. `npm run bench --
- * --fleet N` runs the same fleet inside the full benchmark and reports it in docs/benchmarks.md.
+ * `npm run build && node dist/bench/fleet-run.js [--services N] [--seed N] [--cached-workflows N] [--save-json FILE]`:
+ * the controller fleet alone (bench/fleet.ts), for working on fleet scale without the core workload's repetitions;
+ * `--cached-workflows` is the worker's LBAAS_MAX_CACHED_WORKFLOWS. With `--budget N`: the Engine budget run
+ * (bench/budget.ts) of N services instead. `npm run bench -- --fleet N` runs the same fleet inside the full benchmark and reports it in docs/benchmarks.md.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -26,6 +26,8 @@ async function main(): Promise<void> {
   const services = Number(value('--services') ?? 100);
   const seed = Number(value('--seed') ?? 42);
   if (!Number.isInteger(services) || services < 1) throw new Error(`--services: expected an integer >= 1, got ${value('--services')}`);
+  const cached = value('--cached-workflows') === undefined ? undefined : Number(value('--cached-workflows'));
+  if (cached !== undefined && !(Number.isInteger(cached) && cached >= 2)) throw new Error(`--cached-workflows: expected an integer >= 2, got ${value('--cached-workflows')}`);
   const temporalPath = await ensureTemporalCli({ progress: log });
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'lbaas-fleet-'));
   const quiet = { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} };
@@ -38,7 +40,16 @@ async function main(): Promise<void> {
   writeFileSync(bundlePath, bundle.code);
   const connection = await Connection.connect({ address: srv.address });
   const taskQueue = `bench-ctl-${Date.now()}`;
-  const worker = await startChildWorker({ temporalAddress: srv.address, namespace: srv.namespace, taskQueue, engineUrl: sim.url, token: BENCH_TOKEN, bundlePath, echo: true });
+  const worker = await startChildWorker({
+    temporalAddress: srv.address,
+    namespace: srv.namespace,
+    taskQueue,
+    engineUrl: sim.url,
+    token: BENCH_TOKEN,
+    bundlePath,
+    echo: true,
+    ...(cached ? { maxCachedWorkflows: cached } : {}),
+  });
   try {
     await worker.ready;
     const client = new Client({ connection, namespace: srv.namespace });

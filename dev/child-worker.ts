@@ -25,6 +25,8 @@ export interface ChildWorkerOptions {
   deployTimes?: DeployTimesOptions;
   /** The worker's Engine request budget (activities/engine/pacing.ts); none when absent. */
   pacing?: PacingOptions;
+  /** Workflow runs the worker keeps cached; the SDK's default when absent. */
+  maxCachedWorkflows?: number;
   /** Also copy the child's output to ours (benchmarks); it is always kept for stderr(). */
   echo?: boolean;
   /** Bounds the wait for the child's first poll. Default 120 s: a loaded machine starts workers slowly. */
@@ -58,6 +60,7 @@ export async function startChildWorker(o: ChildWorkerOptions): Promise<ChildWork
     ...(o.readiness ? { readiness: o.readiness } : {}),
     ...(o.deployTimes ? { deployTimes: o.deployTimes } : {}),
     ...(o.pacing ? { pacing: o.pacing } : {}),
+    ...(o.maxCachedWorkflows ? { maxCachedWorkflows: o.maxCachedWorkflows } : {}),
   };
   const child = fork(path.join(__dirname, 'worker-process.js'), [], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, LBAAS_CHILD_WORKER: JSON.stringify(config) },

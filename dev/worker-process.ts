@@ -30,6 +30,8 @@ export interface ChildWorkerConfig {
   deployTimes?: DeployTimesOptions;
   /** The Engine request budget (activities/engine/pacing.ts); none (a bucket only after a 429) when absent. */
   pacing?: PacingOptions;
+  /** Workflow runs kept cached (worker/main.ts); the SDK's default when absent. */
+  maxCachedWorkflows?: number;
 }
 
 /** Raw samples since the last reset; the reader computes whatever statistics it reports. */
@@ -116,6 +118,7 @@ async function main(): Promise<void> {
       events: { polled: (_kind, identifier) => samples.polled(identifier) },
     },
     shutdownGraceTime: '1s',
+    ...(cfg.maxCachedWorkflows ? { maxCachedWorkflows: cfg.maxCachedWorkflows } : {}),
     ...(cfg.identity ? { identity: cfg.identity } : {}),
   });
   const stop = () => void running.stop().catch(() => {});

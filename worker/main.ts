@@ -38,6 +38,12 @@ export interface LbaasWorkerOptions {
   /** A prebuilt bundle (tests build one per file); the workflows are bundled from source otherwise. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   maxConcurrentActivityTaskExecutions?: number;
+  /**
+   * Workflow runs kept in the worker's cache (LBAAS_MAX_CACHED_WORKFLOWS): the bound on the worker's memory when
+   * many services converge at once, paid for in replays of runs evicted before their next task. The SDK's default
+   * (about 2,300 for Node's default heap) when absent: docs/scaling.md has the measured trade-off.
+   */
+  maxCachedWorkflows?: number;
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   identity?: string;
 }
@@ -57,6 +63,7 @@ export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> 
     },
     maxConcurrentActivityTaskExecutions: o.maxConcurrentActivityTaskExecutions ?? DEFAULT_MAX_CONCURRENT_ACTIVITIES,
     ...(o.taskQueueActivitiesPerSecond ? { maxTaskQueueActivitiesPerSecond: o.taskQueueActivitiesPerSecond } : {}),
+    ...(o.maxCachedWorkflows ? { maxCachedWorkflows: o.maxCachedWorkflows } : {}),
     shutdownGraceTime: o.shutdownGraceTime ?? DEFAULT_SHUTDOWN_GRACE,
     ...(o.identity ? { identity: o.identity } : {}),
   });

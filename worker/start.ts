@@ -114,6 +114,8 @@ export interface WorkerEnv {
    * worker start. A bundle of other code would run other workflow code, so it must come from the same build.
    */
   workflowBundlePath?: string;
+  /** LBAAS_MAX_CACHED_WORKFLOWS: workflow runs the worker keeps cached (worker/main.ts). */
+  maxCachedWorkflows?: number;
 }
 
 /** Reads and checks the worker's settings; a bad value is `invalid` (exit 2), naming the variable. */
@@ -128,7 +130,17 @@ export function workerEnv(env: NodeJS.ProcessEnv): WorkerEnv {
     warnings: budget.warnings,
     ...(env.LBAAS_METRICS_ADDRESS ? { metricsAddress: env.LBAAS_METRICS_ADDRESS } : {}),
     ...(env.LBAAS_WORKFLOW_BUNDLE ? { workflowBundlePath: bundleFile(env.LBAAS_WORKFLOW_BUNDLE) } : {}),
+    ...cachedWorkflows(env),
   };
+}
+
+function cachedWorkflows(env: NodeJS.ProcessEnv): { maxCachedWorkflows?: number } {
+  const raw = env.LBAAS_MAX_CACHED_WORKFLOWS;
+  if (raw === undefined || raw === '') return {};
+  const n = Number(raw);
+  // The SDK needs room for at least two runs (one in a task, one waiting); 0 (no cache) would replay every task.
+  if (!Number.isInteger(n) || n < 2) throw invalid(`LBAAS_MAX_CACHED_WORKFLOWS: must be an integer of at least 2, got "${raw}"`);
+  return { maxCachedWorkflows: n };
 }
 
 function bundleFile(file: string): string {

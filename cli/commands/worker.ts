@@ -18,6 +18,7 @@ export async function worker(io: CliIo): Promise<void> {
     ...(metrics ? { activities: { events: metrics.activityEvents } } : {}),
     ...(env.taskQueueActivitiesPerSecond ? { taskQueueActivitiesPerSecond: env.taskQueueActivitiesPerSecond } : {}),
     ...(env.workflowBundlePath ? { workflowBundle: { codePath: env.workflowBundlePath } } : {}),
+    ...(env.maxCachedWorkflows ? { maxCachedWorkflows: env.maxCachedWorkflows } : {}),
   });
   metrics?.watchPacer(running.engine.pacer);
   const { pacing } = env.engine;
@@ -25,7 +26,8 @@ export async function worker(io: CliIo): Promise<void> {
   io.stderr(
     `lbaas worker: task queue ${temporal.taskQueue} on ${temporal.connection.address} (namespace ${temporal.namespace}), Engine ${env.engine.baseUrl}` +
       `, Engine budget ${pacing.requestsPerSecond} requests/s (burst ${pacing.burst})` +
-      `${env.taskQueueActivitiesPerSecond ? `, task queue ${env.taskQueueActivitiesPerSecond} activities/s` : ''}${env.metricsAddress ? `, metrics on http://${env.metricsAddress}/metrics` : ''}\n`,
+      `${env.taskQueueActivitiesPerSecond ? `, task queue ${env.taskQueueActivitiesPerSecond} activities/s` : ''}` +
+      `${env.maxCachedWorkflows ? `, ${env.maxCachedWorkflows} cached workflows` : ''}${env.metricsAddress ? `, metrics on http://${env.metricsAddress}/metrics` : ''}\n`,
   );
   try {
     await running.running;

@@ -72,3 +72,15 @@ test('LBAAS_WORKFLOW_BUNDLE names a prebuilt bundle file for the worker to load;
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('LBAAS_MAX_CACHED_WORKFLOWS bounds the workflow runs the worker caches; left out, the SDK decides; anything but an integer of at least 2 is refused naming the variable', () => {
+  const base = { ANEXIA_TOKEN: 't', TEMPORAL_CONFIG_FILE: path.join(os.tmpdir(), 'does-not-exist', 'temporal.toml') };
+  assert.equal(workerEnv(base).maxCachedWorkflows, undefined);
+  assert.equal(workerEnv({ ...base, LBAAS_MAX_CACHED_WORKFLOWS: '800' }).maxCachedWorkflows, 800);
+  for (const bad of ['1', '0', '-5', '2.5', 'many']) {
+    assert.throws(() => workerEnv({ ...base, LBAAS_MAX_CACHED_WORKFLOWS: bad }), (err: Error) => {
+      assert.equal(err.message, `LBAAS_MAX_CACHED_WORKFLOWS: must be an integer of at least 2, got "${bad}"`);
+      return true;
+    });
+  }
+});
