@@ -96,6 +96,23 @@ export function withClusterSection(fresh: string, previous: string): string {
   return a >= 0 && b > a ? `${fresh.trimEnd()}\n\n${previous.slice(a, b + SECTION_END.length)}\n` : fresh;
 }
 
+/** `text` without its marked cluster section (and the blank lines around it). */
+export function withoutClusterSection(text: string): string {
+  const a = text.indexOf(SECTION_START);
+  const b = text.indexOf(SECTION_END);
+  return a >= 0 && b > a ? `${text.slice(0, a).trimEnd()}\n${text.slice(b + SECTION_END.length).replace(/^\n+/, '\n')}` : text;
+}
+
+/**
+ * What `npm run bench` writes: its fresh report, the cluster section kept from `previous`, then `pools` (the pools
+ * section kept from `previous`), with the cluster section once even when an older file had it inside the pools
+ * markers (which once doubled it).
+ */
+export function keepSections(fresh: string, previous: string, pools: string): string {
+  const kept = withoutClusterSection(pools).trim();
+  return `${withClusterSection(fresh, previous).trimEnd()}\n${kept ? `\n${kept}\n` : ''}`;
+}
+
 /** `text` with its marked cluster section replaced by `section`, or with `section` appended; the rest unchanged. */
 export function replaceSection(text: string, section: string): string {
   const a = text.indexOf(SECTION_START);

@@ -34,7 +34,7 @@ import { summarize, type BenchResult, type Machine } from './figures';
 import { markdown } from './report-md';
 import { svgChart } from './report-svg';
 import { textReport } from './report-text';
-import { withClusterSection } from './cluster-report';
+import { keepSections } from './cluster-report';
 import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
 import { runBudget } from './budget';
 import { runFleet, type FleetResult } from './fleet';
@@ -107,8 +107,7 @@ function report(result: BenchResult, args: Args): void {
     // The cluster section (`npm run bench:cluster`) and the server pools section (`npm run bench -- --pool`) are
     // measured apart; a rerun of this benchmark keeps them.
     const pools = poolSectionOf(args.out);
-    const main = withClusterSection(markdown(result, summary, svgName, command), existsSync(args.out) ? readFileSync(args.out, 'utf8') : '');
-    writeFileSync(args.out, `${main.trimEnd()}\n${pools ? `\n${pools}` : ''}`);
+    writeFileSync(args.out, keepSections(markdown(result, summary, svgName, command), existsSync(args.out) ? readFileSync(args.out, 'utf8') : '', pools));
     writeFileSync(path.join(path.dirname(args.out), svgName), svgChart(result));
     process.stdout.write(`wrote ${path.relative(process.cwd(), args.out)} and ${svgName}\n`);
   }

@@ -5,8 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { keepSections, SECTION_END, SECTION_START } from '../../bench/cluster-report';
 import { MODES, type CoreRun, type ModeName } from '../../bench/core';
 import { summarize, type BenchResult } from '../../bench/figures';
+import { POOL_MARK } from '../../bench/pools';
 import { markdown } from '../../bench/report-md';
 import { svgChart } from '../../bench/report-svg';
 import { textReport } from '../../bench/report-text';
@@ -128,4 +130,22 @@ test('the text report and the chart render every mode of the run', () => {
     assert.match(text, new RegExp(`^${m.name} `, 'm'));
     assert.ok(svg.includes(`>${m.name}</text>`), m.name);
   }
+});
+
+test('npm run bench keeps the cluster and pools sections of the file it rewrites, each once, even when the old file had the cluster section inside the pools markers', () => {
+  const cluster = `${SECTION_START}\n\n## Dev server vs. the production-shaped cluster\n\ncluster table\n\n${SECTION_END}`;
+  const pools = `${POOL_MARK.begin}\n${cluster}\n\n## Server pools: fan-out of one node change\n\npools table\n${POOL_MARK.end}\n`;
+  const previous = `# Benchmarks\n\nold figures\n\n${pools}`;
+  const fresh = '# Benchmarks\n\nnew figures\n';
+  const written = keepSections(fresh, previous, pools);
+  const count = (s: string) => written.split(s).length - 1;
+  assert.equal(count(SECTION_START), 1);
+  assert.equal(count('## Dev server vs. the production-shaped cluster'), 1);
+  assert.equal(count(POOL_MARK.begin), 1);
+  assert.equal(count('pools table'), 1);
+  assert.ok(!written.includes('old figures'));
+  assert.ok(written.startsWith(fresh));
+  // Written again from what it wrote: the same file.
+  const pools2 = written.slice(written.indexOf(POOL_MARK.begin), written.indexOf(POOL_MARK.end) + POOL_MARK.end.length);
+  assert.equal(keepSections(fresh, written, `${pools2}\n`), written);
 });
