@@ -4,7 +4,7 @@
  * keeps it).
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { FLEET_DEPLOY_MS } from './throughput';
+import { FLEET_DEPLOY_MS } from './phase';
 
 export const SECTION_START = '<!-- bench:cluster start (written by `npm run bench:cluster`; kept by `npm run bench`) -->';
 export const SECTION_END = '<!-- bench:cluster end -->';

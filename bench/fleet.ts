@@ -13,29 +13,18 @@ import { LbaasClient } from '../client/service-client';
 import { validateSpec, type ServiceSpec } from '../domain';
 import { fullResync } from '../workflows';
 import { workflowIds } from '../workflows/options';
-import type { ChildWorker } from '../dev/child-worker';
 import type { MsRange, SimAdmin } from './sim-process';
-import { machineCpuSeconds, mapLimit, procCpuSeconds, procMemory, quantile, sleep } from './util';
+import { FLEET_DEPLOY_MS, measurePhase, type FleetBenchOptions, type PhaseCost } from './phase';
+import { mapLimit, procMemory, quantile, sleep } from './util';
 import { CORE_SHAPE, fleetSpec } from './workload';
 
-/** Deploys of 100-300 ms, as in the throughput run: the fleet measures the orchestrator, not the Engine's pace. */
-export const FLEET_DEPLOY_MS: MsRange = { min: 100, max: 300 };
 /** Client calls in flight at once (applies, status queries, deletes): a CLI fleet rollout would not send more. */
 const CLIENT_CONCURRENCY = 32;
 /** How often the phase's end is checked while the controllers work. */
 const CHECK_EVERY_MS = 2000;
 
-export interface FleetPhaseFigures {
-  wallMs: number;
-  requests: number;
-  mutations: number;
-  /** Requests the simulator refused with 429. */
-  throttled: number;
-  cpuSeconds: Record<string, number>;
-  machineBusySeconds: number;
-  /** Engine requests by `<METHOD> <route>` (the simulator's counters): where a phase's requests go. */
-  byRoute?: Record<string, number>;
-}
+/** What one phase of the fleet cost (bench/phase.ts). */
+export type FleetPhaseFigures = PhaseCost;
 
 export interface FleetResult {
   services: number;
@@ -60,44 +49,12 @@ export interface FleetResult {
   fullResyncEvents: number;
 }
 
-function cpuNow(pids: Record<string, number>): { procs: Record<string, number>; machine: number } {
-  const procs = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, procCpuSeconds(pid)]));
-  const u = process.cpuUsage();
-  procs.benchmark = (u.user + u.system) / 1e6;
-  return { procs, machine: machineCpuSeconds().busy };
-}
-
-async function phase(admin: SimAdmin, pids: Record<string, number>, body: () => Promise<void>): Promise<FleetPhaseFigures> {
-  await admin.resetStats();
-  const cpu0 = cpuNow(pids);
-  const t0 = Date.now();
-  await body();
-  const wallMs = Date.now() - t0;
-  const cpu1 = cpuNow(pids);
-  const stats = await admin.stats();
-  return {
-    wallMs,
-    requests: stats.total,
-    mutations: stats.mutations,
-    throttled: stats.throttled ?? 0,
-    cpuSeconds: Object.fromEntries(Object.entries(cpu1.procs).map(([k, v]) => [k, v - (cpu0.procs[k] ?? NaN)])),
-    machineBusySeconds: cpu1.machine - cpu0.machine,
-    byRoute: stats.requests,
-  };
-}
+/** One measured phase whose body only waits for the fleet's controllers. */
+const phase = async (admin: SimAdmin, pids: Record<string, number>, body: () => Promise<void>): Promise<FleetPhaseFigures> => (await measurePhase(admin, pids, body)).cost;
 
 const historyLength = async (client: Client, workflowId: string, runId?: string) => (await client.workflow.getHandle(workflowId, runId).fetchHistory()).events?.length ?? NaN;
 
-export async function runFleet(o: {
-  client: Client;
-  admin: SimAdmin;
-  worker: ChildWorker;
-  taskQueue: string;
-  services: number;
-  seed: number;
-  pids: Record<string, number>;
-  log: (line: string) => void;
-}): Promise<FleetResult> {
+export async function runFleet(o: FleetBenchOptions): Promise<FleetResult> {
   const lbs = [await o.admin.seedLoadBalancer('bench-ctl-a', '198.51.100.30'), await o.admin.seedLoadBalancer('bench-ctl-b', '198.51.100.31')];
   const specs = Array.from({ length: o.services }, (_, i) => {
     const raw = { ...fleetSpec(i, lbs), serviceUid: `bench-ctl-${i}` };

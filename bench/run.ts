@@ -44,6 +44,7 @@ import { startChildWorker, type ChildWorker } from '../dev/child-worker';
 import { CountingEngine } from './waves';
 import { coreSpec } from './workload';
 import { poolSectionOf, runPoolBench } from './pools';
+import { porcelainPaths, PRODUCT_ROOMS } from './util';
 
 interface Args {
   quick: boolean;
@@ -126,17 +127,15 @@ function machine(temporalPath: string): Machine {
   const repo = path.join(__dirname, '..', '..');
   const git = (...a: string[]) => {
     try {
-      return execFileSync('git', a, { cwd: repo, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+      // trimEnd, not trim: a porcelain line starts with a space when only the work tree changed.
+      return execFileSync('git', a, { cwd: repo, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trimEnd();
     } catch {
       return '';
     }
   };
-  const uncommitted = git('status', '--porcelain', '--', 'activities', 'workflows', 'worker', 'client', 'simulator', 'bench')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => l.slice(3));
+  const uncommitted = porcelainPaths(git('status', '--porcelain', '--', ...PRODUCT_ROOMS));
   return {
-    revision: git('rev-parse', '--short', 'HEAD') || 'unknown',
+    revision: git('rev-parse', '--short', 'HEAD').trim() || 'unknown',
     uncommitted,
     cpus: os.availableParallelism?.() ?? os.cpus().length,
     cpuModel: os.cpus()[0]?.model?.trim() ?? 'unknown',

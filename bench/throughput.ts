@@ -5,11 +5,10 @@
 import type { Client } from '@temporalio/client';
 import { reconcileService } from '../workflows';
 import type { MsRange, SimAdmin } from './sim-process';
-import { machineCpuSeconds, mapLimit, procCpuSeconds, procMemory, quantile, sleep } from './util';
-import type { ChildWorker } from '../dev/child-worker';
+import { FLEET_DEPLOY_MS, measurePhase, type FleetBenchOptions } from './phase';
+import { mapLimit, procMemory, quantile, sleep } from './util';
 import { CORE_SHAPE, fleetSpec } from './workload';
 
-export const FLEET_DEPLOY_MS: MsRange = { min: 100, max: 300 };
 /** How many workflow starts the benchmark client has in flight at once. */
 export const START_CONCURRENCY = 32;
 
@@ -41,59 +40,36 @@ export interface ThroughputResult {
   workerIdleRssBytes: number;
 }
 
-function cpuNow(pids: Record<string, number>): { procs: Record<string, number>; machine: number } {
-  const procs = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, procCpuSeconds(pid)]));
-  const u = process.cpuUsage();
-  procs.benchmark = (u.user + u.system) / 1e6;
-  return { procs, machine: machineCpuSeconds().busy };
-}
-
 export async function applyAll(client: Client, admin: SimAdmin, taskQueue: string, specs: Record<string, unknown>[], label: string, pids: Record<string, number>): Promise<FleetPhase> {
-  await admin.resetStats();
-  const cpu0 = cpuNow(pids);
-  const t0 = Date.now();
-  const pending = await mapLimit(specs, START_CONCURRENCY, async (spec) => {
-    const started = Date.now();
-    const handle = await client.workflow.start(reconcileService, { taskQueue, workflowId: `bench/${String(spec.serviceUid)}/${label}`, args: [{ spec }] });
-    // Wrapped, so that results are awaited outside the start limit: all services converge concurrently.
-    const done = handle.result().then(
-      (r) => ({ ms: Date.now() - started, converged: r.converged, error: r.error ?? null }),
-      (err: unknown) => ({ ms: Date.now() - started, converged: false, error: String(err) }),
-    );
-    return { done };
+  const { cost, value: results } = await measurePhase(admin, pids, async () => {
+    const pending = await mapLimit(specs, START_CONCURRENCY, async (spec) => {
+      const started = Date.now();
+      const handle = await client.workflow.start(reconcileService, { taskQueue, workflowId: `bench/${String(spec.serviceUid)}/${label}`, args: [{ spec }] });
+      // Wrapped, so that results are awaited outside the start limit: all services converge concurrently.
+      const done = handle.result().then(
+        (r) => ({ ms: Date.now() - started, converged: r.converged, error: r.error ?? null }),
+        (err: unknown) => ({ ms: Date.now() - started, converged: false, error: String(err) }),
+      );
+      return { done };
+    });
+    return Promise.all(pending.map((p) => p.done));
   });
-  const results = await Promise.all(pending.map((p) => p.done));
-  const wallMs = Date.now() - t0;
-  const cpu1 = cpuNow(pids);
-  const stats = await admin.stats();
   const failed = results.find((r) => !r.converged);
   if (failed) throw new Error(`throughput (${label}): ${results.filter((r) => !r.converged).length} services did not converge, e.g. ${failed.error ?? ''}`);
   const ms = results.map((r) => r.ms);
   return {
-    wallMs,
-    requests: stats.total,
-    mutations: stats.mutations,
+    wallMs: cost.wallMs,
+    requests: cost.requests,
+    mutations: cost.mutations,
     serviceP50Ms: quantile(ms, 0.5),
     serviceP95Ms: quantile(ms, 0.95),
     converged: results.filter((r) => r.converged).length,
-    cpuSeconds: Object.fromEntries(Object.entries(cpu1.procs).map(([k, v]) => [k, v - (cpu0.procs[k] ?? NaN)])),
-    machineBusySeconds: cpu1.machine - cpu0.machine,
+    cpuSeconds: cost.cpuSeconds,
+    machineBusySeconds: cost.machineBusySeconds,
   };
 }
 
-export async function runThroughput(
-  o: {
-    client: Client;
-    admin: SimAdmin;
-    worker: ChildWorker;
-    taskQueue: string;
-    services: number;
-    seed: number;
-    /** Other processes whose CPU time to account: the Temporal server, the simulator. */
-    pids: Record<string, number>;
-    log: (line: string) => void;
-  },
-): Promise<ThroughputResult> {
+export async function runThroughput(o: FleetBenchOptions): Promise<ThroughputResult> {
   const lbs = [await o.admin.seedLoadBalancer('bench-fleet-a', '198.51.100.20'), await o.admin.seedLoadBalancer('bench-fleet-b', '198.51.100.21')];
   const specs = Array.from({ length: o.services }, (_, i) => fleetSpec(i, lbs));
   await o.admin.setDeploy(o.seed, FLEET_DEPLOY_MS);

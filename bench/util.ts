@@ -104,3 +104,17 @@ export function machineCpuSeconds(): { busy: number; total: number } {
     return { busy: NaN, total: NaN };
   }
 }
+
+/** The rooms whose code a benchmark measures: uncommitted changes in them are named in its report. */
+export const PRODUCT_ROOMS = ['activities', 'workflows', 'worker', 'client', 'common', 'domain', 'dev', 'cli', 'simulator', 'bench'];
+
+/**
+ * The paths of `git status --porcelain` output (`XY path`, or `XY old -> new` for a rename: the new path). The status
+ * columns may start with a space, so the output must not be trimmed at the front.
+ */
+export function porcelainPaths(output: string): string[] {
+  return output
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => l.slice(3).split(' -> ').pop() as string);
+}

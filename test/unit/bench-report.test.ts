@@ -12,6 +12,7 @@ import { POOL_MARK } from '../../bench/pools';
 import { markdown } from '../../bench/report-md';
 import { svgChart } from '../../bench/report-svg';
 import { textReport } from '../../bench/report-text';
+import { porcelainPaths } from '../../bench/util';
 import type { FleetPhase } from '../../bench/throughput';
 
 function phase(wallMs: number, requests: number, mutations: number, byPurpose: Record<string, number>): CoreRun['apply'] {
@@ -148,4 +149,15 @@ test('npm run bench keeps the cluster and pools sections of the file it rewrites
   // Written again from what it wrote: the same file.
   const pools2 = written.slice(written.indexOf(POOL_MARK.begin), written.indexOf(POOL_MARK.end) + POOL_MARK.end.length);
   assert.equal(keepSections(fresh, written, `${pools2}\n`), written);
+});
+
+test('the report names every uncommitted product file whole, including the first one listed with a leading space, and the new path of a rename', () => {
+  assert.deepEqual(porcelainPaths(' M bench/cluster-report.ts\n M bench/fleet.ts\nM  domain/plan.ts\nR  activities/a.ts -> activities/b.ts\n?? bench/phase.ts\n'), [
+    'bench/cluster-report.ts',
+    'bench/fleet.ts',
+    'domain/plan.ts',
+    'activities/b.ts',
+    'bench/phase.ts',
+  ]);
+  assert.deepEqual(porcelainPaths(''), []);
 });
