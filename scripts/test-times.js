@@ -33,7 +33,7 @@ module.exports = async function* testTimes(source) {
   yield '\ntest times per directory: slowest file, sum of its files (files overlap), the slowest files\n';
   for (const [dir, d] of [...dirs].sort((a, b) => a[0].localeCompare(b[0]))) {
     const slowest = d.files.sort((a, b) => b.ms - a.ms);
-    const top = slowest.slice(0, 3).map((x) => `${path.basename(x.rel)} ${s(x.ms)}`).join(', ');
+    const top = slowest.slice(0, 5).map((x) => `${path.basename(x.rel)} ${s(x.ms)}`).join(', ');
     yield `  ${dir.padEnd(9)} ${s(slowest[0].ms).padStart(8)} ${s(d.sum).padStart(8)}  ${String(d.files.length).padStart(2)} files ${String(d.tests).padStart(4)} tests; ${top}\n`;
   }
 };

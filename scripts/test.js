@@ -6,9 +6,10 @@
 // in a namespace of its own (test/helpers/namespace.ts: workflow ids, the schedule and lists never meet), and
 // bundles the workflow code once for all of them (LBAAS_TEST_WORKFLOW_BUNDLE) instead of once per file.
 //
-// LBAAS_TEST_CONCURRENCY: files run at once. Default twice the CPUs (at least 2): most of a workflow test is spent
-// waiting for the simulator's deploys and Temporal's round trips, not computing; more than that only adds contention
-// on a 2-core machine (measured: README, Development).
+// LBAAS_TEST_CONCURRENCY: files run at once. Default four times the CPUs (at least 4): most of a workflow test is
+// spent waiting (the simulator's deploys, Temporal's round trips and timers, a killed worker's heartbeat timeout), not
+// computing. Measured on a quiet 2-core machine (README, Development): 4 at a time used about half of the CPU and took
+// about 240 s, 8 at a time keeps the CPU busy and takes about 155 s.
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
@@ -22,20 +23,20 @@ const SERVERLESS = ['unit', 'contract'];
  * rest by directory in ORDER. A file missing here only starts later; nothing else depends on the list.
  */
 const LONGEST = [
-  'chaos/chaos.test.js',
   'chaos/chaos-realistic.test.js',
-  'workflow/pools.test.js',
   'ops/workers.test.js',
-  'workflow/pools-crash.test.js',
-  'workflow/reconcile-crash.test.js',
   'ops/controller.test.js',
-  'cli/service.test.js',
-  'workflow/realistic-engine.test.js',
+  'chaos/chaos.test.js',
   'workflow/realistic-workers.test.js',
-  'workflow/realistic-limits.test.js',
+  'workflow/realistic-engine.test.js',
+  'workflow/pools.test.js',
   'workflow/reconcile-faults.test.js',
-  'cli/schedule.test.js',
+  'workflow/realistic-limits.test.js',
+  'cli/service.test.js',
+  'workflow/reconcile-crash.test.js',
+  'workflow/pools-crash.test.js',
   'cli/input.test.js',
+  'cli/schedule.test.js',
 ];
 const ORDER = ['chaos', 'ops', 'cli', 'workflow', 'contract', 'unit'];
 
@@ -48,7 +49,7 @@ async function main() {
   const all = () => testFiles(path.join('dist', 'test')).filter((f) => dirOf(f) !== 'cluster');
   const files = (targets.length > 0 ? targets.flatMap(testFiles) : all()).sort(byOrder);
   if (files.length === 0) throw new Error(`no *.test.js files in ${targets.join(' ') || 'dist/test'}`);
-  const concurrency = Number(process.env.LBAAS_TEST_CONCURRENCY) || Math.max(2, 2 * os.availableParallelism());
+  const concurrency = Number(process.env.LBAAS_TEST_CONCURRENCY) || Math.max(4, 4 * os.availableParallelism());
 
   const needServer = files.filter((f) => !SERVERLESS.includes(dirOf(f)));
   const env = { ...process.env };

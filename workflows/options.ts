@@ -56,8 +56,9 @@ export const FAILURE_TYPES = {
  */
 export const ENGINE_CALL: ActivityOptions = {
   startToCloseTimeout: '2m',
-  // Engine activities heartbeat every 5 s (activities/heartbeat.ts): a killed worker's call is retried after 30 s.
-  heartbeatTimeout: '30s',
+  // Engine activities heartbeat every 5 s (activities/heartbeat.ts): a killed worker's call is retried after 15 s,
+  // as a readiness wait is. Three beats per timeout leave room for an event loop slowed by a busy worker.
+  heartbeatTimeout: '15s',
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   // 250 ms x 1.5: a storm of transient errors (each attempt is a few requests, any of which may fail) is ridden out
   // in seconds, while an Engine that is down is asked about every 30 s after a minute and a half.

@@ -110,7 +110,7 @@ test('two worker processes on one task queue share the work: both run activities
 
 test('SIGKILL of one worker mid-run loses nothing: its realizeObjects groups in flight are retried on the other worker, every service converges exactly, no duplicates, no untagged objects', async () => {
   // Long deploys: most of a pass is spent in the groups' heartbeating readiness polls, which a crashed worker gives
-  // back after their heartbeat timeout (30 s for ENGINE_CALL, workflows/options.ts). The kill waits for a moment where
+  // back after their heartbeat timeout (15 s for ENGINE_CALL, workflows/options.ts). The kill waits for a moment where
   // the victim runs groups (creating, tagging or awaiting their members) and readiness waits only.
   sim.setFaults({ deployMs: { min: 1500, max: 2500 } });
   try {
