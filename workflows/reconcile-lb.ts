@@ -3,7 +3,8 @@
  * (docs/spec.md#reconciliation-semantics, docs/spec.md#temporal-surface).
  *
  * observe -> plan -> destroy -> create/recover/wait along the dependency graph -> observe again, until the plan is
- * empty or the pass budget is spent.
+ * empty or the pass budget is spent. (A little over 300 lines: the pass loop and its steps share the run's
+ * closure: status book, counters, activity proxies.)
  */
 import { ApplicationFailure, type ActivityOptions } from '@temporalio/common';
 import { CancellationScope, defineQuery, isCancellation, metricMeter, patched, proxyActivities, setHandler } from '@temporalio/workflow';

@@ -4,10 +4,14 @@
  * (history-json.ts) to
  * test/fixtures/histories/<name>.json (in the source tree, not in dist).
  *
+ * (Over 300 lines: one scenario per recorded history, each a few lines of setup that only makes sense beside its
+ * recording.)
+ *
  * Regenerate them (after a deliberate change of workflow code that running workflows must not see, made safe with
  * `patched()`, keep the old files too: they are what the guard is for):
  *
- *   cd /work/main && npx tsc -p . && \
+ *   # from the repository root
+ *   npx tsc -p . && \
  *     TEMPORAL_CLI_PATH=$HOME/.cache/lbaas-orchestrator/temporal-cli/v1.5.1/temporal \
  *     node dist/test/helpers/record-histories.js [output directory]
  *
