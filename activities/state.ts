@@ -2,7 +2,7 @@
  * retrieveState: what one service owns on one load balancer, read from the Engine.
  */
 import { KIND_OF_RESOURCE_TYPE, serviceTag, type Kind, type ObservedObject, type Snapshot } from '../domain';
-import { EngineNotFoundError, type EngineClient, type EngineObjectMap } from './engine';
+import { EngineNotFoundError, stateName, type EngineClient, type EngineObjectMap } from './engine';
 import { type Heartbeat, withHeartbeat } from './heartbeat';
 import { observed } from './kinds';
 import type { IdentifierCache } from './memory';
@@ -18,6 +18,12 @@ export interface ServiceOnLoadBalancer {
    * create them a second time.
    */
   known?: string[];
+  /**
+   * The round's start (epoch ms) when this observation closes a round: an object this worker read Deployed (or
+   * Updated) since then, and has written nothing to since, is taken from that read instead of being read again
+   * (activities/engine/recent-reads.ts). Only for objects the tag index lists: the others are read to confirm the tag.
+   */
+  readsSince?: number;
 }
 
 /** Parallel GETs per retrieval: enough to hide latency, few enough not to flood the Engine. */
@@ -62,8 +68,9 @@ export async function observeService(
   serviceUid: string,
   only?: string,
   known: readonly string[] = [],
+  readsSince?: number,
 ): Promise<Map<string, ObservedObject[]>> {
-  return withHeartbeat<ObserveProgress, Map<string, ObservedObject[]>>((hb) => observe(engine, kinds, serviceUid, hb, only, known));
+  return withHeartbeat<ObserveProgress, Map<string, ObservedObject[]>>((hb) => observe(engine, kinds, serviceUid, hb, only, known, readsSince));
 }
 
 /**
@@ -86,6 +93,7 @@ async function observe(
   hb: Heartbeat<ObserveProgress>,
   only: string | undefined,
   known: readonly string[],
+  readsSince: number | undefined,
 ): Promise<Map<string, ObservedObject[]>> {
   const previous = hb.previous?.serviceUid === serviceUid ? hb.previous.found : {};
   const done = new Map<string, Found | null>(Object.entries(previous));
@@ -107,7 +115,7 @@ async function observe(
     const lb = kinds.loadBalancerOf(ref.identifier);
     if (only !== undefined && lb !== undefined && lb !== only) return null;
     try {
-      const f = await readTagged(engine, kinds, ref.identifier, ref.verify ? tag : null);
+      const f = await readTagged(engine, kinds, ref.identifier, ref.verify ? tag : null, readsSince);
       done.set(ref.identifier, f);
       progress();
       return f;
@@ -126,9 +134,14 @@ async function observe(
 }
 
 /** Reads one object; `verifyTag`: it was not listed under the tag, so confirm on the resource that it carries it. */
-async function readTagged(engine: EngineClient, kinds: IdentifierCache, identifier: string, verifyTag: string | null): Promise<Found | null> {
+async function readTagged(engine: EngineClient, kinds: IdentifierCache, identifier: string, verifyTag: string | null, readsSince?: number): Promise<Found | null> {
   const cached = kinds.get(identifier);
   if (cached === null) return null;
+  if (cached !== undefined && verifyTag === null && readsSince !== undefined) {
+    const recent = engine.readSince(cached, identifier, readsSince);
+    const state = recent ? stateName(recent.state) : 'Unknown';
+    if (recent && (state === 'Deployed' || state === 'Updated')) return { kind: cached, object: recent } as Found;
+  }
   if (cached !== undefined && verifyTag === null) {
     const object = await orNull(engine.get(cached, identifier));
     if (object) return { kind: cached, object } as Found;
@@ -211,6 +224,6 @@ export async function listTagged(engine: EngineClient, kinds: IdentifierCache, s
 
 /** The snapshot of one service on one load balancer. */
 export async function retrieveState(engine: EngineClient, kinds: IdentifierCache, input: ServiceOnLoadBalancer): Promise<Snapshot> {
-  const groups = await observeService(engine, kinds, input.serviceUid, input.loadBalancer, input.known ?? []);
+  const groups = await observeService(engine, kinds, input.serviceUid, input.loadBalancer, input.known ?? [], Number.isFinite(input.readsSince) ? input.readsSince : undefined);
   return { loadBalancer: input.loadBalancer, objects: groups.get(input.loadBalancer) ?? [] };
 }

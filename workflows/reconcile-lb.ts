@@ -257,10 +257,14 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
   };
 
   const run = async (): Promise<ReconcileLoadBalancerResult> => {
+    /** When the last round began acting: the observation that closes it may use the worker's reads since then. */
+    let roundStartedAt: number | undefined;
     for (let pass = 1; ; pass++) {
       progress.pass = pass;
       progress.phase = 'observing';
-      const snapshot = (pass === 1 ? observed : undefined) ?? await call(engine.retrieveState, `observe ${uid} ${on}`, { serviceUid: uid, loadBalancer, ...(known.size > 0 ? { known: [...known].sort() } : {}) });
+      const closing = roundStartedAt !== undefined ? { readsSince: roundStartedAt } : {};
+      const snapshot = (pass === 1 ? observed : undefined) ?? await call(engine.retrieveState, `observe ${uid} ${on}`, { serviceUid: uid, loadBalancer, ...(known.size > 0 ? { known: [...known].sort() } : {}), ...closing });
+      roundStartedAt = Date.now();
       for (const o of snapshot.objects) known.add(o.identifier);
       const plan = planLoadBalancer(desired, snapshot, spec.failedResources);
       book.observe(plan, snapshot);

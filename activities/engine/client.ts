@@ -17,6 +17,7 @@
 import type { z } from 'zod';
 import { EngineProtocolError } from './errors';
 import { FreshFlights } from './flights';
+import { RecentReads } from './recent-reads';
 import type { RequestPacer } from './pacing';
 import { EngineTransport, type EngineClientOptions, type RawResponse } from './transport';
 import {
@@ -109,6 +110,8 @@ export class EngineClient {
   readonly #transport: EngineTransport;
   /** Identical LBaaS lists joined when one has not started yet (flights.ts): never an answer older than the call. */
   readonly #lists = new FreshFlights<EngineRef[]>();
+  /** The last GET answer of each object and when it was sent, while nothing was written to it (recent-reads.ts). */
+  readonly #reads = new RecentReads<{ kind: LbaasKind; object: unknown }>();
 
   constructor(options: EngineClientOptions) {
     this.#transport = new EngineTransport(options);
@@ -122,8 +125,20 @@ export class EngineClient {
   /** GET one LBaaS object. 404: `EngineNotFoundError`. */
   async get<K extends LbaasKind>(kind: K, id: string): Promise<EngineObjectMap[K]> {
     assertKind(kind);
+    const token = this.#reads.begin(id);
     const raw = await this.#transport.ok({ resource: kind, method: 'GET', path: `${LBAAS_PREFIX}/${kind}.json/${idSegment(id)}` });
-    return this.#transport.parse(raw, objectSchemas[kind] as z.ZodType<EngineObjectMap[K]>, kind);
+    const object = this.#transport.parse(raw, objectSchemas[kind] as z.ZodType<EngineObjectMap[K]>, kind);
+    this.#reads.remember(token, { kind, object });
+    return object;
+  }
+
+  /**
+   * The object as this client's last GET of it answered, if that GET was sent at or after `since` (epoch ms) and this
+   * client has written nothing to it since; no request. For a round closing on what it read itself (recent-reads.ts).
+   */
+  readSince<K extends LbaasKind>(kind: K, id: string, since: number): EngineObjectMap[K] | undefined {
+    const read = this.#reads.since(id, since);
+    return read && read.kind === kind ? (read.object as EngineObjectMap[K]) : undefined;
   }
 
   /**
@@ -185,19 +200,21 @@ export class EngineClient {
    */
   async update<K extends LbaasKind>(kind: K, id: string, body: EngineUpdateBodyMap[K]): Promise<EngineObjectMap[K]> {
     assertKind(kind);
+    this.#reads.writing(id);
     const raw = await this.#transport.ok({
       resource: kind,
       method: 'PUT',
       path: `${LBAAS_PREFIX}/${kind}.json/${idSegment(id)}`,
       body: JSON.stringify({ ...body, state: body.state ?? '0' }),
-    });
+    }).finally(() => this.#reads.written(id));
     return this.#transport.parse(raw, objectSchemas[kind] as z.ZodType<EngineObjectMap[K]>, kind);
   }
 
   /** DELETE an object. The Engine may keep it readable for a short while afterwards. */
   async delete(kind: LbaasKind, id: string): Promise<void> {
     assertKind(kind);
-    await this.#transport.ok({ resource: kind, method: 'DELETE', path: `${LBAAS_PREFIX}/${kind}.json/${idSegment(id)}` });
+    this.#reads.writing(id);
+    await this.#transport.ok({ resource: kind, method: 'DELETE', path: `${LBAAS_PREFIX}/${kind}.json/${idSegment(id)}` }).finally(() => this.#reads.written(id));
   }
 
   /** Every Core resource carrying `tag`, over all pages. The Engine's 422 for "nobody carries it" is an empty list. */
