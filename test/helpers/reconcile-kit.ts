@@ -38,6 +38,8 @@ export let worker: Worker;
 export let runs: Runs;
 /** Faults the simulator injected since the test began, by kind (counted from its request log). */
 export let injected: Record<string, number> = {};
+/** The simulator's log since the test began (requests with their status, deploys ending), in order. */
+export let simLog: string[] = [];
 /** When the running test began: objects created since then are the test's own. */
 export let testStarted = 0;
 
@@ -53,6 +55,7 @@ export function useReconcileStack(readiness: AwaitReadyOptions, pacing?: PacingO
       ...(pacing ? { engine: { pacing } } : {}),
       sim: {
         log: (line) => {
+          simLog.push(line);
           const m = / \[fault (\w+)/.exec(line);
           if (m?.[1]) injected[m[1]] = (injected[m[1]] ?? 0) + 1;
         },
@@ -69,6 +72,7 @@ export function useReconcileStack(readiness: AwaitReadyOptions, pacing?: PacingO
     stack.sim.setFaults({});
     await drained(worker, () => stack.sim.stats().total);
     injected = {};
+    simLog = [];
   });
   after(async () => {
     await stack?.stop();

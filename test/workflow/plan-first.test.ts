@@ -13,7 +13,7 @@ import { scanTaggedServices } from '../../activities/scan';
 import { workflowIds } from '../../workflows/options';
 import { describeObjects, expectedLines, objectsOn, seedConverged, tagOf, writeRequests } from '../helpers/engine-state';
 import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
-import { FAST_READINESS, ORACLE, reconcile, runs, stack, STATUS, useReconcileStack } from '../helpers/reconcile-kit';
+import { FAST_READINESS, ORACLE, reconcile, runs, simLog, stack, STATUS, useReconcileStack } from '../helpers/reconcile-kit';
 import { eventsOf, scheduledActivities } from '../helpers/workflows';
 
 useReconcileStack(FAST_READINESS);
@@ -62,6 +62,35 @@ test('a no-op pass on 2 converged load balancers is one list by tag and one GET 
   assert.equal(objectGets(stats.requests), 2 * PER_LB);
   assert.equal(stats.total, 1 + 2 * PER_LB);
   for (const lb of lbs) assert.equal(await hasRun(workflowIds.loadBalancer(uid, lb)), false, `no reconcileLoadBalancer ran on ${lb}`);
+});
+
+test('from empty, the observation that closes each round takes what the round watched to Deployed from those reads: after its deploy ends, each object is read once (the poll that saw it), and the next pass reads every object again', async () => {
+  const { lbs, spec } = fresh(2);
+  const r = await reconcile(spec);
+  assert.equal(r.converged, true);
+  assert.equal(r.objects.length, 2 * PER_LB);
+  // The simulator's log, in order: "deploy <Kind> <id> -> Deployed" when a deploy ends, "GET <path> -> <status>" per request.
+  const readsAfterDeploy = (log: readonly string[]) => {
+    const deployedAt = new Map<string, number>();
+    const reads = new Map<string, number>();
+    log.forEach((line, i) => {
+      const d = / (\w{32}) -> Deployed$/.exec(line);
+      if (d?.[1] && line.startsWith('deploy ')) deployedAt.set(d[1], i);
+      const g = /^GET \/api\/LBaaS\/v1\/\w+\.json\/(\w{32}) -> 200/.exec(line);
+      if (g?.[1] && (deployedAt.get(g[1]) ?? Infinity) < i) reads.set(g[1], (reads.get(g[1]) ?? 0) + 1);
+    });
+    return { deployed: [...deployedAt.keys()].sort(), reads };
+  };
+  const first = readsAfterDeploy(simLog);
+  const ids = r.objects.map((o) => o.identifier as string).sort();
+  assert.deepEqual(first.deployed, ids, 'every object created and deployed in this pass');
+  assert.deepEqual(ids.filter((id) => first.reads.get(id) !== 1), [], 'read once after its deploy ended: by the readiness poll, not again by the closing observation');
+
+  // A new pass (here a no-op) trusts no earlier read: one GET per object.
+  stack.sim.resetStats();
+  assert.equal((await reconcile(spec)).converged, true);
+  assert.equal(objectGets(stack.sim.stats().requests), 2 * PER_LB);
+  for (const lb of lbs) assert.deepEqual(describeObjects(objectsOn(stack.sim, lb), stack.sim), expectedLines(ORACLE));
 });
 
 test('from empty, each child plans its first pass from the observation its parent hands down: no retrieveState before its first create, 3 lists by tag in all', async () => {
