@@ -9,7 +9,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE, translated } from './failures';
 import { withHeartbeat, type Heartbeat } from './heartbeat';
 import { fieldsOf } from './kinds';
-import { mapLimit, RETRIEVE_CONCURRENCY } from './state';
+import { mapLimit, readEach, RETRIEVE_CONCURRENCY } from './state';
 
 /**
  * The most objects one load balancer may hold for import to read it: the inventory is one activity result, and
@@ -84,25 +84,15 @@ export async function readLoadBalancer(engine: EngineClient, loadBalancer: strin
   }
   const seen = new Set<string>();
   const unique = refs.filter(({ ref }) => !seen.has(ref.identifier) && seen.add(ref.identifier));
-  // Read every object even when some reads fail, so that the next attempt only repeats the failed ones.
-  const failures: unknown[] = [];
-  const read = await mapLimit(unique, RETRIEVE_CONCURRENCY, async ({ kind, ref }) => {
-    const known = done.get(ref.identifier);
-    if (known !== undefined && (known === null || known.kind === kind)) return known;
-    try {
-      const o = await readOne(engine, kind, ref.identifier);
-      done.set(ref.identifier, o);
-      progress();
-      return o;
-    } catch (err) {
-      failures.push(err);
-      return null;
-    }
+  const read = await readEach<(typeof unique)[number], InventoryObject | null>(unique, {
+    earlier: ({ kind, ref }) => {
+      const known = done.get(ref.identifier);
+      return known !== undefined && (known === null || known.kind === kind) ? known : undefined;
+    },
+    read: ({ kind, ref }) => readOne(engine, kind, ref.identifier),
+    kept: ({ ref }, o) => done.set(ref.identifier, o),
+    progress,
   });
-  if (failures.length > 0) {
-    progress(true);
-    throw failures[0];
-  }
   return { loadBalancer, found: true, objects: read.filter((o): o is InventoryObject => o !== null) };
 }
 

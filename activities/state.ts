@@ -43,6 +43,37 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (it
   return results;
 }
 
+/**
+ * Reads every item even when some reads fail, so that the next attempt of the activity only repeats the failed ones:
+ * `earlier` answers an item without a request (what an earlier attempt read, from the heartbeat details, or an item
+ * to leave out), `read` reads one, `kept` records an answer and `progress(force)` saves what was read so far. The first
+ * failure is thrown once every item was tried, after a forced `progress`.
+ */
+export async function readEach<T, R>(
+  items: readonly T[],
+  o: { earlier(item: T): R | undefined; read(item: T): Promise<R>; kept(item: T, answer: R): void; progress(force?: boolean): void },
+): Promise<R[]> {
+  const failures: unknown[] = [];
+  const answers = await mapLimit(items, RETRIEVE_CONCURRENCY, async (item): Promise<R | null> => {
+    const before = o.earlier(item);
+    if (before !== undefined) return before;
+    try {
+      const answer = await o.read(item);
+      o.kept(item, answer);
+      o.progress();
+      return answer;
+    } catch (err) {
+      failures.push(err);
+      return null;
+    }
+  });
+  if (failures.length > 0) {
+    o.progress(true);
+    throw failures[0];
+  }
+  return answers as R[];
+}
+
 async function orNull<T>(p: Promise<T>): Promise<T | null> {
   try {
     return await p;
@@ -107,27 +138,17 @@ async function observe(
   const listed = new Set((await engine.listResourcesByTag(tag)).map((r) => r.identifier));
   const unlisted = new Set([...kinds.createdFor(serviceUid), ...known].filter((id) => !listed.has(id)));
   const refs = [...listed, ...unlisted].filter((id) => !kinds.isDeleting(id)).map((identifier) => ({ identifier, verify: unlisted.has(identifier) }));
-  // Read every object even when some reads fail, so that the next attempt only repeats the failed ones.
-  const failures: unknown[] = [];
-  const found = await mapLimit(refs, RETRIEVE_CONCURRENCY, async (ref): Promise<Found | null> => {
-    const known = done.get(ref.identifier);
-    if (known !== undefined) return known;
-    const lb = kinds.loadBalancerOf(ref.identifier);
-    if (only !== undefined && lb !== undefined && lb !== only) return null;
-    try {
-      const f = await readTagged(engine, kinds, ref.identifier, ref.verify ? tag : null, readsSince);
-      done.set(ref.identifier, f);
-      progress();
-      return f;
-    } catch (err) {
-      failures.push(err);
-      return null;
-    }
+  const found = await readEach<(typeof refs)[number], Found | null>(refs, {
+    earlier: (ref) => {
+      const known = done.get(ref.identifier);
+      if (known !== undefined) return known;
+      const lb = kinds.loadBalancerOf(ref.identifier);
+      return only !== undefined && lb !== undefined && lb !== only ? null : undefined;
+    },
+    read: (ref) => readTagged(engine, kinds, ref.identifier, ref.verify ? tag : null, readsSince),
+    kept: (ref, f) => done.set(ref.identifier, f),
+    progress,
   });
-  if (failures.length > 0) {
-    progress(true);
-    throw failures[0];
-  }
   const groups = await groupByLoadBalancer(engine, found);
   for (const [lb, objects] of groups) for (const o of objects) kinds.setLoadBalancer(o.identifier, lb);
   return groups;
