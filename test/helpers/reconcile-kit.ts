@@ -13,8 +13,9 @@ import type { PacingOptions } from '../../activities/engine';
 import type { AwaitReadyOptions } from '../../activities/objects';
 import type { AdminObject } from '../../simulator';
 import type { ReconcileServiceResult } from '../../workflows/reconcile-service';
-import { countByName, describeObjects, expectedLines, objectsOn, type OracleSpec } from './engine-state';
-import { exampleSpec } from './fixtures';
+import { randomUUID } from 'node:crypto';
+import { countByName, describeObjects, expectedLines, objectsOn, tagOf, type OracleSpec } from './engine-state';
+import { exampleSpec, seedLoadBalancer } from './fixtures';
 import { startStack, stopTemporalServer, type Stack } from './stack';
 import { drained, Runs } from './workflows';
 
@@ -124,4 +125,24 @@ export function assertConverged(lb: string, tag: string, oracle: OracleSpec = OR
     'no untagged object created anywhere on the Engine',
   );
   return on;
+}
+
+/**
+ * A service of the test's own (`<prefix>-<uuid>`) on fresh load balancers named `lbNames`: its tag, and
+ * `spec(overrides)`, the example spec on them.
+ */
+export function freshService(prefix: string, lbNames: readonly string[]) {
+  const uid = `${prefix}-${randomUUID()}`;
+  const lbs = lbNames.map((name) => seedLoadBalancer(stack.sim, name));
+  const spec = (overrides: Record<string, unknown> = {}) => exampleSpec(lbs, { serviceUid: uid, ...overrides });
+  return { uid, tag: tagOf(uid), lbs, spec };
+}
+
+/** `freshService` on `count` load balancers named lb-1, lb-2, ... */
+export const freshOn = (prefix: string, count: number) => freshService(prefix, Array.from({ length: count }, (_, i) => `lb-${i + 1}`));
+
+/** `freshService` on one load balancer named lb, with the spec's overrides given at once. */
+export function freshOnOne(prefix: string, overrides: Record<string, unknown> = {}) {
+  const { uid, tag, lbs, spec } = freshService(prefix, ['lb']);
+  return { uid, tag, lb: lbs[0] as string, spec: spec(overrides) };
 }

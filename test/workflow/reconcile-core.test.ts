@@ -8,7 +8,6 @@
  * the pass it measures; the file's tests run one after the other, so the counters are the measured pass's alone.
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import {
   admin,
@@ -19,23 +18,16 @@ import {
   objectsOn,
   seedConverged,
   snapshotById,
-  tagOf,
   taggedOn,
   writeRequests,
 } from '../helpers/engine-state';
-import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
-import { converge, FAST_READINESS, lbSummary, n, ORACLE, reconcile, runs, stack, STATUS, useReconcileStack } from '../helpers/reconcile-kit';
+import { converge, FAST_READINESS, freshOn, lbSummary, n, ORACLE, reconcile, runs, stack, STATUS, useReconcileStack } from '../helpers/reconcile-kit';
 import { until } from '../helpers/workflows';
 
 useReconcileStack(FAST_READINESS);
 
 /** A service of the test's own on `count` fresh load balancers. */
-function fresh(count: number) {
-  const uid = `core-${randomUUID()}`;
-  const lbs = Array.from({ length: count }, (_, i) => seedLoadBalancer(stack.sim, `lb-${i + 1}`));
-  const spec = (overrides: Record<string, unknown> = {}) => exampleSpec(lbs, { serviceUid: uid, ...overrides });
-  return { uid, tag: tagOf(uid), lbs, spec };
-}
+const fresh = (count: number) => freshOn('core', count);
 
 test('converge from empty: exactly the example objects on each load balancer, all tagged and ready, with counts and merged status', async () => {
   const { uid, tag, lbs, spec } = fresh(2);

@@ -21,22 +21,17 @@ import {
   expectedLines,
   objectsOn,
   seedConverged,
-  tagOf,
   writeRequests,
 } from '../helpers/engine-state';
-import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
+import { exampleSpec } from '../helpers/fixtures';
 import { historyTexts, historyToJson } from '../helpers/history-json';
-import { assertConverged, FAULT_READINESS, HTTP_ONLY, injected, n, ORACLE, POLICIES, runs, stack, STATUS, useReconcileStack } from '../helpers/reconcile-kit';
+import { assertConverged, FAULT_READINESS, freshOnOne, HTTP_ONLY, injected, n, ORACLE, POLICIES, runs, stack, STATUS, useReconcileStack } from '../helpers/reconcile-kit';
 import { workflowBundle } from '../helpers/stack';
 import { chainOf, eventsOf, failureOf, scheduledActivities } from '../helpers/workflows';
 
 useReconcileStack(FAULT_READINESS);
 
-function fresh(overrides: Record<string, unknown> = {}) {
-  const uid = `faults-${randomUUID()}`;
-  const lb = seedLoadBalancer(stack.sim, 'lb');
-  return { uid, tag: tagOf(uid), lb, spec: exampleSpec([lb], { serviceUid: uid, ...overrides }) };
-}
+const fresh = (overrides: Record<string, unknown> = {}) => freshOnOne('faults', overrides);
 
 // --- failures -----------------------------------------------------------------------------------------------------
 

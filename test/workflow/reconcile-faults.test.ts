@@ -7,7 +7,6 @@
  * the fault model and the request counters it measures.
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { loadBalancerStatusQuery } from '../../workflows/reconcile-lb';
 import {
@@ -18,11 +17,9 @@ import {
   objectsOn,
   seedConverged,
   snapshotById,
-  tagOf,
   writeRequests,
 } from '../helpers/engine-state';
-import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
-import { assertConverged, FAULT_READINESS, injected, n, ORACLE, POLICIES, runs, stack, useReconcileStack } from '../helpers/reconcile-kit';
+import { assertConverged, FAULT_READINESS, freshOnOne, injected, n, ORACLE, POLICIES, runs, stack, useReconcileStack } from '../helpers/reconcile-kit';
 import { chainOf, eventsOf, failureOf, until } from '../helpers/workflows';
 
 /**
@@ -36,11 +33,7 @@ const STORM_PACING = { minRequestsPerSecond: 10 };
 
 useReconcileStack(FAULT_READINESS, STORM_PACING);
 
-function fresh(overrides: Record<string, unknown> = {}) {
-  const uid = `faults-${randomUUID()}`;
-  const lb = seedLoadBalancer(stack.sim, 'lb');
-  return { uid, tag: tagOf(uid), lb, spec: exampleSpec([lb], { serviceUid: uid, ...overrides }) };
-}
+const fresh = (overrides: Record<string, unknown> = {}) => freshOnOne('faults', overrides);
 
 // --- DeploymentError -------------------------------------------------------------------------------------------
 

@@ -21,18 +21,12 @@ import {
   taggedOn,
   writeRequests,
 } from '../helpers/engine-state';
-import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
-import { converge, FAST_READINESS, lbSummary, n, ORACLE, reconcile, runs, stack, STATUS, useReconcileStack } from '../helpers/reconcile-kit';
+import { converge, FAST_READINESS, freshOn, lbSummary, n, ORACLE, reconcile, runs, stack, STATUS, useReconcileStack } from '../helpers/reconcile-kit';
 
 useReconcileStack(FAST_READINESS);
 
 /** A service of the test's own on `count` fresh load balancers. */
-function fresh(count: number) {
-  const uid = `core-${randomUUID()}`;
-  const lbs = Array.from({ length: count }, (_, i) => seedLoadBalancer(stack.sim, `lb-${i + 1}`));
-  const spec = (overrides: Record<string, unknown> = {}) => exampleSpec(lbs, { serviceUid: uid, ...overrides });
-  return { uid, tag: tagOf(uid), lbs, spec };
-}
+const fresh = (count: number) => freshOn('core', count);
 
 /** Objects that are not the service's on its load balancer: untagged look-alikes with our exact names and fields, and another service's. */
 function seedForeign(lb: string) {
