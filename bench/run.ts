@@ -38,6 +38,7 @@ import { keepSections } from './cluster-report';
 import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
 import { runBudget } from './budget';
 import { runFleet, type FleetResult } from './fleet';
+import { FLEET_DEPLOY_MS } from './phase';
 import { realistic429Share, realisticRows, runRealistic, textTable } from './realistic';
 import { runThroughput } from './throughput';
 import { startChildWorker, type ChildWorker } from '../dev/child-worker';
@@ -270,12 +271,26 @@ async function main(): Promise<void> {
 
     let fleet: FleetResult | undefined;
     if (args.fleet > 0) {
-      log('starting a fresh worker for the controller fleet');
-      const ctlQueue = `bench-ctl-${run}`;
-      const ctlWorker = await startWorker(ctlQueue, 'heartbeat');
-      workers.push(ctlWorker);
-      fleet = await runFleet({ client, admin: simProc.admin, worker: ctlWorker, taskQueue: ctlQueue, services: args.fleet, seed: args.seed, pids: { temporal: srv.process.pid ?? -1, simulator: simProc.child.pid ?? -1 }, log });
-      await Promise.all(workers.splice(0).map((w) => w.stop()));
+      // On a Temporal dev server and simulator of its own, as `fleet-run` measures it: the earlier phases' runs in the
+      // shared server's in-memory database slowed the fleet by a sixth (209 against 254 services/min, docs/scaling.md).
+      log('starting a Temporal dev server, a simulator and a worker of their own for the controller fleet');
+      const [fleetSrv, fleetSim] = await Promise.all([startDevServer({ temporalPath }), startSimProcess({ seed: args.seed, deployMs: FLEET_DEPLOY_MS })]);
+      const fleetConnection = await Connection.connect({ address: fleetSrv.address }).catch(async (err: unknown) => {
+        await Promise.all([fleetSrv.stop(), fleetSim.stop()]);
+        throw err;
+      });
+      try {
+        const ctlQueue = `bench-ctl-${run}`;
+        const ctlWorker = await startChildWorker({ temporalAddress: fleetSrv.address, namespace: fleetSrv.namespace, taskQueue: ctlQueue, engineUrl: fleetSim.url, token: BENCH_TOKEN, bundlePath, echo: true });
+        workers.push(ctlWorker);
+        await ctlWorker.ready;
+        const fleetClient = new Client({ connection: fleetConnection, namespace: fleetSrv.namespace });
+        fleet = await runFleet({ client: fleetClient, admin: fleetSim.admin, worker: ctlWorker, taskQueue: ctlQueue, services: args.fleet, seed: args.seed, pids: { temporal: fleetSrv.process.pid ?? -1, simulator: fleetSim.child.pid ?? -1 }, log });
+        await Promise.all(workers.splice(0).map((w) => w.stop()));
+      } finally {
+        await fleetConnection.close();
+        await Promise.all([fleetSim.stop(), fleetSrv.stop()]);
+      }
     }
 
     const budget = args.budget > 0 ? await runBudget({ client, admin: simProc.admin, services: args.budget, seed: args.seed, log, startWorker: (q, p) => startWorker(q, 'heartbeat', p) }) : undefined;
