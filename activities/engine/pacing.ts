@@ -234,7 +234,8 @@ export class RequestPacer {
         // Metrics must never fail an Engine call.
       }
     }
-    return this.retryDelayMs();
+    // Measured from the same instant the pause was set: a second clock read here could shorten a Retry-After.
+    return this.#retryDelayAt(now);
   }
 
   /** Extends the pause to `now + ms`; returns by how much the time spent backing off grew. */
@@ -249,7 +250,10 @@ export class RequestPacer {
 
   /** How long a request that failed with 429 should wait before it is tried again: the pause, or one token's time. */
   retryDelayMs(): number {
-    const now = this.#now();
+    return this.#retryDelayAt(this.#now());
+  }
+
+  #retryDelayAt(now: number): number {
     const token = Number.isFinite(this.#rate) ? 1000 / this.#rate : 0;
     return Math.ceil(Math.max(this.#pauseUntil - now, token));
   }

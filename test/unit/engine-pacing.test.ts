@@ -85,6 +85,13 @@ describe('RequestPacer backoff on 429', () => {
     assert.equal(c.now - start, 3_000);
   });
 
+  test('settle answers a Retry-After of 3 s with exactly 3000 ms even when the clock moves between its reads (CI saw 2998)', () => {
+    let now = 0;
+    // Every read of the clock advances it by 1 ms, as a busy machine may between two statements.
+    const pacer = new RequestPacer({ requestsPerSecond: 10, now: () => (now += 1), random: () => 1 });
+    assert.equal(pacer.settle(0, 429, 3_000), 3_000);
+  });
+
   test('one 429 holds back every later request of the client, not only the one that got it', async () => {
     const c = fakeClock({ requestsPerSecond: 100, burst: 100 }, [0.5]);
     const first = await c.pacer.acquire();
