@@ -255,7 +255,8 @@ export class RequestPacer {
 
   #retryDelayAt(now: number): number {
     const token = Number.isFinite(this.#rate) ? 1000 / this.#rate : 0;
-    return Math.ceil(Math.max(this.#pauseUntil - now, token));
+    // Whole milliseconds, rounded up, but not for floating-point noise: (t + 1000) - t can be 1000.00000000003.
+    return Math.ceil(Math.max(this.#pauseUntil - now, token) - 1e-6);
   }
 
   stats(): PacingStats {

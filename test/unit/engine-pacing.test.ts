@@ -92,6 +92,12 @@ describe('RequestPacer backoff on 429', () => {
     assert.equal(pacer.settle(0, 429, 3_000), 3_000);
   });
 
+  test('a pause of 1 s set at a fractional clock reading is 1000 ms, not 1001 (floating-point noise is not rounded up; CI saw 1001)', () => {
+    // (64649.98128687016 + 1000) - 64649.98128687016 is 1000.0000000000073 in double precision.
+    const pacer = new RequestPacer({ requestsPerSecond: 10, now: () => 64649.98128687016, random: () => 1 });
+    assert.equal(pacer.settle(0, 429), 1_000);
+  });
+
   test('one 429 holds back every later request of the client, not only the one that got it', async () => {
     const c = fakeClock({ requestsPerSecond: 100, burst: 100 }, [0.5]);
     const first = await c.pacer.acquire();
