@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { objectsOn, tagOf } from '../helpers/engine-state';
+import { admin, objectsOn, tagOf } from '../helpers/engine-state';
 import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
 import { pendingActivities } from '../helpers/ops-services';
 import { startStack, stopTemporalServer, type Stack } from '../helpers/stack';
@@ -86,6 +86,46 @@ test('while the Backends group deploys, the status query shows both Backends wit
     assert.ok(workerReports.length > 0 && groupDone, 'the worker reported the Backends; the group completed');
     assert.ok(Number(workerReports[0]?.eventId) < Number(groupDone?.eventId), "the worker's report precedes the Backends group's completion");
   } finally {
+    await runs.terminateRunning();
+  }
+});
+
+test("a port's Frontend and Servers are created on its own Backend's deploy, while the other port's Backend still deploys (REALIZE_PARENTS_ALONE_PATCH); then the run converges", async () => {
+  const runs = new Runs(stack.client, stack.taskQueue);
+  const uid = `parents-${randomUUID()}`;
+  const lb = seedLoadBalancer(stack.sim, 'lb');
+  // Deploys of a minute: nothing deploys by itself during the test; the test ends each deploy it needs.
+  stack.sim.setFaults({ deployMs: { min: 60_000, max: 60_000 } });
+  const deploy = (id: string) => admin.patch(stack.sim, id, { state: 'Deployed' });
+  const named = (kind: string, port: string) => objectsOn(stack.sim, lb).find((o) => o.kind === kind && o.name.split('.')[0] === port);
+  try {
+    const handle = await runs.loadBalancer({ spec: exampleSpec([lb], { serviceUid: uid }), loadBalancer: lb });
+    const [http, https] = await until('both Backends created', () => {
+      const a = named('backend', 'http');
+      const b = named('backend', 'https');
+      return a && b ? [a, b] : undefined;
+    });
+    await deploy(http.identifier);
+    // With the Backends in one group, the http port's children waited for the https Backend's minute.
+    await until("the http port's Frontend and its 2 Servers created", () => named('frontend', 'http') && objectsOn(stack.sim, lb).filter((o) => o.kind === 'server' && o.name.endsWith(`.${http.name}`)).length === 2);
+    assert.equal(stack.sim.objects().find((o) => o.identifier === https.identifier)?.state, 'NewlyCreated', 'the https Backend still deploys');
+    assert.equal(named('frontend', 'https'), undefined, "nothing of the https port's is created yet");
+
+    // Every deploy ends as soon as the test sees it: the run converges with every object once.
+    let done = false;
+    const finish = handle.result().finally(() => (done = true));
+    while (!done) {
+      for (const o of objectsOn(stack.sim, lb)) if (o.state === 'NewlyCreated') await deploy(o.identifier);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const r = await finish;
+    assert.equal(r.converged, true);
+    assert.equal(r.created, 12);
+    const scheduled = (await eventsOf(handle)).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'realizeObjects' ? [e] : []);
+    // 2 Backends alone, 2 Frontends, 2 groups of Servers, 2 groups of Binds.
+    assert.equal(scheduled.length, 8);
+  } finally {
+    stack.sim.setFaults({ deployMs: { min: 3000, max: 3000 } });
     await runs.terminateRunning();
   }
 });

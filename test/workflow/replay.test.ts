@@ -21,7 +21,8 @@ const FILES = readdirSync(DIR)
 /**
  * Histories of code paths that new runs no longer take but running workflows recorded before a patch may still be on
  * (workflows/reconcile-lb.ts REALIZE_GROUPS_PATCH: the per-object createObject/awaitReady path, and the grouped path
- * when it was opt-in). The record script no longer writes them; they are kept, not re-recorded.
+ * when it was opt-in; REALIZE_PARENTS_ALONE_PATCH: sibling Backends sharing one group). The record script no longer
+ * writes them; they are kept, not re-recorded.
  */
 const LEGACY = readdirSync(path.join(DIR, 'legacy'))
   .filter((f) => f.endsWith('.json'))
@@ -70,7 +71,7 @@ test('the committed histories are the ones record-histories.ts writes: both work
   ]);
 });
 
-test('the legacy histories cover the per-object path and the formerly opt-in grouped path', () => {
+test('the legacy histories cover the per-object path, the formerly opt-in grouped path and shared Backend groups; today\'s histories realize each Backend alone', () => {
   const activityTypes = (file: string) => new Set(load(file).events.flatMap((e) => {
     const a = e.activityTaskScheduledEventAttributes as { activityType: { name: string } } | undefined;
     return a ? [a.activityType.name] : [];
@@ -83,9 +84,26 @@ test('the legacy histories cover the per-object path and the formerly opt-in gro
     'legacy/reconcile-lb-recreate-per-object.json',
     'legacy/reconcile-service-converge-child-per-object.json',
   ]);
-  assert.deepEqual(grouped, ['legacy/reconcile-lb-converge-groups-opt-in.json']);
+  assert.deepEqual(grouped, [
+    'legacy/reconcile-lb-converge-groups-opt-in.json',
+    'legacy/reconcile-lb-converge-shared-groups.json',
+    'legacy/reconcile-service-converge-child-shared-groups.json',
+  ]);
   // The committed histories of today's code take the grouped path only.
   assert.deepEqual(FILES.filter((f) => activityTypes(f).has('createObject')), []);
+  // How many Backends each realizeObjects of a history created, from the activity summaries ("create and await
+  // Backend(s) <names> on <lb>"): 2 in one group before REALIZE_PARENTS_ALONE_PATCH, one per group since.
+  const backendGroups = (file: string) =>
+    load(file).events.flatMap((e) => {
+      const a = e.activityTaskScheduledEventAttributes as { activityType: { name: string } } | undefined;
+      const summary = (e.userMetadata as { summary?: { data?: string } } | undefined)?.summary?.data;
+      const text = summary ? JSON.parse(Buffer.from(summary, 'base64').toString('utf8')) as string : '';
+      return a?.activityType.name === 'realizeObjects' && /^create and await Backends? /.test(text) ? [text.replace(/^create and await Backends? (.*) on .*$/, '$1').split(', ').length] : [];
+    });
+  assert.deepEqual(backendGroups('legacy/reconcile-lb-converge-shared-groups.json'), [2]);
+  assert.deepEqual(backendGroups('legacy/reconcile-service-converge-child-shared-groups.json'), [2]);
+  assert.deepEqual(backendGroups('reconcile-lb-converge.json'), [1, 1]);
+  assert.deepEqual(backendGroups('reconcile-service-converge-child.json'), [1, 1]);
 });
 
 for (const file of [...FILES, ...LEGACY]) {
