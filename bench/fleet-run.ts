@@ -1,7 +1,8 @@
 /**
  * `npm run build && node dist/bench/fleet-run.js [--services N] [--seed N] [--cached-workflows N] [--save-json FILE]`:
  * the controller fleet alone (bench/fleet.ts), for working on fleet scale without the core workload's repetitions;
- * `--cached-workflows` is the worker's LBAAS_MAX_CACHED_WORKFLOWS. With `--budget N`: the Engine budget run
+ * `--cached-workflows` is the worker's LBAAS_MAX_CACHED_WORKFLOWS; `--memory-log MS` has the worker print where its memory
+ * is (RSS, V8 heap by space, buffers) every MS ms. With `--budget N`: the Engine budget run
  * (bench/budget.ts) of N services instead. `npm run bench -- --fleet N` runs the same fleet inside the full benchmark and reports it in docs/benchmarks.md.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -49,6 +50,7 @@ async function main(): Promise<void> {
     bundlePath,
     echo: true,
     ...(cached ? { maxCachedWorkflows: cached } : {}),
+    ...(value('--memory-log') ? { memoryLogMs: Number(value('--memory-log')) } : {}),
   });
   try {
     await worker.ready;

@@ -27,6 +27,8 @@ export interface ChildWorkerOptions {
   pacing?: PacingOptions;
   /** Workflow runs the worker keeps cached; the SDK's default when absent. */
   maxCachedWorkflows?: number;
+  /** Every this many ms the child writes a `memory {...}` line (RSS, V8 heap, buffers in MiB) to its stderr. */
+  memoryLogMs?: number;
   /** Also copy the child's output to ours (benchmarks); it is always kept for stderr(). */
   echo?: boolean;
   /** Bounds the wait for the child's first poll. Default 120 s: a loaded machine starts workers slowly. */
@@ -61,6 +63,7 @@ export async function startChildWorker(o: ChildWorkerOptions): Promise<ChildWork
     ...(o.deployTimes ? { deployTimes: o.deployTimes } : {}),
     ...(o.pacing ? { pacing: o.pacing } : {}),
     ...(o.maxCachedWorkflows ? { maxCachedWorkflows: o.maxCachedWorkflows } : {}),
+    ...(o.memoryLogMs ? { memoryLogMs: o.memoryLogMs } : {}),
   };
   const child = fork(path.join(__dirname, 'worker-process.js'), [], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, LBAAS_CHILD_WORKER: JSON.stringify(config) },

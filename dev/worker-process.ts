@@ -8,6 +8,7 @@
  * requests (the Engine requests it made per activity type, their latency, the gaps between readiness polls) and stops
  * gracefully on a `stop` message, SIGTERM or SIGINT.
  */
+import v8 from 'node:v8';
 import { Context } from '@temporalio/activity';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { DeployTimesOptions } from '../activities/deploy-times';
@@ -32,6 +33,8 @@ export interface ChildWorkerConfig {
   pacing?: PacingOptions;
   /** Workflow runs kept cached (worker/main.ts); the SDK's default when absent. */
   maxCachedWorkflows?: number;
+  /** Every this many ms, one `memory {...}` line on stderr: process.memoryUsage() and V8's heap spaces, in MiB. */
+  memoryLogMs?: number;
 }
 
 /** Raw samples since the last reset; the reader computes whatever statistics it reports. */
@@ -103,6 +106,14 @@ class Samples {
   }
 }
 
+/** Where the worker's memory is, in MiB: the process (RSS), V8's heap (used, committed, per space) and off-heap buffers. */
+function memoryNow(): Record<string, number> {
+  const mb = (n: number) => Math.round((n / 2 ** 20) * 10) / 10;
+  const m = process.memoryUsage();
+  const spaces = Object.fromEntries(v8.getHeapSpaceStatistics().map((s) => [s.space_name, mb(s.space_used_size)]));
+  return { rss: mb(m.rss), heapUsed: mb(m.heapUsed), heapTotal: mb(m.heapTotal), external: mb(m.external), arrayBuffers: mb(m.arrayBuffers), ...spaces };
+}
+
 async function main(): Promise<void> {
   // Core's WARN about the shutdown RPC racing the closing connection is noise here; errors still show.
   Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, console: {} } } });
@@ -121,6 +132,7 @@ async function main(): Promise<void> {
     ...(cfg.maxCachedWorkflows ? { maxCachedWorkflows: cfg.maxCachedWorkflows } : {}),
     ...(cfg.identity ? { identity: cfg.identity } : {}),
   });
+  if (cfg.memoryLogMs) setInterval(() => process.stderr.write(`memory ${JSON.stringify(memoryNow())}\n`), cfg.memoryLogMs).unref();
   const stop = () => void running.stop().catch(() => {});
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, stop);
   process.on('message', (m: ToChild) => {
