@@ -111,6 +111,8 @@ export async function createObject(
     const createdBefore = hb.previous?.created;
     const mine = (identifier: string, state: CreateObjectResult['state'], adopted: boolean): CreateObjectResult => {
       memory.created(input.serviceUid, identifier);
+      // Another load balancer's observation of the service then skips it instead of reading it (activities/state.ts).
+      if (input.loadBalancer) memory.setLoadBalancer(identifier, input.loadBalancer);
       return { identifier, state, adopted };
     };
     if (createdBefore) {

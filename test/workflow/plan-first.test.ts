@@ -84,7 +84,12 @@ test('from empty, the observation that closes each round takes what the round wa
   const first = readsAfterDeploy(simLog);
   const ids = r.objects.map((o) => o.identifier as string).sort();
   assert.deepEqual(first.deployed, ids, 'every object created and deployed in this pass');
-  assert.deepEqual(ids.filter((id) => first.reads.get(id) !== 1), [], 'read once after its deploy ended: by the readiness poll, not again by the closing observation');
+  const kindOf = new Map(r.objects.map((o) => [o.identifier as string, `${o.kind} ${o.name}`]));
+  assert.deepEqual(
+    ids.filter((id) => first.reads.get(id) !== 1).map((id) => `${kindOf.get(id)}: ${first.reads.get(id) ?? 0} reads`),
+    [],
+    'read once after its deploy ended: by the readiness poll, not again by the closing observation',
+  );
 
   // A new pass (here a no-op) trusts no earlier read: one GET per object.
   stack.sim.resetStats();
