@@ -116,6 +116,8 @@ export interface WorkerEnv {
   workflowBundlePath?: string;
   /** LBAAS_MAX_CACHED_WORKFLOWS: workflow runs the worker keeps cached (worker/main.ts). */
   maxCachedWorkflows?: number;
+  /** LBAAS_WORKFLOW_HEAP_MIB: the workflow thread's V8 heap limit (worker/main.ts). */
+  workflowHeapMiB?: number;
 }
 
 /** Reads and checks the worker's settings; a bad value is `invalid` (exit 2), naming the variable. */
@@ -131,7 +133,17 @@ export function workerEnv(env: NodeJS.ProcessEnv): WorkerEnv {
     ...(env.LBAAS_METRICS_ADDRESS ? { metricsAddress: env.LBAAS_METRICS_ADDRESS } : {}),
     ...(env.LBAAS_WORKFLOW_BUNDLE ? { workflowBundlePath: bundleFile(env.LBAAS_WORKFLOW_BUNDLE) } : {}),
     ...cachedWorkflows(env),
+    ...workflowHeap(env),
   };
+}
+
+function workflowHeap(env: NodeJS.ProcessEnv): { workflowHeapMiB?: number } {
+  const raw = env.LBAAS_WORKFLOW_HEAP_MIB;
+  if (raw === undefined || raw === '') return {};
+  const n = Number(raw);
+  // Below about 128 MiB the SDK's own workflow code and a handful of runs leave no room to work in.
+  if (!Number.isInteger(n) || n < 128) throw invalid(`LBAAS_WORKFLOW_HEAP_MIB: must be an integer of at least 128 (MiB), got "${raw}"`);
+  return { workflowHeapMiB: n };
 }
 
 function cachedWorkflows(env: NodeJS.ProcessEnv): { maxCachedWorkflows?: number } {

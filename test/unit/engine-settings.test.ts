@@ -8,8 +8,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
+import v8 from 'node:v8';
+import { Worker } from 'node:worker_threads';
 import { DEFAULT_BACKOFF_CAP_MS, DEFAULT_BACKOFF_START_MS, DEFAULT_BURST, DEFAULT_REQUESTS_PER_SECOND } from '../../activities/engine';
 import { engineBudgetFromEnv } from '../../worker/engine-settings';
+import { limitWorkflowHeap } from '../../worker/main';
 import { workerEnv } from '../../worker/start';
 
 test('defaults: 10 requests/s, burst 10, backoff 1 s to 60 s, no task-queue rate, no warnings', () => {
@@ -73,7 +76,7 @@ test('LBAAS_WORKFLOW_BUNDLE names a prebuilt bundle file for the worker to load;
   }
 });
 
-test('LBAAS_MAX_CACHED_WORKFLOWS bounds the workflow runs the worker caches; left out, the SDK decides; anything but an integer of at least 2 is refused naming the variable', () => {
+test('LBAAS_MAX_CACHED_WORKFLOWS bounds the workflow runs the worker caches; left out, the worker derives it from the workflow heap; anything but an integer of at least 2 is refused naming the variable', () => {
   const base = { ANEXIA_TOKEN: 't', TEMPORAL_CONFIG_FILE: path.join(os.tmpdir(), 'does-not-exist', 'temporal.toml') };
   assert.equal(workerEnv(base).maxCachedWorkflows, undefined);
   assert.equal(workerEnv({ ...base, LBAAS_MAX_CACHED_WORKFLOWS: '800' }).maxCachedWorkflows, 800);
@@ -83,4 +86,32 @@ test('LBAAS_MAX_CACHED_WORKFLOWS bounds the workflow runs the worker caches; lef
       return true;
     });
   }
+});
+
+test('LBAAS_WORKFLOW_HEAP_MIB is the workflow thread\'s heap limit; left out, the default; anything but an integer of at least 128 is refused naming the variable', () => {
+  const base = { ANEXIA_TOKEN: 't', TEMPORAL_CONFIG_FILE: path.join(os.tmpdir(), 'does-not-exist', 'temporal.toml') };
+  assert.equal(workerEnv(base).workflowHeapMiB, undefined);
+  assert.equal(workerEnv({ ...base, LBAAS_WORKFLOW_HEAP_MIB: '768' }).workflowHeapMiB, 768);
+  for (const bad of ['127', '0', '-512', '512.5', 'big']) {
+    assert.throws(() => workerEnv({ ...base, LBAAS_WORKFLOW_HEAP_MIB: bad }), (err: Error) => {
+      assert.equal(err.message, `LBAAS_WORKFLOW_HEAP_MIB: must be an integer of at least 128 (MiB), got "${bad}"`);
+      return true;
+    });
+  }
+});
+
+test('limitWorkflowHeap bounds the heap of a thread started afterwards (as the SDK\'s workflow thread is), not the running main thread\'s', async () => {
+  const mainBefore = v8.getHeapStatistics().heap_size_limit;
+  const threadLimit = () =>
+    new Promise<number>((resolve, reject) => {
+      const t = new Worker("require('node:worker_threads').parentPort.postMessage(require('node:v8').getHeapStatistics().heap_size_limit)", { eval: true });
+      t.once('message', (n: number) => resolve(n));
+      t.once('error', reject);
+    });
+  limitWorkflowHeap(256);
+  const limited = await threadLimit();
+  // The old generation's limit plus the young generation's (a few MiB, set by V8).
+  assert.ok(limited >= 256 * 2 ** 20 && limited < 320 * 2 ** 20, `thread heap limit ${limited / 2 ** 20} MiB`);
+  assert.equal(v8.getHeapStatistics().heap_size_limit, mainBefore);
+  assert.throws(() => limitWorkflowHeap(10), /at least 64 MiB, got 10/);
 });
