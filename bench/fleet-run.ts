@@ -51,6 +51,7 @@ async function main(): Promise<void> {
     echo: true,
     ...(cached ? { maxCachedWorkflows: cached } : {}),
     ...(value('--memory-log') ? { memoryLogMs: Number(value('--memory-log')) } : {}),
+    ...(value('--heap-mib') ? { heapMiB: Number(value('--heap-mib')) } : {}),
   });
   try {
     await worker.ready;
@@ -84,7 +85,7 @@ async function main(): Promise<void> {
         `${line('no-op full resync', r.noop)}; ${r.resyncSignalled} controllers signalled`,
         `${line('delete', r.remove)}; ${r.leftAfterDelete} tagged objects left`,
         `no-op full resync by route: ${Object.entries(r.noop.byRoute ?? {}).map(([k, n]) => `${k} ${n}`).join(', ')}`,
-        `worker peak RSS ${mib(r.workerPeakRssBytes)} (idle ${mib(r.workerIdleRssBytes)}); history events: controller ${r.controllerEvents}, fullResync ${r.fullResyncEvents}`,
+        `worker peak RSS during the apply ${mib(r.workerPeakRssBytes)}, over the whole run ${mib(r.workerRunPeakRssBytes ?? NaN)} (idle ${mib(r.workerIdleRssBytes)}); history events: controller ${r.controllerEvents}, fullResync ${r.fullResyncEvents}`,
         // The fleet's keys of `npm run bench`'s summary line (bench/figures.ts), so that a fleet run alone reports them too.
         `summary: fleet_services=${r.services} fleet_services_per_min=${r.servicesPerMinute.toFixed(0)} fleet_peak_rss_mib=${(r.workerPeakRssBytes / 2 ** 20).toFixed(0)} fleet_noop_resync_s=${(r.noop.wallMs / 1000).toFixed(1)} fleet_noop_requests_per_service=${(r.noop.requests / services).toFixed(1)} fleet_noop_writes=${r.noop.mutations}`,
         '',

@@ -42,7 +42,10 @@ export interface FleetResult {
   remove: FleetPhaseFigures;
   /** Objects tagged for the fleet left after the delete (0 expected). */
   leftAfterDelete: number;
+  /** The worker's VmHWM right after the apply: its peak during the apply (the target's figure). */
   workerPeakRssBytes: number;
+  /** Its VmHWM at the end of the run: the peak over apply, resync and delete (absent in runs saved before it). */
+  workerRunPeakRssBytes?: number;
   workerIdleRssBytes: number;
   /** History events of one controller (after apply, resync and delete) and of the fullResync run. */
   controllerEvents: number;
@@ -89,7 +92,8 @@ export async function runFleet(o: FleetBenchOptions): Promise<FleetResult> {
         before.set(a.s.spec.serviceUid, r.pass);
       });
     });
-    o.log(`fleet: converged in ${(apply.wallMs / 1000).toFixed(1)} s, ${apply.requests} requests`);
+    const afterApply = procMemory(o.worker.pid);
+    o.log(`fleet: converged in ${(apply.wallMs / 1000).toFixed(1)} s, ${apply.requests} requests; worker peak RSS so far ${((afterApply?.hwmBytes ?? 0) / 2 ** 20).toFixed(0)} MiB`);
 
     o.log('fleet: no-op full resync (the Schedule workflow, fullResync)');
     let signalled = 0;
@@ -149,7 +153,8 @@ export async function runFleet(o: FleetBenchOptions): Promise<FleetResult> {
       resyncSignalled: signalled,
       remove,
       leftAfterDelete: left,
-      workerPeakRssBytes: procMemory(o.worker.pid)?.hwmBytes ?? sampledPeak,
+      workerPeakRssBytes: afterApply?.hwmBytes ?? sampledPeak,
+      workerRunPeakRssBytes: procMemory(o.worker.pid)?.hwmBytes ?? sampledPeak,
       workerIdleRssBytes: idle?.rssBytes ?? NaN,
       controllerEvents,
       fullResyncEvents,

@@ -27,7 +27,7 @@ export function fleetMarkdown(r: BenchResult): string {
     for (const [name, p] of [['apply', f.apply], ['no-op full resync', f.noop], ['delete', f.remove]] as const) L.push(`| ${row(name, p).join(' | ')} |`);
     L.push('');
     L.push(
-      `Services converged per minute: ${f.servicesPerMinute.toFixed(0)} (per service from its apply: median ${s(f.serviceP50Ms)}, p95 ${s(f.serviceP95Ms)}). Worker peak RSS ${mib(f.workerPeakRssBytes)} (idle ${mib(f.workerIdleRssBytes)}). History events: one controller after apply, resync and delete ${f.controllerEvents}; the fullResync run ${f.fullResyncEvents}. "machine" counts every process on the machine, other people's work included: when it is near ${r.machine.cpus} CPU seconds per second of wall time, the wall times above measure the machine's load as much as the orchestrator.`,
+      `Services converged per minute: ${f.servicesPerMinute.toFixed(0)} (per service from its apply: median ${s(f.serviceP50Ms)}, p95 ${s(f.serviceP95Ms)}). Worker peak RSS during the apply ${mib(f.workerPeakRssBytes)}, over apply, resync and delete ${mib(f.workerRunPeakRssBytes ?? f.workerPeakRssBytes)} (idle ${mib(f.workerIdleRssBytes)}). History events: one controller after apply, resync and delete ${f.controllerEvents}; the fullResync run ${f.fullResyncEvents}. "machine" counts every process on the machine, other people's work included: when it is near ${r.machine.cpus} CPU seconds per second of wall time, the wall times above measure the machine's load as much as the orchestrator.`,
     );
     L.push('');
     const own = f.apply.cpuSeconds;

@@ -27,6 +27,8 @@ export interface ChildWorkerOptions {
   pacing?: PacingOptions;
   /** Workflow runs the worker keeps cached; the SDK's default when absent. */
   maxCachedWorkflows?: number;
+  /** The V8 heap limit of the child's isolates (main and workflow threads), `--max-old-space-size`; Node's default when absent. */
+  heapMiB?: number;
   /** Every this many ms the child writes a `memory {...}` line (RSS, V8 heap, buffers in MiB) to its stderr. */
   memoryLogMs?: number;
   /** Also copy the child's output to ours (benchmarks); it is always kept for stderr(). */
@@ -67,6 +69,7 @@ export async function startChildWorker(o: ChildWorkerOptions): Promise<ChildWork
   };
   const child = fork(path.join(__dirname, 'worker-process.js'), [], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, LBAAS_CHILD_WORKER: JSON.stringify(config) },
+    ...(o.heapMiB ? { execArgv: [...process.execArgv, `--max-old-space-size=${o.heapMiB}`] } : {}),
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   let out = '';
