@@ -31,6 +31,11 @@ export interface RealizeObjectsInput {
   members: { key: string; fields: CreateObjectInput['fields'] }[];
   /** The workflow's round (observe-plan-act pass) this group belongs to; progress reports name it. */
   pass?: number;
+  /**
+   * Members whose deploy something in the workflow waits on (a Backend's Frontend and Servers): the end of their deploy
+   * is reported at once, not with the group's result, so that their children start on it.
+   */
+  announce?: string[];
 }
 
 /** One member's progress while its group runs: created (identifier and state at creation) or settled (final state). */
@@ -40,6 +45,8 @@ export interface MemberProgress {
   state: StateName;
   /** Its deploy ended (the state is final), as opposed to: it was just created and tagged. */
   settled: boolean;
+  /** A ready member the workflow waits on (RealizeObjectsInput.announce): to be reported at once. */
+  announced?: boolean;
 }
 
 export interface RealizedObject {
@@ -177,6 +184,7 @@ export async function realizeObjects(engine: EngineClient, memory: IdentifierCac
   try {
     const deadline = Date.now() + o.windowMs;
     const slots = input.members.map((m) => ({ member: m, slot: hb.slot(m.key) }));
+    const announce = new Set(input.announce ?? []);
     // The first attempt lists the look-alikes of all members at once and records them before any POST.
     if (slots.some((s) => s.slot.previous === undefined) && (currentContext()?.info.attempt ?? 1) === 1) {
       const byName = await lookAlikesOfGroup(engine, memory, input);
@@ -198,7 +206,10 @@ export async function realizeObjects(engine: EngineClient, memory: IdentifierCac
             o.onPoll,
             halt.signal,
           );
-          if (watched.outcome !== 'NotReady' && watched.outcome !== 'Gone') o.onProgress?.({ key: member.key, identifier: created.identifier, state: watched.outcome, settled: true });
+          if (watched.outcome !== 'NotReady' && watched.outcome !== 'Gone') {
+            const ready = watched.outcome === 'Deployed' || watched.outcome === 'Updated';
+            o.onProgress?.({ key: member.key, identifier: created.identifier, state: watched.outcome, settled: true, ...(ready && announce.has(member.key) ? { announced: true } : {}) });
+          }
           return { key: member.key, identifier: created.identifier, adopted: created.adopted, ...watched };
         } catch (err) {
           if (!halt.signal.aborted) halt.abort(err);

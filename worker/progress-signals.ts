@@ -9,11 +9,13 @@
  * task (three more events), and it is an action on a Temporal Cloud bill. So a creation waits PROGRESS_DELAY_MS, and
  * every change of the same workflow run within that window (the groups of one round start together) goes out in one
  * signal; a change whose activity returned first is not sent at all (the result carries every member), so a group
- * that deploys within the window costs no signal. A member's deploy ending never causes a signal of its own: it rides
- * along with the next creation's, or arrives with its group's result. Creations are what the workflow could not know
- * for a whole group's deploy (identifiers, for its status and its known set); a finished deploy it learns at most
- * the group's spread of deploy times later. Measured on the core workload (creations only vs every change):
- * docs/benchmarks.md.
+ * that deploys within the window costs no signal. A member's deploy ending causes no signal of its own (it rides
+ * along with the next creation's, or arrives with its group's result), unless the workflow waits on it: an announced
+ * member (a Backend whose Frontend and Servers are to be created, RealizeObjectsInput.announce) is signalled at once,
+ * with whatever else is queued for the run, because its children start on it. Creations are what the workflow could
+ * not know for a whole group's deploy (identifiers, for its status and its known set); any other finished deploy it
+ * learns at most the group's spread of deploy times later. Measured on the core workload (creations only vs every
+ * change): docs/benchmarks.md.
  */
 import type { Client } from '@temporalio/client';
 import type { GroupReports, MemberProgress, ProgressSink } from '../activities/realize';
@@ -83,6 +85,12 @@ export class ProgressSignals implements ProgressSink {
       this.#queued.set(run.runId, q);
     }
     q.objects.set(m.key, m);
+    // The workflow waits on this deploy to start the member's children: now, with whatever else is queued for the run.
+    if (m.announced) {
+      if (q.timer) clearTimeout(q.timer);
+      this.#flush(run.runId, q);
+      return;
+    }
     if (!m.settled && !q.timer) {
       const queued = q;
       q.timer = setTimeout(() => this.#flush(run.runId, queued), this.delayMs);

@@ -79,14 +79,14 @@ export const DEFAULT_MAX_PASSES = 8;
 export const REALIZE_GROUPS_PATCH = 'realize-groups';
 
 /**
- * Since this patch, a sibling that something else in the plan waits on (a Backend whose Frontend and Servers are to
- * be created) gets a realizeObjects group of its own; only siblings nothing waits on (Servers, Binds) share one.
- * Before it, all Backends of a load balancer shared a group, and every port's Frontend and Servers waited for the
- * slowest Backend's deploy instead of their own: on deploys of 1-3 s about 0.2 s of the chain per load balancer
- * (docs/benchmarks.md), for one more activity per further parent. Runs recorded before it replay the shared groups
- * (test/fixtures/histories/legacy).
+ * Since this patch, a group member that something else in the round waits on (a Backend whose Frontend and Servers
+ * are to be created) is announced: the worker signals its deploy's end at once (`objectsProgress`, worker/progress-
+ * signals.ts), and its children start on that instead of on the group's result. Before it, every port's Frontend and
+ * Servers waited for the slowest Backend of the load balancer (all Backends share a group): on deploys of 1-3 s about
+ * 0.2 s of the chain per load balancer (docs/architecture.md, "Announced parents"). Runs recorded before it replay the
+ * group's result as the only start (test/fixtures/histories/legacy).
  */
-export const REALIZE_PARENTS_ALONE_PATCH = 'realize-parents-alone';
+export const REALIZE_ANNOUNCE_PATCH = 'realize-announce-parents';
 
 /**
  * Workflow-side metrics (docs/spec.md#metrics), on the worker's Prometheus endpoint. Temporal does not emit them
@@ -123,6 +123,8 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
   // Members of the groups running in this round whose result has not come yet: only their status follows the
   // group's progress reports, so a late report never overwrites what a result said.
   const inGroups = new Set<string>();
+  // Announced members of running groups (REALIZE_ANNOUNCE_PATCH): a report of their deploy's end starts their children.
+  const announced = new Map<string, (identifier: string) => void>();
   setHandler(objectsProgressSignal, (raw) => {
     const report = objectsProgressOf(raw);
     if (!report || report.pass !== progress.pass) return;
@@ -130,6 +132,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
       if (!inGroups.has(o.key)) continue;
       known.add(o.identifier);
       book.update(o.key, { identifier: o.identifier, state: o.state });
+      if (o.state === 'Deployed' || o.state === 'Updated') announced.get(o.key)?.(o.identifier);
     }
   });
   const counts = { created: 0, destroyed: 0, recovered: 0 };
@@ -199,11 +202,12 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
    * Creates a group of siblings (same kind, same parent) in one realizeObjects activity whose summary names them;
    * what is still deploying when its attempt window ends is awaited one by one on the spec's readiness policy.
    */
-  const realizeGroup = async (members: PlannedObject[], parentId: string): Promise<Map<string, string | null>> => {
+  const realizeGroup = async (members: PlannedObject[], parentId: string, waitedOn: ReadonlySet<string | null>): Promise<Map<string, string | null>> => {
     const kind = (members[0] as PlannedObject).desired.kind;
     const names = members.map((p) => p.desired.name).join(', ');
     const byKey = new Map(members.map((p) => [p.desired.key, p.desired]));
     for (const key of byKey.keys()) inGroups.add(key);
+    const announce = members.map((p) => p.desired.key).filter((key) => waitedOn.has(key));
     // Not cancellable, as a single create is: a superseded pass still finishes creating and tagging (and waits for the
     // group's attempt to end, at most the readiness window).
     const realized: RealizedObject[] = await CancellationScope.nonCancellable(() =>
@@ -213,9 +217,13 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
         kind,
         members: members.map((p) => ({ key: p.desired.key, fields: completeFields(kind, p.desired.fields, parentId) as CreateObjectInput['fields'] })),
         pass: progress.pass,
+        ...(announce.length > 0 ? { announce } : {}),
       }),
     );
-    for (const key of byKey.keys()) inGroups.delete(key);
+    for (const key of byKey.keys()) {
+      inGroups.delete(key);
+      announced.delete(key);
+    }
     const ids = new Map<string, string | null>();
     await Promise.all(
       realized.map(async (r) => {
@@ -234,28 +242,26 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
 
   const applyGraph = async (plan: Plan) => {
     const grouped = patched(REALIZE_GROUPS_PATCH);
-    // Objects this round creates something under: each is realized alone, so that its children start on its own deploy.
-    const waitedOn = grouped && patched(REALIZE_PARENTS_ALONE_PATCH) ? new Set(plan.objects.filter((p) => p.action.type === 'create').map((p) => p.desired.parent)) : new Set<string | null>();
+    // Objects this round creates something under: their groups announce their deploys, so that children start on them.
+    const waitedOn = grouped && patched(REALIZE_ANNOUNCE_PATCH) ? new Set(plan.objects.filter((p) => p.action.type === 'create').map((p) => p.desired.parent)) : new Set<string | null>();
     const ready = new Map<string, Promise<string | null>>();
     const groups = new Map<string, { members: PlannedObject[]; ids: Promise<Map<string, string | null> | null> }>();
     for (const p of plan.objects) {
       const parent = p.desired.parent === null ? Promise.resolve(loadBalancer) : (ready.get(p.desired.parent) ?? Promise.resolve(null));
       if (grouped && p.action.type === 'create') {
-        // Siblings to create share one activity, unless something waits on them (above); the group starts when their
-        // common parent is ready (its members are all collected by then: the loop is synchronous, the parent's
-        // continuation is not).
-        const groupKey = `${p.desired.parent ?? ''}|${p.desired.kind}${waitedOn.has(p.desired.key) ? `|${p.desired.key}` : ''}`;
+        // Siblings to create share one activity; the group starts when their common parent is ready (its members are
+        // all collected by then: the loop is synchronous, the parent's continuation is not).
+        const groupKey = `${p.desired.parent ?? ''}|${p.desired.kind}`;
         let group = groups.get(groupKey);
         if (!group) {
           const members: PlannedObject[] = [];
-          group = { members, ids: parent.then((parentId) => (parentId === null ? null : realizeGroup(members, parentId))) };
+          group = { members, ids: parent.then((parentId) => (parentId === null ? null : realizeGroup(members, parentId, waitedOn))) };
           groups.set(groupKey, group);
         }
         group.members.push(p);
-        ready.set(
-          p.desired.key,
-          group.ids.then((ids) => ids?.get(p.desired.key) ?? null),
-        );
+        const fromGroup = group.ids.then((ids) => ids?.get(p.desired.key) ?? null);
+        // An announced member is ready at whichever comes first: its own report or its group's result.
+        ready.set(p.desired.key, waitedOn.has(p.desired.key) ? Promise.race([fromGroup, new Promise<string>((resolve) => announced.set(p.desired.key, resolve))]) : fromGroup);
         continue;
       }
       // Each object starts as soon as its own parent is ready: no waves, ports proceed independently.

@@ -74,7 +74,7 @@ test('a group whose result comes within the delay costs no signal; another group
   assert.deepEqual(signals.waiting(), {}, 'nothing left queued');
 });
 
-test('a finished deploy never causes a signal of its own: it rides along with the next creation, or goes with its result', () => {
+test('a finished deploy nobody waits on causes no signal of its own: it rides along with the next creation, or goes with its result', () => {
   const servers = signals.open(RUN, 1);
   servers.report(settled('server:http:node-1', 's1'));
   mock.timers.tick(10 * DELAY);
@@ -94,6 +94,29 @@ test('a finished deploy never causes a signal of its own: it rides along with th
   other.report(settled('server:https:node-1', 's3'));
   other.delivered();
   assert.deepEqual(signals.waiting(), {}, 'a delivered settled deploy is dropped');
+});
+
+test('an announced deploy (its children wait on it) is signalled at once, with the creations queued for the run, and not again after the delay', () => {
+  const backends = signals.open(RUN, 2);
+  backends.report(created('backend:http', 'b1'));
+  backends.report(created('backend:https', 'b2'));
+  mock.timers.tick(DELAY / 4);
+  backends.report({ ...settled('backend:http', 'b1'), announced: true });
+  assert.deepEqual(sent, [
+    {
+      run: RUN,
+      progress: {
+        pass: 2,
+        objects: [
+          { key: 'backend:http', identifier: 'b1', state: 'Deployed' },
+          { key: 'backend:https', identifier: 'b2', state: 'NewlyCreated' },
+        ],
+      },
+    },
+  ]);
+  mock.timers.tick(10 * DELAY);
+  assert.equal(sent.length, 1, 'the creations went with it');
+  assert.deepEqual(signals.waiting(), {});
 });
 
 test('a report of a newer round replaces what an older round of the same run still had queued', () => {

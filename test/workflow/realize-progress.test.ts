@@ -17,6 +17,12 @@ import { objectsProgressSignal } from '../../workflows/realize-progress';
 
 let stack: Stack;
 
+/** An event's summary (the Web UI's text for an activity), decoded. */
+function summaryOf(e: { userMetadata?: { summary?: { data?: Uint8Array | null } | null } | null }): string {
+  const data = e.userMetadata?.summary?.data;
+  return data ? (JSON.parse(Buffer.from(data).toString('utf8')) as string) : '';
+}
+
 before(async () => {
   // Deploys of 3 s: a group is still deploying well after its progress signal (sent 1 s after the creates).
   stack = await startStack({ sim: { deployMs: { min: 3000, max: 3000 } }, activities: { readiness: { pollFirstMs: 20, pollMaxMs: 100 } } });
@@ -90,7 +96,7 @@ test('while the Backends group deploys, the status query shows both Backends wit
   }
 });
 
-test("a port's Frontend and Servers are created on its own Backend's deploy, while the other port's Backend still deploys (REALIZE_PARENTS_ALONE_PATCH); then the run converges", async () => {
+test("a port's Frontend and Servers are created on its own Backend's deploy, announced by the Backends group while the other port's Backend still deploys (REALIZE_ANNOUNCE_PATCH); then the run converges", async () => {
   const runs = new Runs(stack.client, stack.taskQueue);
   const uid = `parents-${randomUUID()}`;
   const lb = seedLoadBalancer(stack.sim, 'lb');
@@ -106,7 +112,7 @@ test("a port's Frontend and Servers are created on its own Backend's deploy, whi
       return a && b ? [a, b] : undefined;
     });
     await deploy(http.identifier);
-    // With the Backends in one group, the http port's children waited for the https Backend's minute.
+    // Before the announcement, the http port's children waited for the group's result: the https Backend's minute.
     await until("the http port's Frontend and its 2 Servers created", () => named('frontend', 'http') && objectsOn(stack.sim, lb).filter((o) => o.kind === 'server' && o.name.endsWith(`.${http.name}`)).length === 2);
     assert.equal(stack.sim.objects().find((o) => o.identifier === https.identifier)?.state, 'NewlyCreated', 'the https Backend still deploys');
     assert.equal(named('frontend', 'https'), undefined, "nothing of the https port's is created yet");
@@ -121,9 +127,20 @@ test("a port's Frontend and Servers are created on its own Backend's deploy, whi
     const r = await finish;
     assert.equal(r.converged, true);
     assert.equal(r.created, 12);
-    const scheduled = (await eventsOf(handle)).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'realizeObjects' ? [e] : []);
-    // 2 Backends alone, 2 Frontends, 2 groups of Servers, 2 groups of Binds.
-    assert.equal(scheduled.length, 8);
+    const events = await eventsOf(handle);
+    const scheduled = events.flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name === 'realizeObjects' ? [e] : []));
+    // One group of Backends, 2 Frontends, 2 groups of Servers, 2 groups of Binds.
+    assert.equal(scheduled.length, 7);
+    // The http Frontend's group was scheduled after a report of the http Backend as Deployed, before the Backends' result.
+    const at = (e: (typeof events)[number]) => Number(e.eventId);
+    const announcement = events.find((e) => {
+      const data = e.workflowExecutionSignaledEventAttributes?.input?.payloads?.[0]?.data;
+      return data !== undefined && data !== null && Buffer.from(data).toString('utf8').includes(`"identifier":"${http.identifier}","state":"Deployed"`);
+    });
+    const frontendGroup = scheduled.find((e) => /^create and await Frontend http\./.test(summaryOf(e)));
+    const backendsDone = events.find((e) => String(e.activityTaskCompletedEventAttributes?.scheduledEventId) === String(scheduled[0]?.eventId));
+    assert.ok(announcement && frontendGroup && backendsDone, 'the announcement, the Frontend group and the Backends result are in the history');
+    assert.ok(at(announcement) < at(frontendGroup) && at(frontendGroup) < at(backendsDone), `announcement ${at(announcement)} < Frontend group ${at(frontendGroup)} < Backends done ${at(backendsDone)}`);
   } finally {
     stack.sim.setFaults({ deployMs: { min: 3000, max: 3000 } });
     await runs.terminateRunning();

@@ -21,8 +21,8 @@ const FILES = readdirSync(DIR)
 /**
  * Histories of code paths that new runs no longer take but running workflows recorded before a patch may still be on
  * (workflows/reconcile-lb.ts REALIZE_GROUPS_PATCH: the per-object createObject/awaitReady path, and the grouped path
- * when it was opt-in; REALIZE_PARENTS_ALONE_PATCH: sibling Backends sharing one group). The record script no longer
- * writes them; they are kept, not re-recorded.
+ * when it was opt-in; REALIZE_ANNOUNCE_PATCH: children started only on their parent group's result). The record
+ * script no longer writes them; they are kept, not re-recorded.
  */
 const LEGACY = readdirSync(path.join(DIR, 'legacy'))
   .filter((f) => f.endsWith('.json'))
@@ -71,7 +71,7 @@ test('the committed histories are the ones record-histories.ts writes: both work
   ]);
 });
 
-test('the legacy histories cover the per-object path, the formerly opt-in grouped path and shared Backend groups; today\'s histories realize each Backend alone', () => {
+test('the legacy histories cover the per-object path, the formerly opt-in grouped path and groups before announced parents; today\'s histories carry the announcement patch', () => {
   const activityTypes = (file: string) => new Set(load(file).events.flatMap((e) => {
     const a = e.activityTaskScheduledEventAttributes as { activityType: { name: string } } | undefined;
     return a ? [a.activityType.name] : [];
@@ -85,25 +85,27 @@ test('the legacy histories cover the per-object path, the formerly opt-in groupe
     'legacy/reconcile-service-converge-child-per-object.json',
   ]);
   assert.deepEqual(grouped, [
+    'legacy/reconcile-lb-converge-before-announce.json',
     'legacy/reconcile-lb-converge-groups-opt-in.json',
-    'legacy/reconcile-lb-converge-shared-groups.json',
-    'legacy/reconcile-service-converge-child-shared-groups.json',
+    'legacy/reconcile-service-converge-child-before-announce.json',
   ]);
   // The committed histories of today's code take the grouped path only.
   assert.deepEqual(FILES.filter((f) => activityTypes(f).has('createObject')), []);
-  // How many Backends each realizeObjects of a history created, from the activity summaries ("create and await
-  // Backend(s) <names> on <lb>"): 2 in one group before REALIZE_PARENTS_ALONE_PATCH, one per group since.
-  const backendGroups = (file: string) =>
-    load(file).events.flatMap((e) => {
-      const a = e.activityTaskScheduledEventAttributes as { activityType: { name: string } } | undefined;
-      const summary = (e.userMetadata as { summary?: { data?: string } } | undefined)?.summary?.data;
-      const text = summary ? JSON.parse(Buffer.from(summary, 'base64').toString('utf8')) as string : '';
-      return a?.activityType.name === 'realizeObjects' && /^create and await Backends? /.test(text) ? [text.replace(/^create and await Backends? (.*) on .*$/, '$1').split(', ').length] : [];
-    });
-  assert.deepEqual(backendGroups('legacy/reconcile-lb-converge-shared-groups.json'), [2]);
-  assert.deepEqual(backendGroups('legacy/reconcile-service-converge-child-shared-groups.json'), [2]);
-  assert.deepEqual(backendGroups('reconcile-lb-converge.json'), [1, 1]);
-  assert.deepEqual(backendGroups('reconcile-service-converge-child.json'), [1, 1]);
+  // Patch markers (core_patch) of a history, by patch id.
+  const patches = (file: string) =>
+    new Set(
+      load(file).events.flatMap((e) => {
+        const m = e.markerRecordedEventAttributes as { markerName: string; details: Record<string, { payloads: { data: string }[] }> } | undefined;
+        const data = m?.markerName === 'core_patch' ? m.details['patch-data']?.payloads[0]?.data : undefined;
+        return data ? [(JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as { id: string }).id] : [];
+      }),
+    );
+  for (const file of ['legacy/reconcile-lb-converge-before-announce.json', 'legacy/reconcile-service-converge-child-before-announce.json']) {
+    assert.deepEqual([...patches(file)], ['realize-groups'], file);
+  }
+  for (const file of ['reconcile-lb-converge.json', 'reconcile-service-converge-child.json']) {
+    assert.deepEqual([...patches(file)].sort(), ['realize-announce-parents', 'realize-groups'], file);
+  }
 });
 
 for (const file of [...FILES, ...LEGACY]) {
