@@ -2,7 +2,8 @@
  * `npm run build && node dist/bench/fleet-run.js [--services N] [--seed N] [--cached-workflows N] [--save-json FILE]`:
  * the controller fleet alone (bench/fleet.ts), for working on fleet scale without the core workload's repetitions;
  * `--cached-workflows` is the worker's LBAAS_MAX_CACHED_WORKFLOWS; `--memory-log MS` has the worker print where its memory
- * is (RSS, V8 heap by space, buffers) every MS ms. With `--budget N`: the Engine budget run
+ * is (RSS, V8 heap by space, buffers) every MS ms; `--heap-mib N` starts the worker with `--max-old-space-size=N` (as
+ * NODE_OPTIONS would) and `--malloc-arena-max N` with MALLOC_ARENA_MAX=N in its environment. With `--budget N`: the Engine budget run
  * (bench/budget.ts) of N services instead. `npm run bench -- --fleet N` runs the same fleet inside the full benchmark and reports it in docs/benchmarks.md.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -52,6 +53,7 @@ async function main(): Promise<void> {
     ...(cached ? { maxCachedWorkflows: cached } : {}),
     ...(value('--memory-log') ? { memoryLogMs: Number(value('--memory-log')) } : {}),
     ...(value('--heap-mib') ? { heapMiB: Number(value('--heap-mib')) } : {}),
+    ...(value('--malloc-arena-max') ? { env: { MALLOC_ARENA_MAX: String(value('--malloc-arena-max')) } } : {}),
   });
   try {
     await worker.ready;

@@ -29,6 +29,8 @@ export interface ChildWorkerOptions {
   maxCachedWorkflows?: number;
   /** The V8 heap limit of the child's isolates (main and workflow threads), `--max-old-space-size`; Node's default when absent. */
   heapMiB?: number;
+  /** Variables added to the child's environment (for example MALLOC_ARENA_MAX, read by the C library at start). */
+  env?: Record<string, string>;
   /** Every this many ms the child writes a `memory {...}` line (RSS, V8 heap, buffers in MiB) to its stderr. */
   memoryLogMs?: number;
   /** Also copy the child's output to ours (benchmarks); it is always kept for stderr(). */
@@ -68,7 +70,7 @@ export async function startChildWorker(o: ChildWorkerOptions): Promise<ChildWork
     ...(o.memoryLogMs ? { memoryLogMs: o.memoryLogMs } : {}),
   };
   const child = fork(path.join(__dirname, 'worker-process.js'), [], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, LBAAS_CHILD_WORKER: JSON.stringify(config) },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, LBAAS_CHILD_WORKER: JSON.stringify(config), ...o.env },
     ...(o.heapMiB ? { execArgv: [...process.execArgv, `--max-old-space-size=${o.heapMiB}`] } : {}),
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
