@@ -46,6 +46,8 @@ export interface FleetResult {
   workerPeakRssBytes: number;
   /** Its VmHWM at the end of the run: the peak over apply, resync and delete (absent in runs saved before it). */
   workerRunPeakRssBytes?: number;
+  /** The worker's node heap limit (`--max-old-space-size`) when the benchmark set one. */
+  workerNodeHeapMiB?: number;
   workerIdleRssBytes: number;
   /** History events of one controller (after apply, resync and delete) and of the fullResync run. */
   controllerEvents: number;

@@ -116,6 +116,9 @@ function report(result: BenchResult, args: Args): void {
   process.stdout.write(`${summary.line}\n`);
 }
 
+/** The controller fleet's worker runs with this node heap limit (`--max-old-space-size`), as docs/operations.md recommends. */
+const FLEET_WORKER_HEAP_MIB = 512;
+
 const log = (line: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 
 function machine(temporalPath: string): Machine {
@@ -281,11 +284,12 @@ async function main(): Promise<void> {
       });
       try {
         const ctlQueue = `bench-ctl-${run}`;
-        const ctlWorker = await startChildWorker({ temporalAddress: fleetSrv.address, namespace: fleetSrv.namespace, taskQueue: ctlQueue, engineUrl: fleetSim.url, token: BENCH_TOKEN, bundlePath, echo: true });
+        // Run as docs/operations.md (Worker sizing) recommends for a fleet: NODE_OPTIONS=--max-old-space-size=512.
+        const ctlWorker = await startChildWorker({ temporalAddress: fleetSrv.address, namespace: fleetSrv.namespace, taskQueue: ctlQueue, engineUrl: fleetSim.url, token: BENCH_TOKEN, bundlePath, echo: true, heapMiB: FLEET_WORKER_HEAP_MIB });
         workers.push(ctlWorker);
         await ctlWorker.ready;
         const fleetClient = new Client({ connection: fleetConnection, namespace: fleetSrv.namespace });
-        fleet = await runFleet({ client: fleetClient, admin: fleetSim.admin, worker: ctlWorker, taskQueue: ctlQueue, services: args.fleet, seed: args.seed, pids: { temporal: fleetSrv.process.pid ?? -1, simulator: fleetSim.child.pid ?? -1 }, log });
+        fleet = { workerNodeHeapMiB: FLEET_WORKER_HEAP_MIB, ...(await runFleet({ client: fleetClient, admin: fleetSim.admin, worker: ctlWorker, taskQueue: ctlQueue, services: args.fleet, seed: args.seed, pids: { temporal: fleetSrv.process.pid ?? -1, simulator: fleetSim.child.pid ?? -1 }, log })) };
         await Promise.all(workers.splice(0).map((w) => w.stop()));
       } finally {
         await fleetConnection.close();
