@@ -33,7 +33,8 @@ export interface RealizeObjectsInput {
   pass?: number;
   /**
    * Members whose deploy something in the workflow waits on (a Backend's Frontend and Servers): the end of their deploy
-   * is reported at once, not with the group's result, so that their children start on it.
+   * is reported at once, not with the group's result, so that their children start on it (unless no other member is
+   * still deploying: then the result follows at once).
    */
   announce?: string[];
 }
@@ -185,6 +186,8 @@ export async function realizeObjects(engine: EngineClient, memory: IdentifierCac
     const deadline = Date.now() + o.windowMs;
     const slots = input.members.map((m) => ({ member: m, slot: hb.slot(m.key) }));
     const announce = new Set(input.announce ?? []);
+    // Members whose watch has not ended: the last one's deploy goes with the group's result, unannounced.
+    let watching = slots.length;
     // The first attempt lists the look-alikes of all members at once and records them before any POST.
     if (slots.some((s) => s.slot.previous === undefined) && (currentContext()?.info.attempt ?? 1) === 1) {
       const byName = await lookAlikesOfGroup(engine, memory, input);
@@ -206,9 +209,10 @@ export async function realizeObjects(engine: EngineClient, memory: IdentifierCac
             o.onPoll,
             halt.signal,
           );
+          const othersWatching = --watching > 0;
           if (watched.outcome !== 'NotReady' && watched.outcome !== 'Gone') {
             const ready = watched.outcome === 'Deployed' || watched.outcome === 'Updated';
-            o.onProgress?.({ key: member.key, identifier: created.identifier, state: watched.outcome, settled: true, ...(ready && announce.has(member.key) ? { announced: true } : {}) });
+            o.onProgress?.({ key: member.key, identifier: created.identifier, state: watched.outcome, settled: true, ...(ready && othersWatching && announce.has(member.key) ? { announced: true } : {}) });
           }
           return { key: member.key, identifier: created.identifier, adopted: created.adopted, ...watched };
         } catch (err) {

@@ -207,7 +207,8 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
     const names = members.map((p) => p.desired.name).join(', ');
     const byKey = new Map(members.map((p) => [p.desired.key, p.desired]));
     for (const key of byKey.keys()) inGroups.add(key);
-    const announce = members.map((p) => p.desired.key).filter((key) => waitedOn.has(key));
+    // A lone member's deploy ends with its group: nothing to announce.
+    const announce = members.length > 1 ? members.map((p) => p.desired.key).filter((key) => waitedOn.has(key)) : [];
     // Not cancellable, as a single create is: a superseded pass still finishes creating and tagging (and waits for the
     // group's attempt to end, at most the readiness window).
     const realized: RealizedObject[] = await CancellationScope.nonCancellable(() =>

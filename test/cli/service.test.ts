@@ -244,20 +244,22 @@ test('resync UID runs a new pass; resync --all runs a fullResync that asks every
 });
 
 test('apply --wait prints live progress on stderr while waiting and exits 3 when --timeout runs out', async () => {
-  stack.sim.setFaults({ deployMs: 4_000 });
+  // The Backends' identifiers reach the status about 1 s after their creation (the worker's coalesced progress
+  // report); a 3 s wait left too little room for that on a loaded machine (the suite saw only the [1s] line).
+  stack.sim.setFaults({ deployMs: 10_000 });
   try {
     const lb = seedLoadBalancer(stack.sim, 'lb-cli-slow');
-    const r = await cli(['apply', '-f', await specFile('slow.json', exampleSpec([lb], { serviceUid: 'cli-slow' })), '--wait', '--timeout', '3s']);
+    const r = await cli(['apply', '-f', await specFile('slow.json', exampleSpec([lb], { serviceUid: 'cli-slow' })), '--wait', '--timeout', '6s']);
     assert.equal(r.code, 3, r.stderr);
     assert.equal(r.stdout, '');
     const lines = r.stderr.trimEnd().split('\n');
-    assert.equal(lines[0], 'applied revision 1 to service cli-slow; waiting up to 3s for its pass');
+    assert.equal(lines[0], 'applied revision 1 to service cli-slow; waiting up to 6s for its pass');
     assert.ok(
       lines.some((l) => new RegExp(`^\\[\\d+s\\] load balancer ${lb}: creating \\(pass 1\\), 0/12 ready; pending Backend http\\.web\\.default\\.prod \\(NewlyCreated\\)`).test(l)),
       r.stderr,
     );
     const last = lines.slice(-2);
-    assert.equal(last[0], 'lbaas: timed out after 3s waiting for revision 1 of service cli-slow (the controller keeps working: lbaas status cli-slow)');
+    assert.equal(last[0], 'lbaas: timed out after 6s waiting for revision 1 of service cli-slow (the controller keeps working: lbaas status cli-slow)');
     assert.match(last[1] ?? '', new RegExp(`^still pending: load balancer ${lb}: creating`));
   } finally {
     stack.sim.setFaults(FAST_DEPLOYS);
