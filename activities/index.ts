@@ -76,8 +76,8 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
         try {
           // An adopted object was created by a lost earlier attempt of this same call: it counts as created once.
           const result = await createObject(engine, known, input);
+          // createObject itself remembers the load balancer (activities/objects.ts).
           known.set(result.identifier, input.kind);
-          if (input.loadBalancer) known.setLoadBalancer(result.identifier, input.loadBalancer);
           events.created?.(input.kind);
           return result;
         } catch (err) {
@@ -100,7 +100,6 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
           reports?.delivered();
           for (const r of realized) {
             known.set(r.identifier, input.kind);
-            known.setLoadBalancer(r.identifier, input.loadBalancer);
             events.created?.(input.kind);
           }
           return realized;
