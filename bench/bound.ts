@@ -20,10 +20,19 @@ export interface LoadBalancerBound {
   objects: number;
   /** When the last object on this load balancer finished deploying (epoch ms). */
   lastDeployedAt: number;
+  /** How long after the last deploy here ended a GET first answered it (the tail's readiness overshoot); NaN if none did. */
+  lastNoticeMs: number;
   /** When the first Backend was created (epoch ms). */
   firstCreatedAt: number;
   /** Per Frontend, Bind and Server: from its parent's deploy finishing to its own create (the reconciler's reaction). */
   reactionsMs: number[];
+  /**
+   * The two parts of each reaction whose parent's settled deploy a GET answered (simulator's deploySeenAt): *notice*,
+   * from the deploy's end to that GET (the readiness poll's overshoot), and *handoff*, from that GET to the child's
+   * create (reporting the parent ready and getting the child's create going).
+   */
+  noticesMs: number[];
+  handoffsMs: number[];
 }
 
 const link = (o: AdminObject, field: string) => String(o.fields[field] ?? '');
@@ -38,15 +47,25 @@ export function loadBalancerBound(objects: readonly AdminObject[], loadBalancer:
   let best = { ms: 0, deploy: 0, levels: 0 };
   let count = 0;
   let lastDeployedAt = 0;
+  let lastNoticeMs = NaN;
   let firstCreatedAt = Infinity;
   const reactionsMs: number[] = [];
+  const noticesMs: number[] = [];
+  const handoffsMs: number[] = [];
   const react = (child: AdminObject, parent: AdminObject) => {
-    if (parent.deployedAt !== null) reactionsMs.push(Date.parse(child.createdAt) - Date.parse(parent.deployedAt));
+    if (parent.deployedAt === null) return;
+    reactionsMs.push(Date.parse(child.createdAt) - Date.parse(parent.deployedAt));
+    if (parent.deploySeenAt === null) return;
+    noticesMs.push(Date.parse(parent.deploySeenAt) - Date.parse(parent.deployedAt));
+    handoffsMs.push(Date.parse(child.createdAt) - Date.parse(parent.deploySeenAt));
   };
   const seen = (o: AdminObject) => {
     count++;
     if (o.deployedAt === null) throw new Error(`${o.kind} ${o.name} has not finished deploying: the run did not converge`);
-    lastDeployedAt = Math.max(lastDeployedAt, Date.parse(o.deployedAt));
+    const at = Date.parse(o.deployedAt);
+    if (at < lastDeployedAt) return;
+    lastDeployedAt = at;
+    lastNoticeMs = o.deploySeenAt === null ? NaN : Date.parse(o.deploySeenAt) - at;
   };
   for (const b of backends) {
     seen(b);
@@ -72,5 +91,5 @@ export function loadBalancerBound(objects: readonly AdminObject[], loadBalancer:
     const chain = { ms: d(b) + latencyMs + longest.ms, deploy: d(b) + longest.deploy, levels: 1 + longest.levels };
     if (chain.ms > best.ms) best = chain;
   }
-  return { loadBalancer, deployChainMs: best.deploy, boundMs: best.ms, levels: best.levels, objects: count, lastDeployedAt, firstCreatedAt, reactionsMs };
+  return { loadBalancer, deployChainMs: best.deploy, boundMs: best.ms, levels: best.levels, objects: count, lastDeployedAt, lastNoticeMs, firstCreatedAt, reactionsMs, noticesMs, handoffsMs };
 }

@@ -182,6 +182,9 @@ export interface ModeFigures {
   startup: number[];
   /** Per object with a parent: from the parent's deploy to the child's create. */
   reactions: number[];
+  /** The reactions split: readiness-poll overshoot, and from that GET to the child's create (bench/bound.ts). */
+  notices: number[];
+  handoffs: number[];
   latency: number[];
   /** Per run: readiness GETs (realizeObjects' polls and the awaitReady activity's Engine requests). */
   readinessGets: number[];
@@ -211,6 +214,8 @@ export function modeFigures(r: BenchResult, mode: Mode): ModeFigures {
     chainSlack: lbs.map((l) => l.engineDoneMs - l.deployChainMs),
     startup: lbs.map((l) => l.firstCreateMs),
     reactions: lbs.flatMap((l) => l.reactionsMs),
+    notices: lbs.flatMap((l) => l.noticesMs ?? []),
+    handoffs: lbs.flatMap((l) => l.handoffsMs ?? []),
     latency: runs.map((c) => c.apply.latencyMedianMs),
     readinessGets: runs.map((c) => c.apply.readinessGets ?? c.apply.byPurpose.awaitReady ?? 0),
     levels: lbs.map((l) => l.levels),

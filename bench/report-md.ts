@@ -79,12 +79,12 @@ export function markdown(r: BenchResult, sm: Summary, svgName: string, command: 
   L.push(`![Convergence time against the lower bound, per load balancer and run](${svgName})`);
   L.push('');
   L.push(
-    'Where the time goes, per load balancer (median, min-max over load balancers and repetitions). *Start*: from the start request to the first create (workflow and child start, first observation). *Reaction*: per Frontend, Bind and Server, from its parent\'s deploy finishing to its own create: the readiness-poll overshoot plus getting the next create going; paid once per chain level. *Engine done - chain*: how much later than the bare chain of deploy delays the Engine finished the last object here (start + reactions along the chain). *Tail*: from that last deploy to the end of this load balancer\'s reconciliation (noticing it, the final observation, completing the workflows).',
+    'Where the time goes, per load balancer (median, min-max over load balancers and repetitions). *Start*: from the start request to the first create (workflow and child start, first observation). *Reaction*: per Frontend, Bind and Server, from its parent\'s deploy finishing to its own create: the readiness-poll overshoot plus getting the next create going; paid once per chain level; split into *notice* (from the parent\'s deploy end to the first GET that answered it: the poll\'s overshoot) and *handoff* (from that GET to the child\'s create: reporting the parent ready to the workflow, which starts the child\'s activity). *Engine done - chain*: how much later than the bare chain of deploy delays the Engine finished the last object here (start + reactions along the chain). *Tail*: from that last deploy to the end of this load balancer\'s reconciliation (noticing it, the final observation, completing the workflows).',
   );
   L.push('');
   L.push(
     mdTable(
-      ['mode', 'chain of deploy delays', 'start', 'reaction per level: median / p90 / max', 'Engine done - chain', 'tail', 'request latency'],
+      ['mode', 'chain of deploy delays', 'start', 'reaction per level: median / p90 / max', 'notice: median / p90', 'handoff: median / p90', 'Engine done - chain', 'tail', 'request latency'],
       figs.map((f) => {
         const chains = f.runs.flatMap((c) => c.loadBalancers.map((l) => l.deployChainMs));
         const re = f.reactions;
@@ -93,6 +93,8 @@ export function markdown(r: BenchResult, sm: Summary, svgName: string, command: 
           spread(chains, s),
           spread(f.startup, s),
           `${s(quantile(re, 0.5))} / ${s(quantile(re, 0.9))} / ${s(Math.max(...re))}`,
+          f.notices.length > 0 ? `${s(quantile(f.notices, 0.5))} / ${s(quantile(f.notices, 0.9))}` : '-',
+          f.handoffs.length > 0 ? `${s(quantile(f.handoffs, 0.5))} / ${s(quantile(f.handoffs, 0.9))}` : '-',
           spread(f.chainSlack, s),
           spread(f.tailLag, s),
           spread(f.latency, (x) => `${x.toFixed(1)} ms`),

@@ -1,5 +1,5 @@
 /** The report on stdout: a table per mode, where the time goes, each repetition, the throughput run, the targets. */
-import { CORE_DEPLOY_MS } from './core';
+import { CORE_DEPLOY_MS, type CoreRun } from './core';
 import { fleetText } from './report-fleet';
 import { boundRatio, modeFigures, type BenchResult, type Summary } from './figures';
 import { int, median, mib, quantile, ratio, secs, spread } from './util';
@@ -64,4 +64,34 @@ export function textReport(r: BenchResult, sum_: Summary): string {
   for (const x of sum_.targets) out.push(`  ${pad(x.key, 22)} ${pad(x.key === 'noop_writes' ? String(x.measured) : ratio(x.measured), 6)} target ${x.higher ? '>=' : '<='} ${x.target}: ${x.text}`);
   out.push('');
   return out.join('\n');
+}
+
+/**
+ * `--core-only`: per mode, the convergence against the bound and where the time above it went (medians over runs and
+ * load balancers, ms), for an A/B of workers in one run.
+ */
+export function coreOnlyReport(core: readonly CoreRun[]): string {
+  const modes = [...new Set(core.map((c) => c.mode))];
+  const rows = modes.map((mode) => {
+    const runs = core.filter((c) => c.mode === mode);
+    const lbs = runs.flatMap((c) => c.loadBalancers);
+    const ratios = runs.map((c) => c.apply.wallMs / c.serviceBoundMs);
+    const ms = (xs: number[]) => (xs.length === 0 ? 'n/a' : String(Math.round(median(xs))));
+    return [
+      mode,
+      `${ratio(median(ratios))} (${ratio(Math.min(...ratios))}-${ratio(Math.max(...ratios))})`,
+      int(median(runs.map((c) => c.apply.requests))),
+      int(median(runs.map((c) => c.apply.readinessGets ?? 0))),
+      ms(lbs.map((l) => l.firstCreateMs)),
+      ms(lbs.flatMap((l) => l.reactionsMs)),
+      ms(lbs.flatMap((l) => l.noticesMs ?? [])),
+      ms(lbs.flatMap((l) => l.handoffsMs ?? [])),
+      ms(lbs.map((l) => l.convergedMs - l.engineDoneMs)),
+      ms(lbs.flatMap((l) => (Number.isFinite(l.lastNoticeMs) ? [l.lastNoticeMs as number] : []))),
+    ];
+  });
+  const head = ['mode', 'time/bound median (min-max)', 'requests', 'readiness GETs', 'start ms', 'reaction ms', 'notice ms', 'handoff ms', 'tail ms', 'tail notice ms'];
+  const table = [head, ...rows];
+  const widths = head.map((_, i) => Math.max(...table.map((r) => (r[i] as string).length)));
+  return table.map((r) => r.map((c, i) => c.padEnd(widths[i] as number)).join('  ')).join('\n');
 }

@@ -33,7 +33,7 @@ import { CORE_DEPLOY_MS, MODES, runCore, WORKER_DEPLOY_TIMES, WORKER_READINESS, 
 import { summarize, type BenchResult, type Machine } from './figures';
 import { markdown } from './report-md';
 import { svgChart } from './report-svg';
-import { textReport } from './report-text';
+import { coreOnlyReport, textReport } from './report-text';
 import { keepSections } from './cluster-report';
 import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
 import { runBudget } from './budget';
@@ -60,6 +60,10 @@ interface Args {
   saveJson: string | null;
   fromJson: string | null;
   realisticOnly: boolean;
+  /** Only these core modes (comma-separated names), e.g. for an A/B of two workers in one run. */
+  modes: string[] | null;
+  /** Stop after the core workload (with --modes: a quick A/B; nothing is written). */
+  coreOnly: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -75,8 +79,8 @@ function parseArgs(argv: string[]): Args {
     if (!Number.isInteger(n) || n < min) throw new Error(`${name}: expected an integer >= ${min}, got ${raw}`);
     return n;
   };
-  const flags = new Set(['--quick', '--no-write', '--realistic-only']);
-  const known = new Set([...flags, '--seed', '--reps', '--services', '--fleet', '--budget', '--out', '--save-json', '--from-json']);
+  const flags = new Set(['--quick', '--no-write', '--realistic-only', '--core-only']);
+  const known = new Set([...flags, '--modes', '--seed', '--reps', '--services', '--fleet', '--budget', '--out', '--save-json', '--from-json']);
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
     if (!known.has(a)) throw new Error(`unknown argument ${a} (flags: ${[...known].join(' ')})`);
@@ -95,6 +99,8 @@ function parseArgs(argv: string[]): Args {
     saveJson: file('--save-json'),
     fromJson: file('--from-json'),
     realisticOnly: argv.includes('--realistic-only'),
+    modes: value('--modes')?.split(',') ?? null,
+    coreOnly: argv.includes('--core-only'),
   };
 }
 
@@ -211,7 +217,9 @@ async function main(): Promise<void> {
     }
 
     const run = randomUUID().slice(0, 8);
-    const modes = MODES.filter((m) => !args.quick || m.quick);
+    const unknownMode = args.modes?.find((name) => !MODES.some((m) => m.name === name));
+    if (unknownMode !== undefined) throw new Error(`--modes: unknown mode ${unknownMode} (modes: ${MODES.map((m) => m.name).join(', ')})`);
+    const modes = MODES.filter((m) => (args.modes ? args.modes.includes(m.name) : !args.quick || m.quick));
     const kinds = [...new Set(modes.flatMap((m) => (m.worker ? [m.worker] : [])))] as WorkerKind[];
     const queues = Object.fromEntries(kinds.map((k) => [k, `bench-${k}-${run}`])) as Record<WorkerKind, string>;
     log('starting the workers');
@@ -254,6 +262,10 @@ async function main(): Promise<void> {
       }
     }
     await Promise.all(workers.splice(0).map((w) => w.stop()));
+    if (args.coreOnly) {
+      process.stdout.write(`\n${coreOnlyReport(core)}\n`);
+      return;
+    }
 
     log('starting a fresh worker for the throughput run');
     const fleetQueue = `bench-fleet-${run}`;

@@ -163,6 +163,12 @@ export interface SimObject {
   deployStartedAt: number | null;
   /** When the latest deploy settled (ready or failed); null while pending or never deployed by us. */
   deployedAt: number | null;
+  /**
+   * When a GET first answered the settled deploy (null until then, and again when a deploy starts): how long after the
+   * deploy ended a client noticed it. Admin view only (the benchmark splits a reconciler's reaction with it); not kept in
+   * the state file.
+   */
+  deploySeenAt: number | null;
   /** The state a pending deploy will end in, drawn when it started. */
   pendingResult: StateId | null;
   /** Deletion accepted; the object is out of every list and index and answers GET until it is dropped. */

@@ -81,6 +81,7 @@ export function loadState(sim: Simulator, file: string): boolean {
       ...p,
       state: p.state as StateId,
       tags: new Set(p.tags),
+      deploySeenAt: null,
       deleting: false,
       deleteMs: null,
       timer: null,

@@ -128,6 +128,7 @@ export class Simulator {
       deployMs: null,
       deployStartedAt: null,
       deployedAt: null,
+      deploySeenAt: null,
       pendingResult: null,
       deleting: false,
       deleteMs: null,
@@ -149,6 +150,7 @@ export class Simulator {
     o.deployMs = ms;
     o.deployStartedAt = Date.now();
     o.deployedAt = null;
+    o.deploySeenAt = null;
     this.armDeploy(o, ms);
   }
 

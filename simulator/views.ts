@@ -15,6 +15,8 @@ export interface AdminObject {
   deployMs: number | null;
   deployStartedAt: string | null;
   deployedAt: string | null;
+  /** When a GET first answered the settled deploy (null until then). */
+  deploySeenAt: string | null;
   deleting: boolean;
   deleteMs: number | null;
 }
@@ -34,6 +36,7 @@ export function adminView(o: SimObject): AdminObject {
     deployMs: o.deployMs,
     deployStartedAt: iso(o.deployStartedAt),
     deployedAt: iso(o.deployedAt),
+    deploySeenAt: iso(o.deploySeenAt),
     deleting: o.deleting,
     deleteMs: o.deleteMs,
   };

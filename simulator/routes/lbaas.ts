@@ -42,6 +42,7 @@ function getOne(kind: Kind, id: string): Handler {
   return ({ sim }: RequestContext): Reply => {
     const o = sim.store.get(id);
     if (!o || o.kind !== kind) throw notFound(kind, id);
+    if (o.deployedAt !== null && o.deploySeenAt === null) o.deploySeenAt = Date.now();
     return { status: 200, body: render(sim, o) };
   };
 }

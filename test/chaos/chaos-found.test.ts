@@ -28,6 +28,7 @@ const obj = (o: Partial<AdminObject> & Pick<AdminObject, 'kind' | 'identifier' |
   deployMs: null,
   deployStartedAt: null,
   deployedAt: null,
+  deploySeenAt: null,
   deleting: false,
   deleteMs: null,
   ...o,

@@ -195,6 +195,27 @@ describe('admin objects', () => {
     assert.ok(Date.parse(settled.deployedAt as string) - Date.parse(settled.deployStartedAt as string) >= 9);
   });
 
+  test('deploySeenAt: null until a GET answers the settled deploy, then the time of that first GET (later GETs leave it); an update deploy clears it', async () => {
+    const lb = await seedLb();
+    const be = (await api('POST', BE, { name: 'b', mode: 'tcp', load_balancer: lb })).json as { identifier: string };
+    const view = async () => (await admin('GET', `objects/${be.identifier}`)).json as Json;
+    assert.equal((await api('GET', `${BE}/${be.identifier}`)).status, 200);
+    assert.equal((await view()).deploySeenAt, null, 'a GET during the deploy saw nothing settled');
+    const settled = await waitFor(async () => ((await view()).deployedAt ? await view() : undefined));
+    assert.equal(settled.deploySeenAt, null, 'the admin view is not a GET');
+    await new Promise((r) => setTimeout(r, 20));
+    const before = Date.now();
+    await api('GET', `${BE}/${be.identifier}`);
+    const seen = (await view()).deploySeenAt as string;
+    assert.ok(Date.parse(seen) >= before - 1 && Date.parse(seen) >= Date.parse(settled.deployedAt as string) + 20, `seen ${seen}, deployed ${settled.deployedAt as string}`);
+    await new Promise((r) => setTimeout(r, 20));
+    await api('GET', `${BE}/${be.identifier}`);
+    assert.equal((await view()).deploySeenAt, seen, 'a later GET leaves it');
+    const got = (await api('GET', `${BE}/${be.identifier}`)).json as Json;
+    assert.equal((await api('PUT', `${BE}/${be.identifier}`, { ...got, load_balancer: lb, state: '0' })).status, 200);
+    assert.equal((await view()).deploySeenAt, null, 'an update starts a new deploy');
+  });
+
   test('PATCH injects drift (state and fields) on one object; DELETE removes it out of band', async () => {
     const lb = await seedLb();
     const be = (await api('POST', BE, { name: 'b', mode: 'tcp', load_balancer: lb })).json as { identifier: string };

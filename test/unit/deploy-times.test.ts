@@ -9,6 +9,10 @@ import {
   priorSchedule,
   quantileOf,
   SAMPLES_PER_KIND,
+  WATCH_FIRST,
+  WATCH_STEPS,
+  WATCHED_KINDS,
+  watchedSchedule,
   type PollSchedule,
 } from '../../activities/deploy-times';
 import { EngineNotFoundError, type EngineClient } from '../../activities/engine';
@@ -105,6 +109,58 @@ describe('DeployTimes', () => {
     }
     // Within 64 quick deploys the first poll falls from 2 s to 0.5 s, within 192 to MIN_GAP_MS.
     assert.deepEqual(firsts, [2000, 500, 125, MIN_GAP_MS]);
+  });
+
+  test('the kinds other objects are created under are watched: Backends and Frontends, not Binds or Servers', () => {
+    assert.deepEqual([...WATCHED_KINDS].sort(), ['backend', 'frontend']);
+    const t = new DeployTimes();
+    const off = new DeployTimes({ watch: false });
+    for (const ms of uniform(1000, 3000, 64)) for (const k of ['backend', 'frontend', 'bind', 'server'] as const) (t.record(k, ms, ms), off.record(k, ms, ms));
+    const sorted = uniform(1000, 3000, 64);
+    assert.deepEqual(take(t.schedule('backend'), 4), take(watchedSchedule(sorted), 4));
+    assert.deepEqual(take(t.schedule('frontend'), 4), take(watchedSchedule(sorted), 4));
+    assert.deepEqual(take(t.schedule('bind'), 4), take(aimedSchedule(sorted, 0.5), 4));
+    assert.deepEqual(take(t.schedule('server'), 4), take(aimedSchedule(sorted, 0.5), 4));
+    assert.deepEqual(take(off.schedule('backend'), 4), take(aimedSchedule(sorted, 0.5), 4), 'watch: false aims every kind');
+  });
+
+  test('the watched schedule polls at the WATCH_FIRST quantile, then every WATCH_STEPS-th of the spread up to the largest sample, then gaps growing to MAX_GAP_MS', () => {
+    const sorted = uniform(1000, 3000, 64);
+    const q = (p: number) => quantileOf(sorted, p);
+    const gap = Math.round((q(1 - WATCH_FIRST) - q(WATCH_FIRST)) / WATCH_STEPS);
+    assert.equal(gap, 199);
+    const polls = take(watchedSchedule(sorted), 12);
+    assert.equal(polls[0], q(WATCH_FIRST));
+    assert.deepEqual(polls.slice(1, 10), polls.slice(0, 9).map((p) => p + gap));
+    // 1203 + 9 x 199 = 2994 is past the largest sample (2984): from there the gaps grow by 1.25.
+    const ninth = q(WATCH_FIRST) + 9 * gap;
+    assert.deepEqual(polls.slice(9), [ninth, ninth + gap, ninth + gap + Math.round(gap * 1.25)]);
+    // The gap stays within [MIN_GAP_MS, MAX_GAP_MS] whatever the spread.
+    assert.deepEqual(take(watchedSchedule([2000, 2000, 2000]), 3), [2000, 2000 + MIN_GAP_MS, 2000 + MIN_GAP_MS + 125]);
+    const wide = take(watchedSchedule(uniform(1000, 60_000, 64)), 3);
+    assert.equal((wide[1] as number) - (wide[0] as number), MAX_GAP_MS);
+  });
+
+  test('on deploys spread evenly over 1-3 s, watching leaves under a third of the median-aimed slack for five to six GETs per deploy', () => {
+    const sorted = uniform(1000, 3000, 64);
+    const deploys = uniform(1000, 3000, 400);
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const cost = (s: () => PollSchedule) => {
+      const seen = deploys.map((ms) => {
+        const sched = s();
+        let prev: number | null = null;
+        let n = 0;
+        do (prev = sched.next(prev)), n++;
+        while (prev < ms);
+        return { gets: n, slack: prev - ms };
+      });
+      return { gets: mean(seen.map((x) => x.gets)), slack: mean(seen.map((x) => x.slack)) };
+    };
+    const watched = cost(() => watchedSchedule(sorted));
+    const aimed = cost(() => aimedSchedule(sorted, 0.5));
+    assert.ok(watched.slack < 110 && aimed.slack > 300, `slack: watched ${watched.slack} ms, aimed ${aimed.slack} ms`);
+    assert.ok(watched.gets > 5 && watched.gets < 6, `GETs per watched deploy ${watched.gets}`);
+    assert.ok(aimed.gets < 2, `GETs per aimed deploy ${aimed.gets}`);
   });
 
   test('bad options are refused, naming the option', () => {
