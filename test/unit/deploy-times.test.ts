@@ -115,7 +115,12 @@ describe('DeployTimes', () => {
     assert.deepEqual([...WATCHED_KINDS].sort(), ['backend', 'frontend']);
     const t = new DeployTimes();
     const off = new DeployTimes({ watch: false });
-    for (const ms of uniform(1000, 3000, 64)) for (const k of ['backend', 'frontend', 'bind', 'server'] as const) (t.record(k, ms, ms), off.record(k, ms, ms));
+    for (const ms of uniform(1000, 3000, 64)) {
+      for (const k of ['backend', 'frontend', 'bind', 'server'] as const) {
+        t.record(k, ms, ms);
+        off.record(k, ms, ms);
+      }
+    }
     const sorted = uniform(1000, 3000, 64);
     assert.deepEqual(take(t.schedule('backend'), 4), take(watchedSchedule(sorted), 4));
     assert.deepEqual(take(t.schedule('frontend'), 4), take(watchedSchedule(sorted), 4));
@@ -148,11 +153,13 @@ describe('DeployTimes', () => {
     const cost = (s: () => PollSchedule) => {
       const seen = deploys.map((ms) => {
         const sched = s();
-        let prev: number | null = null;
-        let n = 0;
-        do (prev = sched.next(prev)), n++;
-        while (prev < ms);
-        return { gets: n, slack: prev - ms };
+        let at = sched.next(null);
+        let n = 1;
+        while (at < ms) {
+          at = sched.next(at);
+          n++;
+        }
+        return { gets: n, slack: at - ms };
       });
       return { gets: mean(seen.map((x) => x.gets)), slack: mean(seen.map((x) => x.slack)) };
     };
