@@ -6,13 +6,18 @@
  * going away is waited out the same way, for OWN_DEPENDENTS_GRACE_MS (longer, and the dependent is one the pass did not
  * plan to remove: the pass fails and the next one removes it first); a 409 because something that is not ours references the object fails,
  * naming it. Nothing is destroyed unless it carries the service's tag.
+ *
+ * A pass destroys a stage's objects (all that may go at once: Binds and Servers, then Frontends, then Backends) in one
+ * destroyObjects activity: one activity per stage instead of one per object, as realizeObjects does for creates;
+ * each object keeps its progress in a slot of the group's heartbeat, so a retried group neither deletes twice nor
+ * forgets an outcome.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/common';
 import { KIND_TITLE, SERVICE_TAG_PREFIX, serviceTag, type Kind } from '../domain';
 import { EngineConflictError, EngineNotFoundError, EngineRateLimitedError, type EngineClient } from './engine';
 import { FAILURE } from './failures';
-import { withHeartbeat } from './heartbeat';
+import { SharedHeartbeat, withHeartbeat, type ProgressSlot } from './heartbeat';
 import type { IdentifierCache } from './memory';
 
 export interface DestroyObjectInput {
@@ -51,9 +56,25 @@ export interface DestroyOptions {
   ownDependentsGraceMs?: number;
 }
 
-/** Heartbeat details: the DELETE was accepted in an earlier attempt (the object may be deprovisioning, still tagged). */
+/**
+ * Heartbeat details: the DELETE was accepted in an earlier attempt (the object may be deprovisioning, still tagged);
+ * in a group, also the outcome of an object whose destroy ended in an attempt that failed on another.
+ */
 interface DestroyProgress {
   deleteSent: boolean;
+  outcome?: DestroyOutcome;
+}
+
+export interface DestroyObjectsInput {
+  serviceUid: string;
+  /** The objects of one destroy stage: none of them references another. */
+  objects: Omit<DestroyObjectInput, 'serviceUid'>[];
+}
+
+export interface DestroyedObject {
+  kind: Kind;
+  identifier: string;
+  outcome: DestroyOutcome;
 }
 
 const ident = (kind: Kind, name: string, id?: string) => `${KIND_TITLE[kind]} ${name}${id ? ` (${id})` : ''}`;
@@ -65,36 +86,84 @@ const ident = (kind: Kind, name: string, id?: string) => `${KIND_TITLE[kind]} ${
 const pause = (ms: number) => delay(ms);
 
 export async function destroyObject(engine: EngineClient, memory: IdentifierCache, input: DestroyObjectInput, options: DestroyOptions = {}): Promise<DestroyOutcome> {
-  return withHeartbeat<DestroyProgress, DestroyOutcome>(async (hb) => {
+  return withHeartbeat<DestroyProgress, DestroyOutcome>((hb) => destroyOne(engine, memory, input, hb, Date.now() + (options.windowMs ?? DESTROY_WINDOW_MS), options));
+}
+
+/**
+ * Destroys the objects of one stage at once. Every object's destroy comes to rest before the attempt ends (a DELETE
+ * sent is followed up); then the attempt fails if one failed, with the first failure that no retry can end (an
+ * object something not ours references), else the first in time. The next attempt returns the recorded outcome of
+ * what was destroyed and resumes the rest.
+ */
+export async function destroyObjects(
+  engine: EngineClient,
+  memory: IdentifierCache,
+  input: DestroyObjectsInput,
+  options: DestroyOptions = {},
+  onFailed?: (kind: Kind) => void,
+): Promise<DestroyedObject[]> {
+  const hb = new SharedHeartbeat<DestroyProgress>().start();
+  try {
     const deadline = Date.now() + (options.windowMs ?? DESTROY_WINDOW_MS);
-    const sentBefore = hb.previous?.deleteSent === true;
-    if (!sentBefore) {
-      try {
-        const resource = await engine.getResource(input.identifier);
-        if (!resource.tags.includes(serviceTag(input.serviceUid))) return 'not ours';
-      } catch (err) {
-        if (err instanceof EngineNotFoundError) {
-          memory.gone(input.identifier);
-          return 'gone';
+    const failures: unknown[] = [];
+    const settled = await Promise.allSettled(
+      input.objects.map(async (o): Promise<DestroyedObject> => {
+        const slot = hb.slot(o.identifier);
+        const done = slot.previous?.outcome;
+        if (done) return { kind: o.kind, identifier: o.identifier, outcome: done };
+        try {
+          const outcome = await destroyOne(engine, memory, { ...o, serviceUid: input.serviceUid }, slot, deadline, options);
+          slot.record({ deleteSent: slot.previous?.deleteSent === true, outcome });
+          return { kind: o.kind, identifier: o.identifier, outcome };
+        } catch (err) {
+          failures.push(err);
+          onFailed?.(o.kind);
+          throw err;
         }
-        throw err;
-      }
-    }
-    memory.deleting(input.identifier);
-    let accepted: boolean;
+      }),
+    );
+    if (failures.length > 0) throw failures.find((e) => e instanceof ApplicationFailure && e.nonRetryable) ?? failures[0];
+    return settled.map((r) => (r as PromiseFulfilledResult<DestroyedObject>).value);
+  } finally {
+    hb.stop();
+  }
+}
+
+async function destroyOne(
+  engine: EngineClient,
+  memory: IdentifierCache,
+  input: DestroyObjectInput,
+  hb: ProgressSlot<DestroyProgress>,
+  deadline: number,
+  options: DestroyOptions,
+): Promise<DestroyOutcome> {
+  const sentBefore = hb.previous?.deleteSent === true;
+  if (!sentBefore) {
     try {
-      accepted = await deleteWaitingOutOwnDependents(engine, input, deadline, options);
+      const resource = await engine.getResource(input.identifier);
+      if (!resource.tags.includes(serviceTag(input.serviceUid))) return 'not ours';
     } catch (err) {
-      // Refused with a 409 (dependents still hold it): it is not going away, and the next pass must observe it. Other
-      // errors keep the mark: a DELETE whose answer was lost may have been applied.
-      if (!sentBefore && (err instanceof EngineConflictError || err instanceof ApplicationFailure)) memory.notDeleting(input.identifier);
+      if (err instanceof EngineNotFoundError) {
+        memory.gone(input.identifier);
+        return 'gone';
+      }
       throw err;
     }
-    if (accepted) hb.record({ deleteSent: true });
-    await waitUntilGone(engine, input, deadline, options);
-    memory.gone(input.identifier);
-    return accepted || sentBefore ? 'deleted' : 'gone';
-  });
+  }
+  memory.deleting(input.identifier);
+  let accepted: boolean;
+  try {
+    accepted = await deleteWaitingOutOwnDependents(engine, input, deadline, options);
+  } catch (err) {
+    // Refused with a 409 (dependents still hold it): it is not going away, and the next pass must observe it. Other
+    // errors keep the mark: a DELETE whose answer was lost may have been applied.
+    if (!sentBefore && (err instanceof EngineConflictError || err instanceof ApplicationFailure)) memory.notDeleting(input.identifier);
+    throw err;
+  }
+  if (accepted) hb.record({ deleteSent: true });
+  await waitUntilGone(engine, input, deadline, options);
+  memory.gone(input.identifier);
+  return accepted || sentBefore ? 'deleted' : 'gone';
 }
 
 /** DELETE; true when the Engine accepted it, false when it answered 404. A 409 from our own dependents is waited out. */

@@ -7,7 +7,7 @@ import type { ObservedObject, Snapshot } from '../domain/types';
 import type { EngineClient } from './engine';
 import { translated } from './failures';
 import { currentContext, withHeartbeat } from './heartbeat';
-import { destroyObject, type DestroyObjectInput, type DestroyOptions, type DestroyOutcome } from './destroy';
+import { destroyObject, destroyObjects, type DestroyedObject, type DestroyObjectInput, type DestroyObjectsInput, type DestroyOptions, type DestroyOutcome } from './destroy';
 import {
   ATTEMPT_WINDOW_MS,
   awaitReady,
@@ -119,6 +119,14 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
           events.destroyFailed?.(input.kind);
           throw err;
         }
+      });
+    },
+    /** Destroys the objects of one destroy stage at once (activities/destroy.ts). */
+    async destroyObjects(input: DestroyObjectsInput): Promise<DestroyedObject[]> {
+      return translated(async () => {
+        const destroyed = await destroyObjects(engine, known, input, options.destroy, (kind) => events.destroyFailed?.(kind));
+        for (const d of destroyed) if (d.outcome === 'deleted') events.destroyed?.(d.kind);
+        return destroyed;
       });
     },
     async recoverObject(input: ObjectRef): Promise<string> {

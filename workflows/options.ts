@@ -85,3 +85,20 @@ export function readinessOptions(policy: ReadinessPolicy): ActivityOptions {
 
 /** First eight characters of an identifier, for summaries people read. */
 export const short = (id: string) => (id.length > 12 ? `${id.slice(0, 8)}…` : id);
+
+/**
+ * How long a list of names in an activity summary may grow: Temporal bounds a summary's payload
+ * (`limit.userMetadataSummarySize`, 400 bytes by default), and the Web UI shows it on one line.
+ */
+export const SUMMARY_LIST_CHARS = 240;
+
+/** `items` joined with commas, as many as fit in `max` characters, then "and N more". */
+export function listed(items: readonly string[], max = SUMMARY_LIST_CHARS): string {
+  let out = '';
+  for (let i = 0; i < items.length; i++) {
+    const next = out === '' ? (items[i] as string) : `${out}, ${items[i] as string}`;
+    if (next.length > max && i > 0) return `${out} and ${items.length - i} more`;
+    out = next;
+  }
+  return out;
+}

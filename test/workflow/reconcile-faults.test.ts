@@ -212,6 +212,30 @@ function seedStale(lb: string, tag: string): void {
   assert.equal(Object.keys(seeded).length, 6);
 }
 
+test('a destroy stage whose one DELETE fails: the retried destroyObjects neither deletes twice nor forgets what the failed attempt destroyed', async () => {
+  const { tag, lb, spec } = fresh();
+  seedStale(lb, tag);
+  const stale = objectsOn(stack.sim, lb).filter((o) => o.kind === 'server' && o.name.startsWith('node-1.old.'));
+  assert.equal(stale.length, 1);
+  const failing = (stale[0] as { identifier: string }).identifier;
+  stack.sim.resetStats();
+  // The first stage (2 Binds, 2 Servers of port old) runs in one activity: this Server's DELETE fails until cleared,
+  // after the other three were deleted in the same attempt.
+  stack.sim.setFaults({ seed: 1, rates: { serverError: 1 }, routes: `^DELETE /api/LBaaS/v1/server\\.json/${failing}$` });
+  const started = await runs.service({ spec });
+  await until('the DELETE failed', () => (injected.serverError ?? 0) >= 1);
+  stack.sim.setFaults({});
+
+  const r = await started.result();
+
+  assertConverged(lb, tag);
+  assert.deepEqual({ destroyed: r.loadBalancers[lb]?.destroyed, created: r.loadBalancers[lb]?.created }, { destroyed: 6, created: 12 }, 'the three destroyed by the failed attempt count too');
+  const stats = stack.sim.stats();
+  assert.equal(stats.mutations, 6 + 12 * 2, 'six DELETEs applied, none twice (and 12 creates with their tags)');
+  const deletes = Object.entries(stats.requests).reduce((n, [route, count]) => (route.startsWith('DELETE ') ? n + count : n), 0);
+  assert.equal(deletes, 6 + (injected.serverError ?? 0), 'the retry sent no DELETE for what the failed attempt had destroyed (only the failed ones were sent again)');
+});
+
 for (const storm of [
   // Each create is a POST and a tag: a 5xx storm over both fails half of the create attempts, and Temporal's backoff
   // (500 ms doubling) stretches that to a minute; tags get their storm of 429s (retried after Retry-After) instead.

@@ -21,7 +21,8 @@ const FILES = readdirSync(DIR)
 /**
  * Histories of code paths that new runs no longer take but running workflows recorded before a patch may still be on
  * (workflows/reconcile-lb.ts REALIZE_GROUPS_PATCH: the per-object createObject/awaitReady path, and the grouped path
- * when it was opt-in; REALIZE_ANNOUNCE_PATCH: children started only on their parent group's result). The record
+ * when it was opt-in; REALIZE_ANNOUNCE_PATCH: children started only on their parent group's result;
+ * DESTROY_GROUPS_PATCH: one destroyObject activity per object). The record
  * script no longer writes them; they are kept, not re-recorded.
  */
 const LEGACY = readdirSync(path.join(DIR, 'legacy'))
@@ -71,7 +72,7 @@ test('the committed histories are the ones record-histories.ts writes: both work
   ]);
 });
 
-test('the legacy histories cover the per-object path, the formerly opt-in grouped path and groups before announced parents; today\'s histories carry the announcement patch', () => {
+test('the legacy histories cover the per-object path, the formerly opt-in grouped path, groups before announced parents and destroys per object; today\'s histories carry the announcement and destroy-group patches', () => {
   const activityTypes = (file: string) => new Set(load(file).events.flatMap((e) => {
     const a = e.activityTaskScheduledEventAttributes as { activityType: { name: string } } | undefined;
     return a ? [a.activityType.name] : [];
@@ -87,8 +88,13 @@ test('the legacy histories cover the per-object path, the formerly opt-in groupe
   assert.deepEqual(grouped, [
     'legacy/reconcile-lb-converge-before-announce.json',
     'legacy/reconcile-lb-converge-groups-opt-in.json',
+    'legacy/reconcile-lb-recreate-destroy-per-object.json',
     'legacy/reconcile-service-converge-child-before-announce.json',
   ]);
+  // Destroys: one activity per object before DESTROY_GROUPS_PATCH, one per stage since.
+  assert.deepEqual(LEGACY.filter((f) => activityTypes(f).has('destroyObject')), ['legacy/reconcile-lb-recreate-destroy-per-object.json', 'legacy/reconcile-lb-recreate-per-object.json']);
+  assert.deepEqual(FILES.filter((f) => activityTypes(f).has('destroyObject')), []);
+  assert.deepEqual(FILES.filter((f) => activityTypes(f).has('destroyObjects')), ['reconcile-lb-recover.json', 'reconcile-lb-recreate.json']);
   // The committed histories of today's code take the grouped path only.
   assert.deepEqual(FILES.filter((f) => activityTypes(f).has('createObject')), []);
   // Patch markers (core_patch) of a history, by patch id.
@@ -106,6 +112,8 @@ test('the legacy histories cover the per-object path, the formerly opt-in groupe
   for (const file of ['reconcile-lb-converge.json', 'reconcile-service-converge-child.json']) {
     assert.deepEqual([...patches(file)].sort(), ['realize-announce-parents', 'realize-groups'], file);
   }
+  assert.ok(!patches('legacy/reconcile-lb-recreate-destroy-per-object.json').has('destroy-stage-groups'));
+  assert.ok(patches('reconcile-lb-recreate.json').has('destroy-stage-groups'));
 });
 
 for (const file of [...FILES, ...LEGACY]) {
