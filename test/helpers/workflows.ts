@@ -105,6 +105,12 @@ export async function eventsOf(handle: WorkflowHandle): Promise<HistoryEvent[]> 
   return (await handle.fetchHistory()).events ?? [];
 }
 
+/** An event's summary (the Web UI's text for an activity), decoded. */
+export function summaryOf(e: { userMetadata?: { summary?: { data?: Uint8Array | null } | null } | null }): string {
+  const data = e.userMetadata?.summary?.data;
+  return data ? (JSON.parse(Buffer.from(data).toString('utf8')) as string) : '';
+}
+
 /** Activity types scheduled in a history, in order. */
 export function scheduledActivities(events: readonly HistoryEvent[]): string[] {
   return events.flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name ? [e.activityTaskScheduledEventAttributes.activityType.name] : []));

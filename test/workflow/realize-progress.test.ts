@@ -11,17 +11,11 @@ import { admin, objectsOn, tagOf } from '../helpers/engine-state';
 import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
 import { pendingActivities } from '../helpers/ops-services';
 import { startStack, stopTemporalServer, type Stack } from '../helpers/stack';
-import { eventsOf, Runs, until } from '../helpers/workflows';
+import { eventsOf, Runs, summaryOf, until } from '../helpers/workflows';
 import { loadBalancerStatusQuery } from '../../workflows/reconcile-lb';
 import { objectsProgressSignal } from '../../workflows/realize-progress';
 
 let stack: Stack;
-
-/** An event's summary (the Web UI's text for an activity), decoded. */
-function summaryOf(e: { userMetadata?: { summary?: { data?: Uint8Array | null } | null } | null }): string {
-  const data = e.userMetadata?.summary?.data;
-  return data ? (JSON.parse(Buffer.from(data).toString('utf8')) as string) : '';
-}
 
 before(async () => {
   // Deploys of 3 s: a group is still deploying well after its progress signal (sent 1 s after the creates).

@@ -20,7 +20,8 @@ import {
   writeRequests,
 } from '../helpers/engine-state';
 import { assertConverged, FAULT_READINESS, freshOnOne, injected, n, ORACLE, POLICIES, runs, stack, useReconcileStack } from '../helpers/reconcile-kit';
-import { chainOf, eventsOf, failureOf, until } from '../helpers/workflows';
+import { workflowIds } from '../../workflows/options';
+import { chainOf, eventsOf, failureOf, summaryOf, until } from '../helpers/workflows';
 
 /**
  * The shared 429 backoff with its product defaults except the floor: the 429 storm below halves the request rate on
@@ -213,7 +214,7 @@ function seedStale(lb: string, tag: string): void {
 }
 
 test('a destroy stage whose one DELETE fails: the retried destroyObjects neither deletes twice nor forgets what the failed attempt destroyed', async () => {
-  const { tag, lb, spec } = fresh();
+  const { uid, tag, lb, spec } = fresh();
   seedStale(lb, tag);
   const stale = objectsOn(stack.sim, lb).filter((o) => o.kind === 'server' && o.name.startsWith('node-1.old.'));
   assert.equal(stale.length, 1);
@@ -234,6 +235,13 @@ test('a destroy stage whose one DELETE fails: the retried destroyObjects neither
   assert.equal(stats.mutations, 6 + 12 * 2, 'six DELETEs applied, none twice (and 12 creates with their tags)');
   const deletes = Object.entries(stats.requests).reduce((n, [route, count]) => (route.startsWith('DELETE ') ? n + count : n), 0);
   assert.equal(deletes, 6 + (injected.serverError ?? 0), 'the retry sent no DELETE for what the failed attempt had destroyed (only the failed ones were sent again)');
+  // One activity per destroy stage (2 Binds and 2 Servers, the Frontend, the Backend), each summary naming its objects.
+  const events = await eventsOf(stack.client.workflow.getHandle(workflowIds.loadBalancer(uid, lb)));
+  const destroys = events.flatMap((e) => (e.activityTaskScheduledEventAttributes?.activityType?.name === 'destroyObjects' ? [summaryOf(e)] : []));
+  assert.equal(destroys.length, 3, destroys.join('\n'));
+  assert.match(destroys[0] as string, new RegExp(`^destroy 4 objects on ${lb.slice(0, 8)}…: (Bind|Server) .*\\(not desired\\)`));
+  assert.match(destroys[1] as string, /^destroy Frontend old\..* \(not desired\)$/);
+  assert.match(destroys[2] as string, /^destroy Backend old\..* \(not desired\)$/);
 });
 
 for (const storm of [
