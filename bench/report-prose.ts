@@ -28,6 +28,18 @@ function boundSentence(t: Target, hb: ModeFigures): string {
   return `- ${head(t)} The product needed ${s(p.overhead)} above its lower bound (medians). Per load balancer it spent ${s(p.start)} before its first create, ${s(p.reaction)} per chain level between a parent's deploy and its child's create (p10 ${s(quantile(hb.reactions, 0.1))}, p90 ${s(quantile(hb.reactions, 0.9))}) over ${int(p.levels)} levels, and ${s(p.tail)} after the last deploy; the largest part is ${largest[0]}.`;
 }
 
+/**
+ * The product against `unwatched` (the same worker polling every kind on the median-aimed schedule) in the same
+ * repetitions: what watching the deploys that children wait for bought, and what it cost.
+ */
+function watchSentence(hb: ModeFigures, un: ModeFigures): string {
+  const ms = (xs: number[]) => (xs.length === 0 ? 'n/a' : s(quantile(xs, 0.5)));
+  return (
+    `  Against \`unwatched\` in the same repetitions: time / bound ${spread(hb.boundRatio, ratio)} against ${spread(un.boundRatio, ratio)}; per chain level the parent's deploy was noticed after ${ms(hb.notices)} against ${ms(un.notices)} and the child created ${ms(hb.handoffs)} against ${ms(un.handoffs)} after that (medians); ` +
+    `${spread(hb.requests, int)} Engine requests per run against ${spread(un.requests, int)}, of which readiness GETs ${spread(hb.readinessGets, int)} against ${spread(un.readinessGets, int)}.`
+  );
+}
+
 /** Time against the waves, and what an instant reconciler would reach against them on this workload. */
 function wavesTimeSentence(r: BenchResult, t: Target, hb: ModeFigures, waves: ModeFigures, jitter: ModeFigures | undefined): string {
   const ideal = median(paired(r, 'heartbeat', 'waves', (c) => (c.mode === 'heartbeat' ? c.serviceBoundMs : c.apply.wallMs)));
@@ -62,8 +74,9 @@ export function targetsProse(r: BenchResult, sm: Summary, figs: readonly ModeFig
   const hb = get('heartbeat') as ModeFigures;
   const waves = get('waves') as ModeFigures;
   const target = (key: string) => sm.targets.find((x) => x.key === key) as Target;
+  const unwatched = get('unwatched');
   return [
-    boundSentence(target('convergence_vs_bound'), hb),
+    boundSentence(target('convergence_vs_bound'), hb) + (unwatched ? `\n${watchSentence(hb, unwatched)}` : ''),
     wavesTimeSentence(r, target('convergence_vs_waves'), hb, waves, get('waves-jitter')),
     wavesRequestsSentence(target('requests_vs_waves'), hb, waves),
     noopSentence(r, target('noop_writes'), hb, waves),
