@@ -11,19 +11,18 @@
  * own while the others take over its shards, and the database can restart under all of them.
  */
 import { execFile } from 'node:child_process';
-import { randomInt } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
 import { msToTs } from '@temporalio/common/lib/time';
-import { freePort, SEARCH_ATTRIBUTES } from '../dev/devserver';
+import { SEARCH_ATTRIBUTES } from '../dev/devserver';
 import { DATABASES, renderDynamicConfig, renderProcessConfig, type ProcessPorts, type TemporalService } from './config';
 import { ensureTemporalServer, TEMPORAL_SERVER_VERSION, type ServerBinaries } from './install';
+import { portLayout } from './ports';
 import { createPostgres, findPostgres, PG_USER, type Postgres } from './postgres';
 import { ServerProcess } from './process';
 
@@ -168,9 +167,19 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       processes.push(new ServerProcess(p.name, p.service, ports(p.name).grpc, { binary: binaries.server, root: workDir, configDir, env: CONFIG_ENV, logFile: path.join(workDir, 'logs', `${p.name}.log`) }));
     }
     progress(`starting the Temporal server v${TEMPORAL_SERVER_VERSION}: ${processes.map((p) => p.name).join(', ')} (${shards} history shards)`);
+    // The frontend alone first: every server process writes the cluster metadata record when it finds none (or
+    // rewrites it when its address changed), and of processes starting together all but one fail to and exit. Once
+    // the record holds the frontend's address, the others read it and leave it alone.
+    const frontend = processes.find((p) => p.service === 'frontend') as ServerProcess;
+    frontend.start();
+    await waitForClusterMetadata(postgres, frontendAddress, frontend);
     for (const p of processes) p.start();
 
-    await waitForFrontend(frontendAddress, processes, progress);
+    const watch = startupWatch(processes, progress);
+    await waitForFrontend(frontendAddress, watch, progress);
+    await waitForMembership(postgres, processes, layout.processes, watch, progress);
+    // Exits during start-up were handled above; from here on, an exit is news.
+    for (const p of processes) p.unexpectedExits.length = 0;
     await ensureNamespace(frontendAddress, namespace, progress);
     progress(`Temporal cluster ready on ${frontendAddress} (namespace ${namespace}; logs in ${path.join(workDir, 'logs')})`);
   } catch (err) {
@@ -194,93 +203,98 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
   };
 }
 
-interface PortLayout {
-  postgres: number;
-  processes: Record<string, ProcessPorts>;
-}
-
-async function bindable(port: number): Promise<boolean> {
-  return new Promise<boolean>((resolve) => {
-    const srv = net.createServer();
-    srv.once('error', () => resolve(false));
-    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
-  });
-}
+/** How long each start-up wait may take before start-up fails with what it waited for. */
+const STARTUP_WAIT_MS = 180_000;
 
 /**
- * The ports of a kept cluster stay what they were, so its address does not change between runs and the cluster
- * metadata in the database (which records the frontend's address) needs no rewrite: five processes starting at once
- * would race to rewrite it, and all but one fail ("SaveClusterMetadata encountered version mismatch"). New ports are
- * drawn only for a new cluster or when a saved one is taken.
+ * Polls until the cluster metadata record in the main database holds the frontend's address (written or rewritten by
+ * the frontend at its start), failing with its log if it exits first.
  */
-async function portLayout(file: string, plan: { name: string; service: TemporalService }[]): Promise<PortLayout> {
-  const saved = JSON.parse(await readFile(file, 'utf8').catch(() => 'null')) as PortLayout | null;
-  if (saved && plan.every((p) => saved.processes[p.name])) {
-    const all = [saved.postgres, ...plan.flatMap((p) => Object.values(saved.processes[p.name] as ProcessPorts) as number[])];
-    if ((await Promise.all(all.map(bindable))).every(Boolean)) return saved;
-  }
-  const layout: PortLayout = { postgres: await freePort(), processes: {} };
-  for (const p of plan) {
-    layout.processes[p.name] = {
-      grpc: await freePort(),
-      membership: await freeMembershipPort(),
-      metrics: await freePort(),
-      ...(p.service === 'frontend' ? { http: await freePort() } : {}),
-    };
-  }
-  await writeFile(file, JSON.stringify(layout, null, 2));
-  return layout;
-}
-
-/**
- * Membership ports are stored in cluster_membership.rpc_port, a SMALLINT in Temporal's PostgreSQL schema: a port above
- * 32767 makes the host fail to join ("value out of range for type smallint"), and the kernel's ephemeral range (where
- * port 0 binds land) starts at 32768. So these are drawn from 20000-32767 and checked by binding them.
- */
-async function freeMembershipPort(): Promise<number> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const port = 20_000 + randomInt(12_768);
-    if (await bindable(port)) return port;
-  }
-  throw new Error('no free port between 20000 and 32767 for Temporal membership');
-}
-
-async function waitForFrontend(address: string, processes: ServerProcess[], progress: (line: string) => void): Promise<void> {
-  const deadline = Date.now() + 180_000;
-  let said = Date.now();
-  const restarts = new Map<string, number>();
+async function waitForClusterMetadata(postgres: Postgres, address: string, frontend: ServerProcess): Promise<void> {
+  const deadline = Date.now() + STARTUP_WAIT_MS;
+  // The record is a Proto3 blob; the address is one of its strings (digits, dots and a colon: nothing to escape).
+  const sql = `SELECT count(*) FROM cluster_metadata_info WHERE position(convert_to('${address}', 'UTF8') in data) > 0`;
   for (;;) {
-    const dead = processes.find((p) => !p.running);
-    if (dead) {
-      // Processes that start together race to create or rewrite the cluster metadata record ("failed to initialize
-      // current cluster metadata", "SaveClusterMetadata encountered version mismatch"); the losers exit and are
-      // simply started again: by then the record exists.
+    if (!frontend.running) throw new Error(`Temporal frontend exited during start-up (log ${frontend.logFile}):\n${frontend.logTail().slice(-2000)}`);
+    if (Number(await postgres.query(DATABASES.main, sql).catch(() => '0')) > 0) return;
+    if (Date.now() > deadline) throw new Error(`the Temporal frontend wrote no cluster metadata for ${address} within ${STARTUP_WAIT_MS / 1000} s (log ${frontend.logFile})`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/**
+ * Checks, at each step of a start-up wait, that every server process still runs: one that lost the race to write the
+ * cluster metadata anyway (a kept cluster from before the frontend started first) is started again, up to 3 times;
+ * any other exit fails the start-up with the end of its log.
+ */
+function startupWatch(processes: ServerProcess[], progress: (line: string) => void): () => void {
+  const restarts = new Map<string, number>();
+  return () => {
+    for (const dead of processes.filter((p) => !p.running)) {
       if (/cluster metadata|version mismatch/i.test(dead.logTail().slice(-8000)) && (restarts.get(dead.name) ?? 0) < 3) {
         restarts.set(dead.name, (restarts.get(dead.name) ?? 0) + 1);
         progress(`${dead.name} lost the race to write the cluster metadata; starting it again`);
         dead.start();
         continue;
       }
-      throw new Error(`Temporal ${dead.name} exited during start-up:\n${dead.logTail().slice(-2000)}`);
+      throw new Error(`Temporal ${dead.name} exited during start-up (log ${dead.logFile}):\n${dead.logTail().slice(-2000)}`);
     }
+  };
+}
+
+async function waitForFrontend(address: string, watch: () => void, progress: (line: string) => void): Promise<void> {
+  const deadline = Date.now() + STARTUP_WAIT_MS;
+  let said = Date.now();
+  for (;;) {
+    watch();
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1000 });
       try {
         await connection.workflowService.getSystemInfo({});
-        // Exits during start-up were handled above; from here on, an exit is news.
-        for (const p of processes) p.unexpectedExits.length = 0;
         return;
       } finally {
         await connection.close();
       }
     } catch (err) {
-      if (Date.now() > deadline) throw new Error(`the Temporal frontend on ${address} did not answer within 180 s: ${(err as Error).message}`);
+      if (Date.now() > deadline) throw new Error(`the Temporal frontend on ${address} did not answer within ${STARTUP_WAIT_MS / 1000} s: ${(err as Error).message}`);
       if (Date.now() - said > 15_000) {
         said = Date.now();
-        progress('waiting for the Temporal services to join their membership ring …');
+        progress('waiting for the Temporal frontend to answer …');
       }
       await new Promise((r) => setTimeout(r, 500));
     }
+  }
+}
+
+/**
+ * Waits until every server process, as started last, has joined the membership ring: a row of its own in
+ * cluster_membership (its membership port, a session that began after its start). A host writes that row after its
+ * listeners are bound, so from here on the cluster is whole; a frontend that answers says nothing about the others.
+ */
+async function waitForMembership(postgres: Postgres, processes: ServerProcess[], ports: Record<string, ProcessPorts>, watch: () => void, progress: (line: string) => void): Promise<void> {
+  const deadline = Date.now() + STARTUP_WAIT_MS;
+  let said = Date.now();
+  for (;;) {
+    watch();
+    // session_start is UTC without a time zone; extract(epoch) reads it as UTC.
+    const rows = await postgres.query(DATABASES.main, 'SELECT rpc_port, extract(epoch FROM session_start) FROM cluster_membership').catch(() => '');
+    const sessions = rows
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split('|').map(Number) as [number, number]);
+    const missing = processes.filter((p) => {
+      const port = (ports[p.name] as ProcessPorts).membership;
+      const since = (p.startedAt?.getTime() ?? Infinity) / 1000;
+      return !sessions.some(([rpcPort, start]) => rpcPort === port && start >= since);
+    });
+    if (missing.length === 0) return;
+    const names = missing.map((p) => p.name).join(', ');
+    if (Date.now() > deadline) throw new Error(`Temporal ${names} did not join the membership ring within ${STARTUP_WAIT_MS / 1000} s (logs in ${path.dirname(missing[0]?.logFile ?? '')})`);
+    if (Date.now() - said > 15_000) {
+      said = Date.now();
+      progress(`waiting for ${names} to join the membership ring …`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
   }
 }
 

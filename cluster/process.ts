@@ -17,6 +17,10 @@ export class ServerProcess {
   /** Exits nobody asked for (crashes, a failed start), with their exit code or signal. */
   readonly unexpectedExits: string[] = [];
   #expectExit = false;
+  /** When the current process was started (to tell its membership record from an earlier one's). */
+  startedAt: Date | null = null;
+  /** Called on every exit nobody asked for, with the same text as unexpectedExits (lbaas dev --cluster prints it). */
+  onUnexpectedExit: ((reason: string) => void) | null = null;
 
   constructor(
     /** frontend, history-1, history-2, matching, worker */
@@ -35,6 +39,11 @@ export class ServerProcess {
     return this.pid > 0;
   }
 
+  /** Where its output goes (appended across restarts). */
+  get logFile(): string {
+    return this.spawnArgs.logFile;
+  }
+
   /** The last 16 KiB of its output (for error messages). */
   logTail(): string {
     return this.#tail;
@@ -47,6 +56,7 @@ export class ServerProcess {
     const c = spawn(a.binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.#child = c;
     this.#expectExit = false;
+    this.startedAt = new Date();
     const log = createWriteStream(a.logFile, { flags: 'a' });
     const onData = (chunk: Buffer) => {
       this.#tail = (this.#tail + chunk.toString('utf8')).slice(-16_384);
@@ -57,7 +67,11 @@ export class ServerProcess {
     this.#exited = new Promise((resolve) =>
       c.once('exit', (code, signal) => {
         log.end();
-        if (!this.#expectExit) this.unexpectedExits.push(`${this.name} exited on its own (${signal ?? `code ${code}`})`);
+        if (!this.#expectExit) {
+          const reason = `${this.name} exited on its own (${signal ?? `code ${code}`})`;
+          this.unexpectedExits.push(reason);
+          this.onUnexpectedExit?.(reason);
+        }
         resolve();
       }),
     );

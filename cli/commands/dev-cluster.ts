@@ -63,6 +63,8 @@ export async function devCluster(opts: DevClusterOptions, io: CliIo): Promise<vo
   try {
     const cluster = await startCluster({ stateDir, historyHosts, env: io.env, progress: say });
     stops.push(() => cluster.stop());
+    // A server process that dies from here on is told at once, with where to read why (nothing restarts it).
+    for (const p of cluster.processes) p.onUnexpectedExit = (reason) => say(`${reason}; its log: ${p.logFile}\n${p.logTail().trim().split('\n').slice(-10).join('\n')}`);
     checkpoint();
     const sim = await startSimulator({ port: simPort, token: DEV_TOKEN, stateFile: path.join(stateDir, 'engine.json') });
     stops.push(() => sim.close());

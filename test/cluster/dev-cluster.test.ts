@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -48,7 +48,11 @@ test('lbaas dev --cluster converges the example on the cluster, and Ctrl-C leave
     t.diagnostic(out.trim());
     assert.match(out, /^converged on 2 load balancers in [\d.]+ s$/m);
     const pids = [...out.matchAll(/^ {2}(\S+)\s+pid (\d+),/gm)].map((m) => ({ name: m[1] as string, pid: Number(m[2]) }));
-    assert.deepEqual(pids.map((p) => p.name), ['history-1', 'history-2', 'matching', 'frontend', 'worker', 'postgresql']);
+    const names = ['history-1', 'history-2', 'matching', 'frontend', 'worker', 'postgresql'];
+    const notRunning = names.filter((n) => !pids.some((p) => p.name === n));
+    // A process that was not running when the list was printed: its log says why.
+    const logs = await Promise.all(notRunning.map(async (n) => `--- ${n}.log\n${(await readFile(path.join(dir, 'cluster', 'logs', `${n === 'postgresql' ? 'postgres' : n}.log`), 'utf8').catch((e: Error) => e.message)).slice(-3000)}`));
+    assert.deepEqual(pids.map((p) => p.name), names, `not running when listed: ${notRunning.join(', ')}\n${err.slice(-2000)}\n${logs.join('\n')}`);
     for (const p of pids) assert.ok(alive(p.pid), `${p.name} (pid ${p.pid}) runs`);
 
     process.kill(-(child.pid as number), 'SIGINT');

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -12,6 +13,7 @@ import { parse } from 'yaml';
 import { findings, replaceSection, SECTION_END, SECTION_START, withClusterSection, type RunResult } from '../../bench/cluster-report';
 import { renderDynamicConfig, renderProcessConfig, type ProcessPorts, type TemporalService } from '../../cluster/config';
 import { binaryVersion, ensureTemporalServer, serverCacheDir, TemporalServerNotFoundError } from '../../cluster/install';
+import { PORT_RANGE, portLayout } from '../../cluster/ports';
 
 const ports = (base: number, http = false): ProcessPorts => ({ grpc: base, membership: base + 1, metrics: base + 2, ...(http ? { http: base + 3 } : {}) });
 const input = (service: TemporalService, history: ProcessPorts) => ({
@@ -185,4 +187,45 @@ test('the findings of bench:cluster follow the numbers: saturation, what more wo
   assert.match(idle, /not saturated in every run \(least busy 50 %\)/);
   assert.match(idle, /dev server: 4 workers converged 3\.00x the services per minute of 1;/);
   assert.doesNotMatch(idle, /kernel shares CPU per process/);
+});
+
+test('the cluster draws every port below the ephemeral range and within a SMALLINT, distinct, and keeps a saved layout only while it qualifies', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'lbaas-ports-'));
+  try {
+    const file = path.join(dir, 'ports.json');
+    const plan = [
+      { name: 'history-1', service: 'history' as const },
+      { name: 'history-2', service: 'history' as const },
+      { name: 'matching', service: 'matching' as const },
+      { name: 'frontend', service: 'frontend' as const },
+      { name: 'worker', service: 'worker' as const },
+    ];
+    const first = await portLayout(file, plan);
+    const all = [first.postgres, ...Object.values(first.processes).flatMap((p) => Object.values(p) as number[])];
+    // 5 processes x (gRPC, membership, metrics) + the frontend's HTTP + PostgreSQL
+    assert.equal(all.length, 17);
+    assert.equal(new Set(all).size, 17, 'no port twice');
+    assert.deepEqual(all.filter((p) => p < PORT_RANGE.low || p > PORT_RANGE.high), [], 'every port in 20000-32767');
+    assert.deepEqual(PORT_RANGE, { low: 20_000, high: 32_767 });
+    assert.deepEqual(await portLayout(file, plan), first, 'a saved layout whose ports are free is kept');
+
+    // A layout saved by an older lbaas, with ephemeral ports (where outgoing connections take their local ends).
+    const old = { ...first, postgres: 40_001 };
+    await writeFile(file, JSON.stringify(old));
+    const redrawn = await portLayout(file, plan);
+    assert.ok(redrawn.postgres >= PORT_RANGE.low && redrawn.postgres <= PORT_RANGE.high, `postgres port ${redrawn.postgres} redrawn`);
+    assert.deepEqual(JSON.parse(await readFile(file, 'utf8')), redrawn, 'the new layout is saved');
+
+    // A saved port that something else now listens on.
+    const held = net.createServer();
+    await new Promise<void>((r) => held.listen(redrawn.processes['frontend']?.grpc, '127.0.0.1', r));
+    try {
+      const moved = await portLayout(file, plan);
+      assert.notEqual(moved.processes['frontend']?.grpc, redrawn.processes['frontend']?.grpc);
+    } finally {
+      await new Promise((r) => held.close(r));
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
