@@ -4,7 +4,7 @@
  * the five Temporal server processes and PostgreSQL, whose pids it printed.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,8 +27,9 @@ test('lbaas dev --cluster converges the example on the cluster, and Ctrl-C leave
   const dir = await mkdtemp(path.join(os.tmpdir(), 'lbaas-dev-cluster-'));
   // As root, PostgreSQL runs as the postgres user, which must pass through this directory (mkdtemp makes it 0700).
   await chmod(dir, 0o711);
+  let child: ChildProcess | undefined;
   try {
-    const child = spawn(process.execPath, [LBAAS_BIN, 'dev', '--cluster', '--state-dir', path.join(dir, 'cluster'), '--sim-port', '0'], {
+    const running = spawn(process.execPath, [LBAAS_BIN, 'dev', '--cluster', '--state-dir', path.join(dir, 'cluster'), '--sim-port', '0'], {
       cwd: REPO,
       stdio: ['ignore', 'pipe', 'pipe'],
       // Its own process group, so that the SIGINT below reaches every process in it, as a terminal's Ctrl-C does.
@@ -36,12 +37,13 @@ test('lbaas dev --cluster converges the example on the cluster, and Ctrl-C leave
     });
     let out = '';
     let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child = running;
+    running.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    running.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const exited = new Promise<number | null>((resolve) => running.once('exit', (code) => resolve(code)));
     const deadline = Date.now() + 900_000;
     while (!out.includes('try: ')) {
-      if (child.exitCode !== null) assert.fail(`lbaas dev --cluster exited with ${child.exitCode}:\n${err.slice(-3000)}`);
+      if (running.exitCode !== null) assert.fail(`lbaas dev --cluster exited with ${running.exitCode}:\n${err.slice(-3000)}`);
       if (Date.now() > deadline) assert.fail(`no "try:" line within 15 minutes:\n${out}\n${err.slice(-3000)}`);
       await new Promise((r) => setTimeout(r, 500));
     }
@@ -55,7 +57,7 @@ test('lbaas dev --cluster converges the example on the cluster, and Ctrl-C leave
     assert.deepEqual(pids.map((p) => p.name), names, `not running when listed: ${notRunning.join(', ')}\n${err.slice(-2000)}\n${logs.join('\n')}`);
     for (const p of pids) assert.ok(alive(p.pid), `${p.name} (pid ${p.pid}) runs`);
 
-    process.kill(-(child.pid as number), 'SIGINT');
+    process.kill(-(running.pid as number), 'SIGINT');
     const code = await exited;
     assert.equal(code, 0, err.slice(-2000));
     // PostgreSQL's backends and a server draining its shards may take a moment after their parent's exit.
@@ -63,6 +65,14 @@ test('lbaas dev --cluster converges the example on the cluster, and Ctrl-C leave
     while (pids.some((p) => alive(p.pid)) && Date.now() < gone) await new Promise((r) => setTimeout(r, 200));
     assert.deepEqual(pids.filter((p) => alive(p.pid)).map((p) => `${p.name} (pid ${p.pid})`), [], 'every process it started has exited');
   } finally {
+    // A failed assertion before the Ctrl-C above must not leave the cluster running: the same Ctrl-C, then SIGKILL.
+    if (child?.pid && child.exitCode === null && child.signalCode === null) {
+      const gone = new Promise((r) => child?.once('exit', r));
+      process.kill(-child.pid, 'SIGINT');
+      const timer = setTimeout(() => child?.pid && process.kill(-child.pid, 'SIGKILL'), 60_000);
+      await gone;
+      clearTimeout(timer);
+    }
     await rm(dir, { recursive: true, force: true });
   }
 });

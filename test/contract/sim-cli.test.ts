@@ -2,7 +2,7 @@
  * The simulator as a process and across restarts: `--state` persistence, the one ready line on stdout,
  * SIGTERM shutdown, usage errors with exit code 2, and `--seed-demo`.
  */
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -15,9 +15,16 @@ type Json = Record<string, unknown>;
 const MAIN = path.join(__dirname, '..', '..', 'simulator', 'main.js');
 const BE = '/api/LBaaS/v1/backend.json';
 
+const madeDirs: string[] = [];
+/** A temporary directory of this file's tests, removed when the file is done. */
 function tmpDir(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'lbaas-sim-test-'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lbaas-sim-test-'));
+  madeDirs.push(dir);
+  return dir;
 }
+after(() => {
+  for (const dir of madeDirs) fs.rmSync(dir, { recursive: true, force: true });
+});
 
 interface Proc {
   url: string;
