@@ -64,7 +64,9 @@ export async function devCluster(opts: DevClusterOptions, io: CliIo): Promise<vo
     const cluster = await startCluster({ stateDir, historyHosts, env: io.env, progress: say });
     stops.push(() => cluster.stop());
     // A server process that dies from here on is told at once, with where to read why (nothing restarts it).
-    for (const p of cluster.processes) p.onUnexpectedExit = (reason) => say(`${reason}; its log: ${p.logFile}\n${p.logTail().trim().split('\n').slice(-10).join('\n')}`);
+    // The server logs JSON lines with stack traces: the last five lines, each cut at 300 characters.
+    const lastLines = (text: string) => text.trim().split('\n').slice(-5).map((l) => (l.length > 300 ? `${l.slice(0, 300)} …` : l));
+    for (const p of cluster.processes) p.onUnexpectedExit = (reason) => say([`${reason}; its log: ${p.logFile}, which ends:`, ...lastLines(p.logTail())].join('\n  '));
     checkpoint();
     const sim = await startSimulator({ port: simPort, token: DEV_TOKEN, stateFile: path.join(stateDir, 'engine.json') });
     stops.push(() => sim.close());
