@@ -227,9 +227,10 @@ async function waitForClusterMetadata(postgres: Postgres, address: string, front
 }
 
 /**
- * Checks, at each step of a start-up wait, that every server process still runs: one that lost the race to write the
- * cluster metadata anyway (a kept cluster from before the frontend started first) is started again, up to 3 times;
- * any other exit fails the start-up with the end of its log.
+ * Checks, at each step of a start-up wait, that every server process still runs. One that exited after losing a race
+ * to write the cluster metadata is started again, up to 3 times (none should: the frontend has written the record
+ * before the others start; this stays as the safety net it was when all five started at once); any other exit fails
+ * the start-up with the end of its log.
  */
 function startupWatch(processes: ServerProcess[], progress: (line: string) => void): () => void {
   const restarts = new Map<string, number>();
