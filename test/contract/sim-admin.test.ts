@@ -196,10 +196,15 @@ describe('admin objects', () => {
   });
 
   test('deploySeenAt: null until a GET answers the settled deploy, then the time of that first GET (later GETs leave it); an update deploy clears it', async () => {
+    // Deploys of 1 s (this file's 10 ms were over before a GET on a busy CI machine), so that the first GET below
+    // answers the deploy in progress.
+    await faults({ deployMs: 1000 });
     const lb = await seedLb();
     const be = (await api('POST', BE, { name: 'b', mode: 'tcp', load_balancer: lb })).json as { identifier: string };
     const view = async () => (await admin('GET', `objects/${be.identifier}`)).json as Json;
-    assert.equal((await api('GET', `${BE}/${be.identifier}`)).status, 200);
+    const during = await api('GET', `${BE}/${be.identifier}`);
+    assert.equal(during.status, 200);
+    assert.notEqual(((during.json as Json).state as Json).title, 'Deployed', 'the first GET came within the 1 s deploy');
     assert.equal((await view()).deploySeenAt, null, 'a GET during the deploy saw nothing settled');
     const settled = await waitFor(async () => ((await view()).deployedAt ? await view() : undefined));
     assert.equal(settled.deploySeenAt, null, 'the admin view is not a GET');
