@@ -16,7 +16,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/common';
 import { KIND_TITLE, SERVICE_TAG_PREFIX, serviceTag, type Kind } from '../domain';
 import { EngineConflictError, EngineNotFoundError, EngineRateLimitedError, type EngineClient } from './engine';
-import { FAILURE } from './failures';
+import { FAILURE_TYPES } from '../contract';
 import { SharedHeartbeat, withHeartbeat, type ProgressSlot } from './heartbeat';
 import type { IdentifierCache } from './memory';
 
@@ -185,7 +185,7 @@ async function deleteWaitingOutOwnDependents(engine: EngineClient, input: Destro
       }
       if (holders.length > 0 && Date.now() - since > (options.ownDependentsGraceMs ?? OWN_DEPENDENTS_GRACE_MS)) {
         throw ApplicationFailure.create({
-          type: FAILURE.rejected,
+          type: FAILURE_TYPES.engineRejected,
           nonRetryable: true,
           message: `cannot destroy ${ident(input.kind, input.name, input.identifier)} yet: ${holders.map((d) => ident(d.kind, d.name, d.identifier)).join(', ')} of this service still reference${holders.length === 1 ? 's' : ''} it and this pass did not plan ${holders.length === 1 ? 'its' : 'their'} removal (the tag index may lag); the next pass removes ${holders.length === 1 ? 'it' : 'them'} first (${err.message})`,
         });
@@ -212,7 +212,7 @@ async function waitUntilGone(engine: EngineClient, input: DestroyObjectInput, de
     interval = Math.min(options.pollMaxMs ?? GONE_POLL_MAX_MS, Math.round(interval * 1.5));
   }
   throw ApplicationFailure.create({
-    type: FAILURE.notReady,
+    type: FAILURE_TYPES.notReady,
     message: `${ident(input.kind, input.name, input.identifier)} is still being deprovisioned`,
     category: 'BENIGN',
   });
@@ -250,7 +250,7 @@ async function explainConflict(engine: EngineClient, input: DestroyObjectInput, 
     );
     if (tags.includes(tag)) continue;
     throw ApplicationFailure.create({
-      type: FAILURE.rejected,
+      type: FAILURE_TYPES.engineRejected,
       nonRetryable: true,
       message: `cannot destroy ${ident(input.kind, input.name, input.identifier)}: ${ident(d.kind, d.name, d.identifier)} still references it and is not ours (${tags.find((t) => t.startsWith(SERVICE_TAG_PREFIX)) ?? 'untagged'}); remove or retag it (${conflict.message})`,
     });

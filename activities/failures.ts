@@ -3,15 +3,8 @@
  * retry, so an activity only has to say whether retrying can help and, for 429, when to try again.
  */
 import { ApplicationFailure } from '@temporalio/common';
+import { FAILURE_TYPES } from '../contract';
 import { EngineError, EngineRateLimitedError } from './engine';
-
-/** Failure types the workflows look at. */
-export const FAILURE = {
-  /** The object is still NewlyCreated/Updating: a benign, expected retry. */
-  notReady: 'NotReady',
-  /** A 4xx that retrying cannot fix: fail the reconciliation with the Engine's message. */
-  rejected: 'EngineRejected',
-} as const;
 
 /**
  * How a 429 becomes a Temporal retry: the Engine client does not resend it (Temporal owns retries); the call fails
@@ -28,7 +21,7 @@ export function toFailure(err: unknown): ApplicationFailure {
     const nextRetryDelay = err instanceof EngineRateLimitedError ? err.retryAfterMs : undefined;
     return ApplicationFailure.create({
       message: err.message,
-      type: err.retryable ? err.name : FAILURE.rejected,
+      type: err.retryable ? err.name : FAILURE_TYPES.engineRejected,
       nonRetryable: !err.retryable,
       ...(nextRetryDelay !== undefined ? { nextRetryDelay } : {}),
     });

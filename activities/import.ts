@@ -6,7 +6,8 @@ import { KIND_OF_RESOURCE_TYPE, SERVICE_TAG_PREFIX, type Kind } from '../domain'
 import type { InventoryObject, LoadBalancerInventory } from '../domain/import-types';
 import { EngineNotFoundError, stateName, type EngineClient, type EngineRef } from './engine';
 import { ApplicationFailure } from '@temporalio/common';
-import { FAILURE, translated } from './failures';
+import { FAILURE_TYPES } from '../contract';
+import { translated } from './failures';
 import { withHeartbeat, type Heartbeat } from './heartbeat';
 import { fieldsOf } from './kinds';
 import { mapLimit, readEach, RETRIEVE_CONCURRENCY } from './state';
@@ -77,7 +78,7 @@ export async function readLoadBalancer(engine: EngineClient, loadBalancer: strin
   ];
   if (refs.length > MAX_IMPORT_OBJECTS) {
     throw ApplicationFailure.create({
-      type: FAILURE.rejected,
+      type: FAILURE_TYPES.engineRejected,
       nonRetryable: true,
       message: `load balancer ${loadBalancer} holds ${refs.length} Backends, Frontends, Binds and Servers; import reads at most ${MAX_IMPORT_OBJECTS} per load balancer`,
     });

@@ -7,18 +7,19 @@
  * closure: status book, counters, activity proxies.)
  */
 import { ApplicationFailure, type ActivityOptions } from '@temporalio/common';
-import { CancellationScope, defineQuery, isCancellation, metricMeter, patched, proxyActivities, setHandler } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, metricMeter, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CreateObjectInput, ReadyOutcome } from '../activities/objects';
 import type { RealizedObject } from '../activities/realize';
 import type { DestroyedObject, DestroyOutcome } from '../activities/destroy';
 import { causeOf } from './failures';
 import { invalidInput, loadBalancerId, optionalIdentifiers, optionalInteger, optionalObserved, specOf } from './input';
-import { ENGINE_CALL, FAILURE_TYPES, listed, readinessOptions, short } from './options';
+import { ENGINE_CALL, listed, readinessOptions, short } from './options';
+import { FAILURE_TYPES, loadBalancerStatusQuery, objectsProgressSignal, type LoadBalancerProgress } from '../contract';
 import { completeFields, desiredObjects, isPlanEmpty, planLoadBalancer, statusFromSnapshot } from '../domain';
 import { DESTROY_STAGES, KIND_TITLE, type Destroy, type LoadBalancerResult, type ObjectStatus, type ObservedObject, type Plan, type PlannedObject } from '../domain';
 import { describeOutstanding, StatusBook } from './status-book';
-import { objectsProgressOf, objectsProgressSignal } from './realize-progress';
+import { objectsProgressOf } from './realize-progress';
 
 export interface ReconcileLoadBalancerInput {
   /** The service spec as written (docs/spec.md#validation); validated again here. */
@@ -45,13 +46,6 @@ export interface ReconcileLoadBalancerResult extends LoadBalancerResult {
   objects: ObjectStatus[];
 }
 
-export interface LoadBalancerProgress {
-  loadBalancer: string;
-  pass: number;
-  phase: 'observing' | 'destroying' | 'creating' | 'converged' | 'failed';
-  objects: ObjectStatus[];
-}
-
 /** Details of a failed reconcileLoadBalancer: what it did and the state of every object when it stopped. */
 export interface LoadBalancerFailureDetails {
   created: number;
@@ -59,8 +53,6 @@ export interface LoadBalancerFailureDetails {
   recovered: number;
   objects: ObjectStatus[];
 }
-
-export const loadBalancerStatusQuery = defineQuery<LoadBalancerProgress>('status');
 
 /**
  * A pass normally converges in one go; further passes repair what the Engine failed to deploy (recover or recreate)

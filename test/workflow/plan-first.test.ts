@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { scanTaggedServices } from '../../activities/scan';
-import { workflowIds } from '../../workflows/options';
+import { workflowIds } from '../../contract';
 import { describeObjects, expectedLines, objectsOn, seedConverged, tagOf, writeRequests } from '../helpers/engine-state';
 import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
 import { FAST_READINESS, ORACLE, reconcile, runs, simLog, stack, STATUS, useReconcileStack } from '../helpers/reconcile-kit';
