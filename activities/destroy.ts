@@ -14,8 +14,8 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/common';
-import { KIND_TITLE, SERVICE_TAG_PREFIX, serviceTag, type Kind } from '../domain';
-import { EngineConflictError, EngineNotFoundError, EngineRateLimitedError, type EngineClient } from './engine';
+import { KIND_DEFINITIONS, KIND_TITLE, LISTED_UNDER, REFERENCED_BY, SERVICE_TAG_PREFIX, serviceTag, type FieldTable, type Kind, type LinkTarget } from '../domain';
+import { EngineConflictError, EngineNotFoundError, EngineRateLimitedError, type EngineClient, type EngineObjectMap, type EngineRef } from './engine';
 import { FAILURE_TYPES } from '../contract';
 import { SharedHeartbeat, withHeartbeat, type ProgressSlot } from './heartbeat';
 import type { IdentifierCache } from './memory';
@@ -232,14 +232,24 @@ interface Dependent {
 /** Returns the dependents (all the service's own), or throws when one is not ours. */
 async function explainConflict(engine: EngineClient, input: DestroyObjectInput, conflict: EngineConflictError): Promise<Dependent[]> {
   const dependents: Dependent[] = [];
-  if (input.kind === 'frontend') {
-    for (const r of await engine.list('bind', { filters: { frontend: input.identifier } })) dependents.push({ kind: 'bind', ...r });
-  } else if (input.kind === 'backend') {
-    for (const r of await engine.list('server', { filters: { backend: input.identifier } })) dependents.push({ kind: 'server', ...r });
-    const backend = await engine.get('backend', input.identifier);
-    for (const r of await engine.list('frontend', { filters: { load_balancer: backend.load_balancer.identifier } })) {
-      const f = await engine.get('frontend', r.identifier).catch(() => null);
-      if (f?.default_backend.identifier === input.identifier) dependents.push({ kind: 'frontend', ...r });
+  // Every link that may point at the object (REFERENCED_BY). A referrer listed under the object is listed by it (one
+  // request, so those come first); one listed elsewhere (a Frontend's default_backend) is found among the objects
+  // listed where the object itself hangs, each read to see its link.
+  const direct = (r: { kind: Kind; field: string }) => LISTED_UNDER[r.kind].field === r.field;
+  const referrers = [...REFERENCED_BY[input.kind].filter(direct), ...REFERENCED_BY[input.kind].filter((r) => !direct(r))];
+  let self: Promise<EngineObjectMap[Kind]> | undefined;
+  for (const { kind, field } of referrers) {
+    const listing = LISTED_UNDER[kind];
+    if (listing.field === field) {
+      for (const r of await engine.list(kind, { filters: { [field]: input.identifier } })) dependents.push({ kind, ...r });
+      continue;
+    }
+    self ??= engine.get(input.kind, input.identifier);
+    const home = linkOf(await self, linkTo(input.kind, listing.target));
+    if (home === undefined) continue;
+    for (const r of await engine.list(kind, { filters: { [listing.field]: home } })) {
+      const o = await engine.get(kind, r.identifier).catch(() => null);
+      if (o && linkOf(o, field) === input.identifier) dependents.push({ kind, ...r });
     }
   }
   const tag = serviceTag(input.serviceUid);
@@ -256,4 +266,17 @@ async function explainConflict(engine: EngineClient, input: DestroyObjectInput, 
     });
   }
   return dependents;
+}
+
+/** The identifier a link field of an Engine object holds. */
+function linkOf(object: EngineObjectMap[Kind], field: string): string | undefined {
+  return (object as unknown as Record<string, EngineRef | null | undefined>)[field]?.identifier;
+}
+
+/** The link field of `kind` that points at `target` (a Backend's `load_balancer` for the load balancer). */
+function linkTo(kind: Kind, target: LinkTarget): string {
+  const fields = KIND_DEFINITIONS[kind].fields as FieldTable;
+  const field = Object.keys(fields).find((f) => fields[f]?.type === 'link' && fields[f]?.to === target);
+  if (field === undefined) throw new TypeError(`${kind} has no link to ${target}`);
+  return field;
 }

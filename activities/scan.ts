@@ -2,7 +2,7 @@
  * Engine-wide scan for the orphan report of fullResync: which service uids have objects tagged for them, and on
  * which load balancers.
  */
-import { SERVICE_TAG_PREFIX, serviceTag } from '../domain';
+import { LISTED_UNDER, LISTING_LEVELS, SERVICE_TAG_PREFIX, serviceTag } from '../domain';
 import { EngineNotFoundError, type EngineClient } from './engine';
 import { mapLimit, RETRIEVE_CONCURRENCY } from './state';
 
@@ -23,16 +23,16 @@ export interface TaggedService {
  * ports on one load balancer, 8 against 1 on two); what that list misses (the tag index lags behind tagging) is read
  * as before, so a skipped service can still appear in the result, never an orphan go missing.
  */
+/** The kinds listed under the load balancer itself (Backends and Frontends): every other kind hangs off one of them. */
+const ON_LOAD_BALANCER = LISTING_LEVELS[0] ?? [];
+
 export async function scanTaggedServices(engine: EngineClient, skip: readonly string[] = []): Promise<Record<string, TaggedService>> {
   const covered = new Set((await mapLimit(skip, RETRIEVE_CONCURRENCY, async (uid) => (await engine.listResourcesByTag(serviceTag(uid))).map((r) => r.identifier))).flat());
   const lbs = await engine.list('loadbalancer');
   const found = new Map<string, { lbs: Set<string>; objects: number }>();
   for (const lb of lbs) {
-    const [backends, frontends] = await Promise.all([
-      engine.list('backend', { filters: { load_balancer: lb.identifier } }),
-      engine.list('frontend', { filters: { load_balancer: lb.identifier } }),
-    ]);
-    const tags = await mapLimit([...backends, ...frontends].filter((ref) => !covered.has(ref.identifier)), RETRIEVE_CONCURRENCY, async (ref) => {
+    const top = await Promise.all(ON_LOAD_BALANCER.map((kind) => engine.list(kind, { filters: { [LISTED_UNDER[kind].field]: lb.identifier } })));
+    const tags = await mapLimit(top.flat().filter((ref) => !covered.has(ref.identifier)), RETRIEVE_CONCURRENCY, async (ref) => {
       try {
         return (await engine.getResource(ref.identifier)).tags;
       } catch (err) {

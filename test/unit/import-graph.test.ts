@@ -274,6 +274,13 @@ test('the repository has no import circle', () => {
   assert.equal(show(circles), '', `import circles:\n${show(circles)}`);
 });
 
+test('domain/ and contract/ have no circle even among type-only imports (each concept has one home below its users)', () => {
+  const all = repositoryGraph().all;
+  const shared = new Map([...all].filter(([f]) => f.startsWith('domain/') || f.startsWith('contract/')));
+  const circles = importCircles(shared);
+  assert.equal(show(circles), '', `import circles:\n${show(circles)}`);
+});
+
 test('every arrow between rooms is one ROOM_IMPORTS allows (nothing imports cli/ but the tests)', () => {
   assert.deepEqual(forbiddenArrows(repositoryGraph().all, ROOM_IMPORTS), []);
 });
