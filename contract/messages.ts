@@ -49,3 +49,21 @@ export const poolUnsubscribeSignal = defineSignal<[{ serviceUid: string }]>('uns
 export const poolReportSignal = defineSignal<[PoolReport]>('report');
 /** Send the current members to every subscriber again (full resync). */
 export const poolResyncSignal = defineSignal<[]>('resync');
+
+/** Which workflow type handles which messages: what docs/spec.md lists per workflow (test/unit/doc-surface.test.ts). */
+export const MESSAGES_BY_WORKFLOW = {
+  serviceController: [applyUpdate, waitConvergedUpdate, deleteUpdate, resyncSignal, engineRateLimitedSignal, poolMembersSignal, controllerStatusQuery],
+  reconcileLoadBalancer: [loadBalancerStatusQuery, objectsProgressSignal],
+  serverPool: [
+    poolSetUpdate,
+    poolAddUpdate,
+    poolRemoveUpdate,
+    poolDeleteUpdate,
+    poolWaitUpdate,
+    poolStatusQuery,
+    poolSubscribeSignal,
+    poolUnsubscribeSignal,
+    poolReportSignal,
+    poolResyncSignal,
+  ],
+} as const;
