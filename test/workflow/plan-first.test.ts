@@ -1,5 +1,5 @@
 /**
- * The Engine request economy of a pass (issue: no-op full resync at most 31 requests per service): reconcileService
+ * The Engine request economy of a pass (target: a no-op full resync costs at most 31 requests per service): reconcileService
  * observes the service once and plans before starting children (PLAN_FIRST_PATCH in workflows/reconcile-service.ts),
  * and fullResync's orphan scan finds the objects of services with a controller by one list by tag each
  * (activities/scan.ts). Real Temporal dev server, simulator over HTTP; request counts are exact because each test
