@@ -26,10 +26,8 @@ import {
 } from '../contract';
 import type { ServiceSpec } from '../domain/types';
 import { resolveSpecDocument } from '../domain';
-import { PoolClient, PoolNotFoundError } from './pool-client';
+import { PoolClient } from './pool-client';
 import { updateUntilAnswered } from './update';
-
-export { PoolClient, PoolNotFoundError };
 
 export interface ServiceSummary {
   serviceUid: string;

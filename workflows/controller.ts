@@ -29,8 +29,6 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { ControllerState, type ControllerSnapshot } from './controller-state';
-
-export { RETRY_FIRST_MS, RETRY_MAX_MS } from './controller-state';
 import { invalidInput, optionalInteger } from './input';
 import {
   applyUpdate,
