@@ -12,6 +12,9 @@ export interface TaggedService {
   objects: number;
 }
 
+/** The kinds listed under the load balancer itself (Backends and Frontends): every other kind hangs off one of them. */
+const ON_LOAD_BALANCER = LISTING_LEVELS[0] ?? [];
+
 /**
  * Lists every load balancer's Backends and Frontends and reads their tags. Binds and Servers are not read: they
  * cannot outlive the Frontend or Backend they hang off (the Engine refuses to delete a referenced object), so a
@@ -23,9 +26,6 @@ export interface TaggedService {
  * ports on one load balancer, 8 against 1 on two); what that list misses (the tag index lags behind tagging) is read
  * as before, so a skipped service can still appear in the result, never an orphan go missing.
  */
-/** The kinds listed under the load balancer itself (Backends and Frontends): every other kind hangs off one of them. */
-const ON_LOAD_BALANCER = LISTING_LEVELS[0] ?? [];
-
 export async function scanTaggedServices(engine: EngineClient, skip: readonly string[] = []): Promise<Record<string, TaggedService>> {
   const covered = new Set((await mapLimit(skip, RETRIEVE_CONCURRENCY, async (uid) => (await engine.listResourcesByTag(serviceTag(uid))).map((r) => r.identifier))).flat());
   const lbs = await engine.list('loadbalancer');
