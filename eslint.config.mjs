@@ -1,7 +1,9 @@
 // Lint rules that enforce the room boundaries (docs/architecture.md). Workflow code is bundled into Temporal's
 // deterministic sandbox, where Node built-ins do not exist and activities must only be imported as types; domain/
 // is the shared model that workflows, activities and the client import, so it obeys the same sandbox rules and
-// imports nothing of theirs (every arrow points into it).
+// imports nothing of theirs (every arrow points into it). contract/ is the Temporal contract that workflows,
+// activities, the worker and clients share: loaded into the sandbox too, it imports only domain/ and Temporal's
+// definitions, never the rooms that use it.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
@@ -46,8 +48,25 @@ export default tseslint.config(
           paths: nodeBuiltins.map((name) => ({ name, message: 'domain/ is loaded into the workflow sandbox: no Node built-ins.' })),
           patterns: [
             {
-              group: ['**/workflows', '**/workflows/**', '**/activities', '**/activities/**', '**/worker/**', '**/client/**', '**/cli/**', '**/dev/**', '**/common/**', '**/simulator/**', '**/bench/**', '@temporalio/*', 'undici', 'zod'],
+              group: ['**/workflows', '**/workflows/**', '**/contract', '**/contract/**', '**/activities', '**/activities/**', '**/worker/**', '**/client/**', '**/cli/**', '**/dev/**', '**/common/**', '**/simulator/**', '**/bench/**', '@temporalio/*', 'undici', 'zod'],
               message: 'domain/ is the shared model: it imports nothing from the rooms that use it, nor Temporal, nor I/O libraries.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['contract/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins.map((name) => ({ name, message: 'contract/ is loaded into the workflow sandbox: no Node built-ins.' })),
+          patterns: [
+            {
+              group: ['**/workflows', '**/workflows/**', '**/activities', '**/activities/**', '**/worker/**', '**/client/**', '**/cli/**', '**/dev/**', '**/common/**', '**/simulator/**', '**/bench/**', '@temporalio/client', '@temporalio/worker', '@temporalio/activity', 'undici', 'zod'],
+              message: 'contract/ is what every room shares: it imports only domain/ and Temporal definitions (@temporalio/common, @temporalio/workflow).',
             },
           ],
         },

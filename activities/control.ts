@@ -4,7 +4,7 @@
  */
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import { runningControllersQuery, searchAttributes, workflowIds } from '../workflows/options';
+import { resyncSignal, runningControllersQuery, searchAttributes, workflowIds } from '../contract';
 import { withHeartbeat } from './heartbeat';
 import { mapLimit } from './state';
 
@@ -18,9 +18,6 @@ export interface ControllerRef {
  * loaded dev server, few enough not to queue hundreds of RPCs on one client connection.
  */
 export const SIGNAL_CONCURRENCY = 32;
-/** The controller's resync signal (resyncSignal in workflows/controller.ts), sent by name from outside the sandbox. */
-const RESYNC_SIGNAL = 'resync';
-
 export function createControlActivities(client: Client) {
   return {
     /** Every running serviceController (visibility is eventually consistent: a controller started seconds ago may be missing). */
@@ -43,7 +40,7 @@ export function createControlActivities(client: Client) {
         let done = from;
         await mapLimit(controllers.slice(from), SIGNAL_CONCURRENCY, async (c) => {
           try {
-            await client.workflow.getHandle(c.workflowId).signal(RESYNC_SIGNAL);
+            await client.workflow.getHandle(c.workflowId).signal(resyncSignal);
             signalled.push(c.serviceUid);
           } catch {
             // Ended between listing and signalling: reported, as the workflow's own signals were.
@@ -72,7 +69,7 @@ export function createControlActivities(client: Client) {
 async function runningControllers(client: Client, taskQueue: string): Promise<ControllerRef[]> {
   const out: ControllerRef[] = [];
   for await (const wf of client.workflow.list({ query: runningControllersQuery(taskQueue) })) {
-    out.push({ serviceUid: wf.typedSearchAttributes.get(searchAttributes.serviceUid) ?? wf.workflowId.replace(/^lbaas\//, ''), workflowId: wf.workflowId });
+    out.push({ serviceUid: wf.typedSearchAttributes.get(searchAttributes.serviceUid) ?? workflowIds.serviceOf(wf.workflowId) ?? wf.workflowId, workflowId: wf.workflowId });
   }
   return out.sort((a, b) => a.serviceUid.localeCompare(b.serviceUid));
 }

@@ -14,9 +14,9 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/common';
-import { KIND_TITLE, SERVICE_TAG_PREFIX, serviceTag, type Kind } from '../domain';
-import { EngineConflictError, EngineNotFoundError, EngineRateLimitedError, type EngineClient } from './engine';
-import { FAILURE } from './failures';
+import { KIND_DEFINITIONS, KIND_TITLE, LISTED_UNDER, REFERENCED_BY, SERVICE_TAG_PREFIX, serviceTag, type FieldTable, type Kind, type LinkTarget } from '../domain';
+import { EngineConflictError, EngineNotFoundError, EngineRateLimitedError, type EngineClient, type EngineObjectMap, type EngineRef } from './engine';
+import { FAILURE_TYPES } from '../contract';
 import { SharedHeartbeat, withHeartbeat, type ProgressSlot } from './heartbeat';
 import type { IdentifierCache } from './memory';
 
@@ -185,7 +185,7 @@ async function deleteWaitingOutOwnDependents(engine: EngineClient, input: Destro
       }
       if (holders.length > 0 && Date.now() - since > (options.ownDependentsGraceMs ?? OWN_DEPENDENTS_GRACE_MS)) {
         throw ApplicationFailure.create({
-          type: FAILURE.rejected,
+          type: FAILURE_TYPES.engineRejected,
           nonRetryable: true,
           message: `cannot destroy ${ident(input.kind, input.name, input.identifier)} yet: ${holders.map((d) => ident(d.kind, d.name, d.identifier)).join(', ')} of this service still reference${holders.length === 1 ? 's' : ''} it and this pass did not plan ${holders.length === 1 ? 'its' : 'their'} removal (the tag index may lag); the next pass removes ${holders.length === 1 ? 'it' : 'them'} first (${err.message})`,
         });
@@ -212,7 +212,7 @@ async function waitUntilGone(engine: EngineClient, input: DestroyObjectInput, de
     interval = Math.min(options.pollMaxMs ?? GONE_POLL_MAX_MS, Math.round(interval * 1.5));
   }
   throw ApplicationFailure.create({
-    type: FAILURE.notReady,
+    type: FAILURE_TYPES.notReady,
     message: `${ident(input.kind, input.name, input.identifier)} is still being deprovisioned`,
     category: 'BENIGN',
   });
@@ -232,14 +232,24 @@ interface Dependent {
 /** Returns the dependents (all the service's own), or throws when one is not ours. */
 async function explainConflict(engine: EngineClient, input: DestroyObjectInput, conflict: EngineConflictError): Promise<Dependent[]> {
   const dependents: Dependent[] = [];
-  if (input.kind === 'frontend') {
-    for (const r of await engine.list('bind', { filters: { frontend: input.identifier } })) dependents.push({ kind: 'bind', ...r });
-  } else if (input.kind === 'backend') {
-    for (const r of await engine.list('server', { filters: { backend: input.identifier } })) dependents.push({ kind: 'server', ...r });
-    const backend = await engine.get('backend', input.identifier);
-    for (const r of await engine.list('frontend', { filters: { load_balancer: backend.load_balancer.identifier } })) {
-      const f = await engine.get('frontend', r.identifier).catch(() => null);
-      if (f?.default_backend.identifier === input.identifier) dependents.push({ kind: 'frontend', ...r });
+  // Every link that may point at the object (REFERENCED_BY). A referrer listed under the object is listed by it (one
+  // request, so those come first); one listed elsewhere (a Frontend's default_backend) is found among the objects
+  // listed where the object itself hangs, each read to see its link.
+  const direct = (r: { kind: Kind; field: string }) => LISTED_UNDER[r.kind].field === r.field;
+  const referrers = [...REFERENCED_BY[input.kind].filter(direct), ...REFERENCED_BY[input.kind].filter((r) => !direct(r))];
+  let self: Promise<EngineObjectMap[Kind]> | undefined;
+  for (const { kind, field } of referrers) {
+    const listing = LISTED_UNDER[kind];
+    if (listing.field === field) {
+      for (const r of await engine.list(kind, { filters: { [field]: input.identifier } })) dependents.push({ kind, ...r });
+      continue;
+    }
+    self ??= engine.get(input.kind, input.identifier);
+    const home = linkOf(await self, linkTo(input.kind, listing.target));
+    if (home === undefined) continue;
+    for (const r of await engine.list(kind, { filters: { [listing.field]: home } })) {
+      const o = await engine.get(kind, r.identifier).catch(() => null);
+      if (o && linkOf(o, field) === input.identifier) dependents.push({ kind, ...r });
     }
   }
   const tag = serviceTag(input.serviceUid);
@@ -250,10 +260,23 @@ async function explainConflict(engine: EngineClient, input: DestroyObjectInput, 
     );
     if (tags.includes(tag)) continue;
     throw ApplicationFailure.create({
-      type: FAILURE.rejected,
+      type: FAILURE_TYPES.engineRejected,
       nonRetryable: true,
       message: `cannot destroy ${ident(input.kind, input.name, input.identifier)}: ${ident(d.kind, d.name, d.identifier)} still references it and is not ours (${tags.find((t) => t.startsWith(SERVICE_TAG_PREFIX)) ?? 'untagged'}); remove or retag it (${conflict.message})`,
     });
   }
   return dependents;
+}
+
+/** The identifier a link field of an Engine object holds. */
+function linkOf(object: EngineObjectMap[Kind], field: string): string | undefined {
+  return (object as unknown as Record<string, EngineRef | null | undefined>)[field]?.identifier;
+}
+
+/** The link field of `kind` that points at `target` (a Backend's `load_balancer` for the load balancer). */
+function linkTo(kind: Kind, target: LinkTarget): string {
+  const fields = KIND_DEFINITIONS[kind].fields as FieldTable;
+  const field = Object.keys(fields).find((f) => fields[f]?.type === 'link' && fields[f]?.to === target);
+  if (field === undefined) throw new TypeError(`${kind} has no link to ${target}`);
+  return field;
 }

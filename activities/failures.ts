@@ -2,16 +2,9 @@
  * The boundary where Engine errors become Temporal failures (docs/architecture.md#retries): Temporal owns every
  * retry, so an activity only has to say whether retrying can help and, for 429, when to try again.
  */
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { FAILURE_TYPES } from '../contract';
 import { EngineError, EngineRateLimitedError } from './engine';
-
-/** Failure types the workflows look at. */
-export const FAILURE = {
-  /** The object is still NewlyCreated/Updating: a benign, expected retry. */
-  notReady: 'NotReady',
-  /** A 4xx that retrying cannot fix: fail the reconciliation with the Engine's message. */
-  rejected: 'EngineRejected',
-} as const;
 
 /**
  * How a 429 becomes a Temporal retry: the Engine client does not resend it (Temporal owns retries); the call fails
@@ -22,13 +15,16 @@ export const FAILURE = {
  * (readiness, deprovisioning) do not fail on a 429: a throttled poll is a poll that did not happen, and they wait the
  * same backoff before the next one.
  */
-export function toFailure(err: unknown): ApplicationFailure {
+export function toFailure(err: unknown): ApplicationFailure | CancelledFailure {
   if (err instanceof ApplicationFailure) return err;
+  // Thrown as it is: the worker reports the attempt as cancelled only for a CancelledFailure (anything else would be
+  // a retryable failure of an activity whose pass no longer wants it).
+  if (err instanceof CancelledFailure) return err;
   if (err instanceof EngineError) {
     const nextRetryDelay = err instanceof EngineRateLimitedError ? err.retryAfterMs : undefined;
     return ApplicationFailure.create({
       message: err.message,
-      type: err.retryable ? err.name : FAILURE.rejected,
+      type: err.retryable ? err.name : FAILURE_TYPES.engineRejected,
       nonRetryable: !err.retryable,
       ...(nextRetryDelay !== undefined ? { nextRetryDelay } : {}),
     });

@@ -2,11 +2,12 @@
  * The read-only activity of `lbaas import` (workflows/import.ts): everything of the four kinds on one load balancer,
  * with each object's service tags. It only lists and GETs; it never writes to the Engine.
  */
-import { KIND_OF_RESOURCE_TYPE, SERVICE_TAG_PREFIX, type Kind } from '../domain';
+import { KIND_OF_RESOURCE_TYPE, KINDS, LISTED_UNDER, LISTING_LEVELS, SERVICE_TAG_PREFIX, type Kind } from '../domain';
 import type { InventoryObject, LoadBalancerInventory } from '../domain/import-types';
 import { EngineNotFoundError, stateName, type EngineClient, type EngineRef } from './engine';
 import { ApplicationFailure } from '@temporalio/common';
-import { FAILURE, translated } from './failures';
+import { FAILURE_TYPES } from '../contract';
+import { translated } from './failures';
 import { withHeartbeat, type Heartbeat } from './heartbeat';
 import { fieldsOf } from './kinds';
 import { mapLimit, readEach, RETRIEVE_CONCURRENCY } from './state';
@@ -43,8 +44,8 @@ interface ReadProgress {
 const PROGRESS_EVERY_MS = 500;
 
 /**
- * Lists the load balancer's Backends and Frontends, the Servers under each Backend and the Binds under each Frontend,
- * then reads every object and its Core resource (for the tags). About 2 + B + F list requests and two GETs per
+ * Lists the load balancer's Backends and Frontends, the Servers under each Backend and the Binds under each Frontend
+ * (the kinds' listing links, LISTED_UNDER), then reads every object and its Core resource (for the tags). About 2 + B + F list requests and two GETs per
  * object. An object deleted while being read is left out, as it would be a moment later.
  */
 export async function readLoadBalancer(engine: EngineClient, loadBalancer: string, hb?: Heartbeat<ReadProgress>): Promise<LoadBalancerInventory> {
@@ -61,23 +62,22 @@ export async function readLoadBalancer(engine: EngineClient, loadBalancer: strin
     if (err instanceof EngineNotFoundError) return { loadBalancer, found: false, objects: [] };
     throw err;
   }
-  const [backends, frontends] = await Promise.all([
-    engine.list('backend', { filters: { load_balancer: loadBalancer } }),
-    engine.list('frontend', { filters: { load_balancer: loadBalancer } }),
-  ]);
-  const [servers, binds] = await Promise.all([
-    mapLimit(backends, RETRIEVE_CONCURRENCY, (b) => engine.list('server', { filters: { backend: b.identifier } })),
-    mapLimit(frontends, RETRIEVE_CONCURRENCY, (f) => engine.list('bind', { filters: { frontend: f.identifier } })),
-  ]);
-  const refs: { kind: Kind; ref: EngineRef }[] = [
-    ...backends.map((ref) => ({ kind: 'backend' as const, ref })),
-    ...frontends.map((ref) => ({ kind: 'frontend' as const, ref })),
-    ...binds.flat().map((ref) => ({ kind: 'bind' as const, ref })),
-    ...servers.flat().map((ref) => ({ kind: 'server' as const, ref })),
-  ];
+  // Level by level (LISTING_LEVELS): the kinds listed under the load balancer, then those listed under each of them.
+  const listed = new Map<string, EngineRef[]>([['loadbalancer', [{ identifier: loadBalancer } as EngineRef]]]);
+  for (const level of LISTING_LEVELS) {
+    const lists = await Promise.all(
+      level.map(async (kind) => {
+        const { field, target } = LISTED_UNDER[kind];
+        const under = listed.get(target) ?? [];
+        return (await mapLimit(under, RETRIEVE_CONCURRENCY, (p) => engine.list(kind, { filters: { [field]: p.identifier } }))).flat();
+      }),
+    );
+    level.forEach((kind, i) => listed.set(kind, lists[i] ?? []));
+  }
+  const refs: { kind: Kind; ref: EngineRef }[] = KINDS.flatMap((kind) => (listed.get(kind) ?? []).map((ref) => ({ kind, ref })));
   if (refs.length > MAX_IMPORT_OBJECTS) {
     throw ApplicationFailure.create({
-      type: FAILURE.rejected,
+      type: FAILURE_TYPES.engineRejected,
       nonRetryable: true,
       message: `load balancer ${loadBalancer} holds ${refs.length} Backends, Frontends, Binds and Servers; import reads at most ${MAX_IMPORT_OBJECTS} per load balancer`,
     });

@@ -6,7 +6,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { KIND_TITLE, type Kind, type StateName } from '../domain';
 import { stateName } from './engine';
-import { FAILURE } from './failures';
+import { FAILURE_TYPES } from '../contract';
 
 export type KnownState = Exclude<StateName, 'Unknown'>;
 
@@ -14,7 +14,7 @@ export function stateOf(kind: Kind, object: { identifier: string; name: string; 
   const name = stateName(object.state);
   if (name !== 'Unknown') return name;
   throw ApplicationFailure.create({
-    type: FAILURE.rejected,
+    type: FAILURE_TYPES.engineRejected,
     nonRetryable: true,
     message: `${KIND_TITLE[kind]} ${object.name} (${object.identifier}) has state ${JSON.stringify({ id: object.state.id, type: object.state.type })}: neither its id nor its type is one this worker knows (types 0 error, 1 ok, 2 pending)`,
   });

@@ -7,7 +7,7 @@ import { currentContext, withHeartbeat, type ProgressSlot } from './heartbeat';
 import { ApplicationFailure } from '@temporalio/common';
 import { KIND_DEFINITIONS, KIND_TITLE, SERVICE_TAG_PREFIX, sameFields, serviceTag, type FieldsOf, type Kind, type StateName } from '../domain';
 import { EngineNotFoundError, EngineProtocolError, EngineRateLimitedError, toUpdateBody, type EngineClient, type EngineCreateBodyMap } from './engine';
-import { FAILURE } from './failures';
+import { FAILURE_TYPES } from '../contract';
 import { fieldsOf } from './kinds';
 import type { IdentifierCache } from './memory';
 import { stateOf } from './object-state';
@@ -235,7 +235,7 @@ export async function awaitReady(engine: EngineClient, input: AwaitReadyInput, o
     interval = Math.min(max, Math.round(interval * POLL_BACKOFF));
   }
   throw ApplicationFailure.create({
-    type: FAILURE.notReady,
+    type: FAILURE_TYPES.notReady,
     message: `${ident(input.kind, input.name, input.identifier)} is still ${state}`,
     category: 'BENIGN',
   });

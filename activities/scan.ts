@@ -2,7 +2,7 @@
  * Engine-wide scan for the orphan report of fullResync: which service uids have objects tagged for them, and on
  * which load balancers.
  */
-import { SERVICE_TAG_PREFIX, serviceTag } from '../domain';
+import { LISTED_UNDER, LISTING_LEVELS, SERVICE_TAG_PREFIX, serviceTag } from '../domain';
 import { EngineNotFoundError, type EngineClient } from './engine';
 import { mapLimit, RETRIEVE_CONCURRENCY } from './state';
 
@@ -11,6 +11,9 @@ export interface TaggedService {
   /** Backends and Frontends carrying the service's tag. */
   objects: number;
 }
+
+/** The kinds listed under the load balancer itself (Backends and Frontends): every other kind hangs off one of them. */
+const ON_LOAD_BALANCER = LISTING_LEVELS[0] ?? [];
 
 /**
  * Lists every load balancer's Backends and Frontends and reads their tags. Binds and Servers are not read: they
@@ -28,11 +31,8 @@ export async function scanTaggedServices(engine: EngineClient, skip: readonly st
   const lbs = await engine.list('loadbalancer');
   const found = new Map<string, { lbs: Set<string>; objects: number }>();
   for (const lb of lbs) {
-    const [backends, frontends] = await Promise.all([
-      engine.list('backend', { filters: { load_balancer: lb.identifier } }),
-      engine.list('frontend', { filters: { load_balancer: lb.identifier } }),
-    ]);
-    const tags = await mapLimit([...backends, ...frontends].filter((ref) => !covered.has(ref.identifier)), RETRIEVE_CONCURRENCY, async (ref) => {
+    const top = await Promise.all(ON_LOAD_BALANCER.map((kind) => engine.list(kind, { filters: { [LISTED_UNDER[kind].field]: lb.identifier } })));
+    const tags = await mapLimit(top.flat().filter((ref) => !covered.has(ref.identifier)), RETRIEVE_CONCURRENCY, async (ref) => {
       try {
         return (await engine.getResource(ref.identifier)).tags;
       } catch (err) {

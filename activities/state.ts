@@ -1,8 +1,8 @@
 /**
  * retrieveState: what one service owns on one load balancer, read from the Engine.
  */
-import { KIND_OF_RESOURCE_TYPE, serviceTag, type Kind, type ObservedObject, type Snapshot } from '../domain';
-import { EngineNotFoundError, stateName, type EngineClient, type EngineObjectMap } from './engine';
+import { KIND_OF_RESOURCE_TYPE, LISTED_UNDER, serviceTag, type Kind, type ObservedObject, type Snapshot } from '../domain';
+import { EngineNotFoundError, stateName, type EngineClient, type EngineObjectMap, type EngineRef } from './engine';
 import { type Heartbeat, withHeartbeat } from './heartbeat';
 import { observed } from './kinds';
 import type { IdentifierCache } from './memory';
@@ -186,29 +186,24 @@ async function groupByLoadBalancer(engine: EngineClient, found: (Found | null)[]
   const byId = new Map<string, Found>();
   for (const f of found) if (f) byId.set(f.object.identifier, f);
 
-  // Load balancer of a Frontend or Backend that is not tagged for the service (read on demand, once).
-  const parentLb = new Map<string, Promise<string | null>>();
-  const lbOf = (kind: 'frontend' | 'backend', id: string): Promise<string | null> => {
+  // The load balancer an object's listing chain (LISTED_UNDER) leads to: a Bind's through its Frontend, a Server's
+  // through its Backend. A link to an object that is not tagged for the service is read on demand, once.
+  const read = new Map<string, Promise<string | null>>();
+  const lbOfObject = (kind: Kind, object: EngineObjectMap[Kind]): Promise<string | null> => {
+    const { field, target } = LISTED_UNDER[kind];
+    const id = (object as unknown as Record<string, EngineRef | null | undefined>)[field]?.identifier;
+    if (id === undefined) return Promise.resolve(null);
+    if (target === 'loadbalancer') return Promise.resolve(id);
     const mine = byId.get(id);
-    if (mine && mine.kind === kind) return Promise.resolve(mine.object.load_balancer.identifier);
-    let p = parentLb.get(id);
+    if (mine && mine.kind === target) return lbOfObject(target, mine.object);
+    let p = read.get(id);
     if (!p) {
-      p = orNull(engine.get(kind, id)).then((o) => o?.load_balancer.identifier ?? null);
-      parentLb.set(id, p);
+      p = orNull(engine.get(target, id)).then((o) => (o ? lbOfObject(target, o) : null));
+      read.set(id, p);
     }
     return p;
   };
-  const lbOfFound = async (f: Found): Promise<string | null> => {
-    switch (f.kind) {
-      case 'backend':
-      case 'frontend':
-        return f.object.load_balancer.identifier;
-      case 'bind':
-        return lbOf('frontend', f.object.frontend.identifier);
-      case 'server':
-        return lbOf('backend', f.object.backend.identifier);
-    }
-  };
+  const lbOfFound = (f: Found): Promise<string | null> => lbOfObject(f.kind, f.object);
   const all = [...byId.values()].sort((a, b) => (a.kind === b.kind ? a.object.identifier.localeCompare(b.object.identifier) : a.kind.localeCompare(b.kind)));
   const lbs = await mapLimit(all, RETRIEVE_CONCURRENCY, lbOfFound);
   const groups = new Map<string, ObservedObject[]>();

@@ -2,7 +2,7 @@
  * The Engine budget run: a fleet applied at once to one worker whose Engine client is held to BUDGET_RPS requests/s,
  * against a simulator that answers 429 to a token above the same rate. Goodput is the share of the budget spent on
  * requests the Engine answered (not 429) while the fleet converged; the 429 share says how well the worker's token
- * bucket and shared backoff (activities/engine/pacing.ts) kept below the Engine's limit. Target (issue 10): goodput
+ * bucket and shared backoff (activities/engine/pacing.ts) kept below the Engine's limit. Target: goodput
  * at least 90 % of the budget, at most 2 % of requests answered 429.
  */
 import type { Client } from '@temporalio/client';
@@ -13,7 +13,7 @@ import type { MsRange, SimAdmin } from './sim-process';
 import { mapLimit } from './util';
 import { fleetSpec } from './workload';
 
-/** The issue's budget: 20 requests/s, with a burst of as many (one second's worth). */
+/** The benchmark's budget: 20 requests/s, with a burst of as many (one second's worth). */
 export const BUDGET_RPS = 20;
 /** Short deploys keep the fleet's demand above the budget for the whole run, so the budget, not the Engine, paces it. */
 const BUDGET_DEPLOY_MS: MsRange = { min: 100, max: 300 };

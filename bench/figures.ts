@@ -43,8 +43,8 @@ export interface BenchResult {
 }
 
 /**
- * The targets of the benchmark issues (the first four from the benchmark issue, the rest from issue 10, Engine
- * request economy and fleet scale); lower is better except for the fleet's services per minute and budget goodput.
+ * The project's performance targets (convergence and request economy of one service, then fleet scale and Engine
+ * budgets); lower is better except for the fleet's services per minute and budget goodput.
  */
 export const TARGETS = {
   convergenceVsBound: 1.1,

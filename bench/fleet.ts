@@ -12,7 +12,7 @@ import type { Client } from '@temporalio/client';
 import { LbaasClient } from '../client/service-client';
 import { validateSpec, type ServiceSpec } from '../domain';
 import { fullResync } from '../workflows';
-import { workflowIds } from '../workflows/options';
+import { workflowIds } from '../contract';
 import type { MsRange, SimAdmin } from './sim-process';
 import { FLEET_DEPLOY_MS, measurePhase, type FleetBenchOptions, type PhaseCost } from './phase';
 import { mapLimit, procMemory, quantile, sleep } from './util';

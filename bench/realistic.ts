@@ -8,7 +8,7 @@
  * wall time, Engine requests, 429s received, the worker's time spent backing off, tag POSTs per created object.
  * The ideal profile runs on a worker without a request budget (as the core modes do); the realistic one on a worker
  * with the product's default budget (10 requests/s, burst 10: more than this Engine grants, so the shared backoff
- * and the AIMD rate are what keep the 429s down). Target (issue 14): at most 5 % of requests answered 429.
+ * and the AIMD rate are what keep the 429s down). Target: at most 5 % of requests answered 429.
  */
 import type { Client } from '@temporalio/client';
 import { DEFAULT_BURST, DEFAULT_REQUESTS_PER_SECOND, type PacingOptions } from '../activities/engine';

@@ -35,6 +35,7 @@ import { markdown } from './report-md';
 import { svgChart } from './report-svg';
 import { coreOnlyReport, textReport } from './report-text';
 import { keepSections } from './cluster-report';
+import { withKeptSections } from './kept-sections';
 import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
 import { runBudget } from './budget';
 import { runFleet, type FleetResult } from './fleet';
@@ -112,10 +113,11 @@ function report(result: BenchResult, args: Args): void {
     mkdirSync(path.dirname(args.out), { recursive: true });
     const svgName = `${path.basename(args.out, '.md')}.svg`;
     const command = `npm run bench${result.quick ? ' -- --quick' : ''}${result.seed !== 42 ? ` --seed ${result.seed}` : ''}`;
-    // The cluster section (`npm run bench:cluster`) and the server pools section (`npm run bench -- --pool`) are
-    // measured apart; a rerun of this benchmark keeps them.
+    // The cluster section (`npm run bench:cluster`), the server pools section (`npm run bench -- --pool`) and the test
+    // suite's time are measured apart; a rerun of this benchmark keeps them.
     const pools = poolSectionOf(args.out);
-    writeFileSync(args.out, keepSections(markdown(result, summary, svgName, command), existsSync(args.out) ? readFileSync(args.out, 'utf8') : '', pools));
+    const previous = existsSync(args.out) ? readFileSync(args.out, 'utf8') : '';
+    writeFileSync(args.out, withKeptSections(keepSections(markdown(result, summary, svgName, command), previous, pools), previous));
     writeFileSync(path.join(path.dirname(args.out), svgName), svgChart(result));
     process.stdout.write(`wrote ${path.relative(process.cwd(), args.out)} and ${svgName}\n`);
   }

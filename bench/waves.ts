@@ -10,7 +10,7 @@
  * nothing to do. Each wave waits for its slowest object: every object is read once right away, then the not-ready
  * ones after 1 s, 1.5 s, 2.25 s, ... (upstream `wait.ExponentialBackoff{Duration: 1s, Factor: 1.5, Cap: 5m}`).
  * Upstream also adds jitter (`Jitter: 1.5`: each wait is stretched by a random 0-150 %); the baseline leaves it out
- * as the issue defines it, unless asked (`jitter`; measured as its own mode). Finally the state is read once more for the status (upstream `Status()`).
+ * by definition, unless asked (`jitter`; measured as its own mode). Finally the state is read once more for the status (upstream `Status()`).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { EngineClient, stateName } from '../activities/engine';

@@ -1,6 +1,6 @@
 /** The service specs the benchmark applies. */
 
-/** The core issue's service: 2 ports x 2 addresses x 3 servers = 14 objects per load balancer. */
+/** The core benchmark's service: 2 ports x 2 addresses x 3 servers = 14 objects per load balancer. */
 export const CORE_SHAPE = { ports: 2, addresses: 2, servers: 3, objectsPerLoadBalancer: 2 + 2 + 2 * 2 + 2 * 3 } as const;
 
 const PORTS = { http: { external: 80, internal: 30080 }, https: { external: 443, internal: 30443 } };

@@ -5,9 +5,7 @@
 import { invalid } from '../common/errors';
 import { ellipsize, formatStatus, formatTime, keyValues, table } from './output';
 import type { ServiceSummary } from '../client/service-client';
-import type { ControllerStatus, PassResult } from '../workflows/controller';
-import type { LoadBalancerProgress } from '../workflows/reconcile-lb';
-import type { PlanServiceResult } from '../workflows/plan-service';
+import type { ControllerStatus, LoadBalancerProgress, PassResult, PlanServiceResult } from '../contract';
 import { formatDuration, isServiceUid, KIND_TITLE, MESSAGES, parseDuration, type AddressStatus, type ObjectStatus } from '../domain';
 
 /** `--timeout 90s`: a duration of at least 1 ms; anything else is a usage error naming the flag. */

@@ -1,21 +1,18 @@
 /**
- * Starting importServices (workflows/import.ts) from any Temporal client, and turning its result into spec files.
+ * Starting importServices (contract/workflow-types.ts) from any Temporal client, and turning its result into spec files.
  * Like the rest of the client library, this never talks to the Engine: a worker reads the load balancers.
  */
 import { randomUUID } from 'node:crypto';
 import YAML from 'yaml';
 import type { ImportedService, ImportProblem } from '../domain/import-types';
 import type { PoolFile } from '../domain/pool';
-import { importServices, type ImportServicesResult } from '../workflows/import';
-import { searchAttributes } from '../workflows/options';
+import { searchAttributes, workflowIds, workflowTypes, type ImportServicesResult, type ImportServicesWorkflow } from '../contract';
 import type { LbaasClient } from './service-client';
 
-/** Workflow ids of import runs: `lbaas-import/<random>`, one per run (an import holds no state worth finding again). */
-export const importWorkflowId = () => `lbaas-import/${randomUUID()}`;
 
 export async function runImport(lbaas: LbaasClient, loadBalancers: string[], serviceUids: string[] = []): Promise<ImportServicesResult> {
-  return lbaas.client.workflow.execute(importServices, {
-    workflowId: importWorkflowId(),
+  return lbaas.client.workflow.execute<ImportServicesWorkflow>(workflowTypes.importServices, {
+    workflowId: workflowIds.importRun(randomUUID()),
     taskQueue: lbaas.taskQueue,
     args: [{ loadBalancers, serviceUids }],
     staticSummary: `import services from ${loadBalancers.length === 1 ? `load balancer ${loadBalancers[0]}` : `${loadBalancers.length} load balancers`}`,

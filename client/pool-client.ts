@@ -9,8 +9,6 @@ import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@t
 import { updateUntilAnswered } from './update';
 import { WorkflowNotFoundError, type UpdateDefinition } from '@temporalio/common';
 import type { PoolFile, ServerSpec } from '../domain';
-import { runningPoolsQuery, searchAttributes, workflowIds } from '../workflows/options';
-import { serverPool } from '../workflows/pool';
 import {
   poolAddUpdate,
   poolDeleteUpdate,
@@ -18,10 +16,15 @@ import {
   poolSetUpdate,
   poolStatusQuery,
   poolWaitUpdate,
+  runningPoolsQuery,
+  searchAttributes,
+  workflowIds,
+  workflowTypes,
   type PoolChangeResult,
   type PoolStatus,
   type PoolWaitResult,
-} from '../workflows/pool-messages';
+  type ServerPoolWorkflow,
+} from '../contract';
 
 export class PoolNotFoundError extends Error {
   constructor(readonly pool: string) {
@@ -36,8 +39,8 @@ export class PoolClient {
     readonly taskQueue: string,
   ) {}
 
-  handle(name: string): WorkflowHandle<typeof serverPool> {
-    return this.client.workflow.getHandle<typeof serverPool>(workflowIds.pool(name));
+  handle(name: string): WorkflowHandle<ServerPoolWorkflow> {
+    return this.client.workflow.getHandle<ServerPoolWorkflow>(workflowIds.pool(name));
   }
 
   /** The pool's workflow is running. */
@@ -57,7 +60,7 @@ export class PoolClient {
 
   /** Replaces the members, creating the pool when it has none. */
   async set(pool: PoolFile): Promise<PoolChangeResult> {
-    const op = new WithStartWorkflowOperation(serverPool, {
+    const op = new WithStartWorkflowOperation<ServerPoolWorkflow>(workflowTypes.serverPool, {
       workflowId: workflowIds.pool(pool.name),
       taskQueue: this.taskQueue,
       args: [{ name: pool.name }],

@@ -7,12 +7,9 @@
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleDescription, type ScheduleHandle } from '@temporalio/client';
 import { invalid } from '../common/errors';
 import { formatDuration, parseDuration } from '../domain';
-import type { fullResync, FullResyncInput } from '../workflows/full-resync';
+import { workflowIds, workflowTypes, type FullResyncInput, type FullResyncWorkflow } from '../contract';
 
 export const SCHEDULE_ID = 'lbaas-full-resync';
-/** Runs get ids `lbaas-full-resync-<UTC time>`; manual ones (`lbaas resync --all`) `lbaas-full-resync-manual-<time>`. */
-const SCHEDULED_WORKFLOW_ID = 'lbaas-full-resync';
-export const manualResyncWorkflowId = (now: Date) => `${SCHEDULED_WORKFLOW_ID}-manual-${now.toISOString()}`;
 /** Shorter intervals would only make runs skip each other; the server also refuses catchup windows under 10 s. */
 const MIN_INTERVAL_MS = 10_000;
 
@@ -45,10 +42,10 @@ function action(s: ScheduleSettings) {
   const input: FullResyncInput = s.destroyOrphans ? { destroyOrphans: true } : {};
   return {
     type: 'startWorkflow' as const,
-    workflowType: 'fullResync',
-    workflowId: SCHEDULED_WORKFLOW_ID,
+    workflowType: workflowTypes.fullResync,
+    workflowId: workflowIds.scheduledResync,
     taskQueue: s.taskQueue,
-    args: [input] as Parameters<typeof fullResync>,
+    args: [input] as Parameters<FullResyncWorkflow>,
     staticSummary: s.destroyOrphans ? 'full resync (destroys orphaned objects)' : 'full resync',
   };
 }

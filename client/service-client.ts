@@ -9,22 +9,25 @@ import {
   applyUpdate,
   controllerStatusQuery,
   deleteUpdate,
-  planService,
+  loadBalancerStatusQuery,
   resyncSignal,
-  serviceController,
+  runningControllersQuery,
+  searchAttributes,
   waitConvergedUpdate,
-} from '../workflows';
-import type { ControllerStatus, PassResult } from '../workflows/controller';
-import type { LoadBalancerProgress } from '../workflows/reconcile-lb';
-import { runningControllersQuery, searchAttributes, workflowIds } from '../workflows/options';
-import type { PlanServiceResult } from '../workflows/plan-service';
+  workflowIds,
+  workflowTypes,
+  type ControllerStatus,
+  type LoadBalancerProgress,
+  type PassResult,
+  type PlanServiceResult,
+  type PlanServiceWorkflow,
+  type PoolStatus,
+  type ServiceControllerWorkflow,
+} from '../contract';
 import type { ServiceSpec } from '../domain/types';
 import { resolveSpecDocument } from '../domain';
-import { PoolClient, PoolNotFoundError } from './pool-client';
+import { PoolClient } from './pool-client';
 import { updateUntilAnswered } from './update';
-import type { PoolStatus } from '../workflows/pool-messages';
-
-export { PoolClient, PoolNotFoundError };
 
 export interface ServiceSummary {
   serviceUid: string;
@@ -44,8 +47,8 @@ export class LbaasClient {
     this.pools = new PoolClient(client, taskQueue);
   }
 
-  controller(serviceUid: string): WorkflowHandle<typeof serviceController> {
-    return this.client.workflow.getHandle<typeof serviceController>(workflowIds.controller(serviceUid));
+  controller(serviceUid: string): WorkflowHandle<ServiceControllerWorkflow> {
+    return this.client.workflow.getHandle<ServiceControllerWorkflow>(workflowIds.controller(serviceUid));
   }
 
   /**
@@ -57,7 +60,7 @@ export class LbaasClient {
     // check and the apply is caught by the controller, which fails the revision naming the pool.
     if (spec.serverPool !== undefined) await this.pools.require(spec.serverPool);
     const workflowId = workflowIds.controller(spec.serviceUid);
-    const op = new WithStartWorkflowOperation(serviceController, {
+    const op = new WithStartWorkflowOperation<ServiceControllerWorkflow>(workflowTypes.serviceController, {
       workflowId,
       taskQueue: this.taskQueue,
       args: [{ serviceUid: spec.serviceUid }],
@@ -91,7 +94,7 @@ export class LbaasClient {
         try {
           const handle = this.client.workflow.getHandle(workflowIds.loadBalancer(serviceUid, lb));
           const d = await handle.describe();
-          if (d.status.name === 'RUNNING') out.push(await handle.query<LoadBalancerProgress>('status'));
+          if (d.status.name === 'RUNNING') out.push(await handle.query(loadBalancerStatusQuery));
         } catch {
           // Not started yet or already gone: nothing to show for it.
         }
@@ -105,7 +108,7 @@ export class LbaasClient {
     for await (const wf of this.client.workflow.list({ query: runningControllersQuery(this.taskQueue) })) {
       const sa = wf.typedSearchAttributes;
       out.push({
-        serviceUid: sa.get(searchAttributes.serviceUid) ?? wf.workflowId.replace(/^lbaas\//, ''),
+        serviceUid: sa.get(searchAttributes.serviceUid) ?? workflowIds.serviceOf(wf.workflowId) ?? wf.workflowId,
         phase: sa.get(searchAttributes.phase) ?? 'Unknown',
         loadBalancers: sa.get(searchAttributes.loadBalancers) ?? [],
         workflowId: wf.workflowId,
@@ -143,8 +146,8 @@ export class LbaasClient {
       doc = resolved.raw;
       pool = { name: s.name, revision: s.revision, servers: s.servers };
     }
-    const result = await this.client.workflow.execute(planService, {
-      workflowId: `lbaas/${spec.serviceUid}/plan/${randomUUID()}`,
+    const result = await this.client.workflow.execute<PlanServiceWorkflow>(workflowTypes.planService, {
+      workflowId: workflowIds.plan(spec.serviceUid, randomUUID()),
       taskQueue: this.taskQueue,
       args: [{ spec: doc }],
       staticSummary: `plan ${spec.serviceUid}`,

@@ -8,7 +8,7 @@
 import { canonicalIp } from './ip';
 import { bindName, readSuffix, serverNameOf } from './import-names';
 import type { ImportedService, ImportProblem, InventoryObject, LoadBalancerInventory, SpecDocument } from './import-types';
-import { KIND_TITLE } from './kinds';
+import { KIND_TITLE, linkFieldOf } from './kinds';
 import { BIND_SSL, MODE_TCP, SERVER_CHECK_ENABLED, TCP_HEALTH_CHECK } from './names';
 import { desiredObjects } from './desired';
 import { planLoadBalancer } from './plan';
@@ -202,6 +202,6 @@ function single<T>(seen: Map<T, string[]> | undefined, message: string, problems
 }
 
 function linkOf(o: InventoryObject): { field: string; id: string } | null {
-  const field = o.kind === 'frontend' ? 'default_backend' : o.kind === 'bind' ? 'frontend' : o.kind === 'server' ? 'backend' : null;
+  const field = linkFieldOf(o.kind);
   return field === null ? null : { field, id: String(o.fields[field]) };
 }

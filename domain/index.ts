@@ -32,7 +32,7 @@ export {
   type SpecIssue,
   type SpecResult,
 } from './spec';
-export { desiredObjects } from './desired';
+export { backendKey, desiredBackend, desiredBind, desiredFrontend, desiredObjects, desiredServer, frontendKey } from './desired';
 export { classifyState } from './state';
 export { planLoadBalancer } from './plan';
 export { isPlanEmpty, planSummary, describePlan, type PlanSummary, type DescribeOptions } from './describe';

@@ -4,15 +4,11 @@
  * must never carry a secret.
  */
 
+import type { Kind } from './kinds/define';
 import type { FieldsOf, LinkField } from './kinds/registry';
 
-export type { FieldsOf, LinkField };
+export type { Kind };
 
-/**
- * The four LBaaS object kinds a service owns on a load balancer. Each has one definition in kinds/ (its fields,
- * links, title, resource type and destroy stage); KINDS there lists them in dependency order.
- */
-export type Kind = 'backend' | 'frontend' | 'bind' | 'server';
 
 /** Engine object states (docs/engine-api.md#states), by title. `Unknown` is a state id we do not know. */
 export type StateName = 'Updating' | 'Updated' | 'DeploymentError' | 'Deployed' | 'NewlyCreated' | 'Unknown';
@@ -100,6 +96,10 @@ export type DesiredObject = {
     fields: Omit<FieldsOf[K], LinkField<K>>;
   };
 }[Kind];
+
+/** The desired and observed objects of one kind. */
+export type DesiredOf<K extends Kind> = Extract<DesiredObject, { kind: K }>;
+export type ObservedOf<K extends Kind> = Extract<ObservedObject, { kind: K }>;
 
 /** What a pass does with a desired object. */
 export type Action =

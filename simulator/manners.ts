@@ -54,8 +54,8 @@ export const NO_SPARSE: Sparse = { nullFields: false, tagsNull: false, zonelessT
 export const ALL_SPARSE: Sparse = { nullFields: true, tagsNull: true, zonelessTimes: true, typeOnlyState: true, noTotalPages: true };
 
 /**
- * The rate limit used when one is switched on without values. 5 requests/s with a burst of 10 is the budget issue 14
- * measures against (the real Engine's limit is not public); no Retry-After, as the real Engine sends none.
+ * The rate limit used when one is switched on without values. 5 requests/s with a burst of 10 is the budget the realistic
+ * benchmark measures against (the real Engine's limit is not public); no Retry-After, as the real Engine sends none.
  */
 export const DEFAULT_RATE_LIMIT: RateLimit = { rps: 5, burst: 10, retryAfter: false };
 
@@ -76,7 +76,7 @@ export const IDEAL: Manners = {
 };
 
 /**
- * The realistic profile. Delays are in the range issue 14 measured against (deleted objects listed for up to 5 s,
+ * The realistic profile. Delays are in the range the realistic benchmark measures against (deleted objects listed for up to 5 s,
  * a tag index 4 s behind); 300 ms in flight is a slow but ordinary Engine answer.
  */
 export const REALISTIC: Manners = {

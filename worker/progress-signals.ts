@@ -19,7 +19,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { GroupReports, MemberProgress, ProgressSink } from '../activities/realize';
-import { objectsProgressSignal, type ObjectsProgress } from '../workflows/realize-progress';
+import { objectsProgressSignal, type ObjectsProgress } from '../contract';
 
 /**
  * How long a change waits to be coalesced with others before it is signalled. `apply --wait` asks for progress once

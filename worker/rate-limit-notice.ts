@@ -11,16 +11,15 @@
 import type { Client } from '@temporalio/client';
 import type { RequestPacer } from '../activities/engine';
 import { currentContext } from '../activities/heartbeat';
-import { engineRateLimitedSignal } from '../workflows/controller';
-import { workflowIds } from '../workflows/options';
+import { engineRateLimitedSignal, workflowIds } from '../contract';
 
 /** How long one notice says "rate limited": 30 s, long enough to span the gaps between 429s of a throttled worker. */
 export const NOTICE_MS = 30_000;
 
-/** The controller a workflow of the service belongs to, from its id (`lbaas/<uid>/lb/<lb>`, `lbaas/<uid>/pass/<n>`). */
+/** The controller a workflow of the service belongs to (its passes, load balancer runs and dry runs), from its id. */
 export function controllerIdOf(workflowId: string): string | null {
-  const match = /^lbaas\/([^/]+)\/(lb|pass)\//.exec(workflowId);
-  return match?.[1] ? workflowIds.controller(match[1]) : null;
+  const uid = workflowIds.serviceOf(workflowId);
+  return uid === null ? null : workflowIds.controller(uid);
 }
 
 export function noticeRateLimits(pacer: RequestPacer, client: Client, now: () => number = Date.now): void {

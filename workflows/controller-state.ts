@@ -7,18 +7,7 @@
  * continue-as-new.
  */
 import { validateSpec } from '../domain';
-import type { Phase } from './options';
-import type { PoolMembers } from './pool-messages';
-import type { ReconcileServiceResult } from './reconcile-service';
-
-export interface PassResult extends Omit<ReconcileServiceResult, 'revision'> {
-  revision: number;
-  /** Pass number within the controller's life (continues across continue-as-new). */
-  pass: number;
-  finishedAt: number;
-  /** For a service with `serverPool`: the pool and the pool revision this pass reconciled. */
-  pool?: { name: string; revision: number };
-}
+import type { ControllerStatus, PassResult, Phase, PoolMembers } from '../contract';
 
 export interface RunningPass {
   number: number;
@@ -44,23 +33,6 @@ export interface ControllerSnapshot {
   subscribedPool?: string | null;
   poolMissing?: string | null;
   resubscribe?: boolean;
-}
-
-export interface ControllerStatus {
-  serviceUid: string;
-  phase: Phase;
-  revision: number;
-  status: ReconcileServiceResult['status'];
-  loadBalancers: ReconcileServiceResult['loadBalancers'];
-  objects: ReconcileServiceResult['objects'];
-  lastPass: { pass: number; revision: number; converged: boolean; finishedAt: number; error?: string; poolRevision?: number } | null;
-  running: { pass: number; revision: number; startedAt: number; teardown: boolean } | null;
-  nextRetryAt: number | null;
-  consecutiveFailures: number;
-  /** The spec's server pool, with the newest pool revision this controller has received (null: not yet). */
-  pool?: { name: string; revision: number | null; servers: number | null };
-  /** Until when a worker reported the Engine answering 429 to this service's requests (null: not lately). */
-  engineRateLimitedUntil: number | null;
 }
 
 export class ControllerState {

@@ -17,9 +17,6 @@ import {
   CancellationScope,
   condition,
   continueAsNew,
-  defineQuery,
-  defineSignal,
-  defineUpdate,
   executeChild,
   getExternalWorkflowHandle,
   isCancellation,
@@ -31,17 +28,30 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { ControllerState, type ControllerSnapshot, type ControllerStatus, type PassResult } from './controller-state';
-
-export { RETRY_FIRST_MS, RETRY_MAX_MS } from './controller-state';
+import { ControllerState, type ControllerSnapshot } from './controller-state';
 import { invalidInput, optionalInteger } from './input';
-import { FAILURE_TYPES, searchAttributes, workflowIds, type Phase } from './options';
+import {
+  applyUpdate,
+  controllerStatusQuery,
+  deleteUpdate,
+  engineRateLimitedSignal,
+  FAILURE_TYPES,
+  poolMembersSignal,
+  poolReportSignal,
+  poolSubscribeSignal,
+  poolUnsubscribeSignal,
+  resyncSignal,
+  searchAttributes,
+  waitConvergedUpdate,
+  workflowIds,
+  type PassResult,
+  type Phase,
+  type PoolReport,
+  type ReconcileServiceResult,
+} from '../contract';
 import { formatIssues, isServiceUid, resolveSpecDocument, SERVICE_UID_RULE, validateSpec } from '../domain';
-import { poolMembersSignal, poolReportSignal, poolSubscribeSignal, poolUnsubscribeSignal, type PoolReport } from './pool-messages';
-import { reconcileService, type ReconcileServiceResult } from './reconcile-service';
+import { reconcileService } from './reconcile-service';
 import { causeOf, childFailureOfType, failureDetails } from './failures';
-
-export type { ControllerStatus, PassResult } from './controller-state';
 
 /** The steps of the controller loop (the state diagram is in docs/architecture.md and at the top of this file). */
 type Step = 'idle' | 'reconcile' | 'delete' | 'rotate';
@@ -53,17 +63,6 @@ export interface ServiceControllerInput {
   /** Continue as new once the history has this many events (default CONTINUE_AS_NEW_EVENTS; tests set it low). */
   historyLimit?: number;
 }
-
-export const applyUpdate = defineUpdate<{ revision: number }, [spec: unknown]>('apply');
-export const waitConvergedUpdate = defineUpdate<PassResult, [revision: number]>('waitConverged');
-export const deleteUpdate = defineUpdate<PassResult, []>('delete');
-export const resyncSignal = defineSignal<[]>('resync');
-/**
- * Sent by a worker whose Engine requests for this service are answered 429 (worker/rate-limit-notice.ts): the summary
- * and `status` say "rate limited by the Engine" until `until` (epoch ms), then stop saying it.
- */
-export const engineRateLimitedSignal = defineSignal<[{ until: number }]>('engineRateLimited');
-export const controllerStatusQuery = defineQuery<ControllerStatus>('status');
 
 /**
  * Continue as new well before the server's suggestion (about 4k events): each pass adds a few dozen events, and a
@@ -246,7 +245,7 @@ export async function serviceController(input: ServiceControllerInput): Promise<
     try {
       const r: ReconcileServiceResult = await scope.run(() =>
         executeChild(reconcileService, {
-          workflowId: `lbaas/${uid}/pass/${pass.number}`,
+          workflowId: workflowIds.pass(uid, pass.number),
           args: [{ spec, revision: pass.revision, ...(o.teardown ? { teardown: true } : {}), ...knownOf(state) }],
           staticSummary: `${o.teardown ? 'delete' : 'reconcile'} ${uid} revision ${pass.revision} (pass ${pass.number})`,
           typedSearchAttributes: [

@@ -7,9 +7,9 @@
 import { executeChild, getExternalWorkflowHandle, patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ControlActivities } from '../activities/control';
-import { resyncSignal } from './controller';
 import { optionalBoolean } from './input';
-import { ENGINE_CALL, searchAttributes } from './options';
+import { ENGINE_CALL } from './options';
+import { resyncSignal, searchAttributes, workflowIds, type FullResyncInput, type FullResyncResult, type Orphan } from '../contract';
 import { reconcileService } from './reconcile-service';
 
 /**
@@ -24,26 +24,6 @@ export const SIGNAL_FROM_ACTIVITY_PATCH = 'resync-signals-from-activity';
  * of 8 for the core shape on two load balancers.
  */
 export const SCAN_SKIPS_CONTROLLED_PATCH = 'scan-skips-controlled-services';
-
-export interface FullResyncInput {
-  destroyOrphans?: boolean;
-}
-
-export interface Orphan {
-  serviceUid: string;
-  loadBalancers: string[];
-  /** Backends and Frontends tagged for the service (Binds and Servers hang off them and are not counted). */
-  objects: number;
-  destroyed: boolean;
-  error?: string;
-}
-
-export interface FullResyncResult {
-  signalled: string[];
-  /** Controllers that could not be signalled (they ended between listing and signalling). */
-  missed: string[];
-  orphans: Orphan[];
-}
 
 export async function fullResync(input: FullResyncInput = {}): Promise<FullResyncResult> {
   const destroyOrphans = optionalBoolean((input ?? {}) as Record<string, unknown>, 'destroyOrphans', 'fullResync') ?? false;
@@ -86,7 +66,7 @@ export async function fullResync(input: FullResyncInput = {}): Promise<FullResyn
             return;
           }
           await executeChild(reconcileService, {
-            workflowId: `lbaas/${o.serviceUid}/orphan-teardown`,
+            workflowId: workflowIds.orphanTeardown(o.serviceUid),
             args: [{ spec: { serviceUid: o.serviceUid, nameSuffix: '', loadBalancers: o.loadBalancers, externalAddresses: [], ports: {}, servers: [] }, teardown: true }],
             staticSummary: `destroy orphaned objects of ${o.serviceUid}`,
             typedSearchAttributes: [{ key: searchAttributes.serviceUid, value: o.serviceUid }],

@@ -8,34 +8,13 @@ import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ImportActivities } from '../activities/import';
 import { isServiceUid } from '../domain';
-import { reconstructService, servicesIn, type ImportedService } from '../domain/import';
+import { reconstructService, servicesIn } from '../domain/import';
 import { invalidInput } from './input';
 import { ENGINE_CALL, short } from './options';
+import type { ImportServicesInput, ImportServicesResult } from '../contract';
 
 /** More load balancers than an account holds; bounds the activities one run schedules. */
 export const MAX_IMPORT_LOAD_BALANCERS = 64;
-
-export interface ImportServicesInput {
-  loadBalancers: string[];
-  /** Only these services; every service found when absent or empty. */
-  serviceUids?: string[];
-}
-
-export interface ImportLoadBalancer {
-  loadBalancer: string;
-  found: boolean;
-  /** Backends, Frontends, Binds and Servers on it, tagged or not. */
-  objects: number;
-  /** Of those, objects carrying no `anxccm-svc-uid=` tag (never imported; named when one has a service's name). */
-  untagged: number;
-}
-
-export interface ImportServicesResult {
-  loadBalancers: ImportLoadBalancer[];
-  services: ImportedService[];
-  /** Requested uids with no tagged object on the given load balancers. */
-  notFound: string[];
-}
 
 export async function importServices(input: ImportServicesInput): Promise<ImportServicesResult> {
   const { loadBalancers, serviceUids } = checkInput(input);

@@ -1,18 +1,11 @@
-/** Every workflow type the worker registers (docs/spec.md#temporal-surface). */
-export { reconcileLoadBalancer, loadBalancerStatusQuery } from './reconcile-lb';
+/**
+ * Every workflow type the worker registers (contract/workflow-types.ts names them; docs/spec.md#temporal-surface).
+ * Their messages are defined in contract/, not here.
+ */
+export { reconcileLoadBalancer } from './reconcile-lb';
 export { reconcileService } from './reconcile-service';
 export { planService } from './plan-service';
-export { serviceController, applyUpdate, waitConvergedUpdate, deleteUpdate, resyncSignal, controllerStatusQuery } from './controller';
+export { serviceController } from './controller';
 export { fullResync } from './full-resync';
 export { serverPool } from './pool';
-export {
-  poolSetUpdate,
-  poolAddUpdate,
-  poolRemoveUpdate,
-  poolDeleteUpdate,
-  poolWaitUpdate,
-  poolStatusQuery,
-  poolResyncSignal,
-  poolMembersSignal,
-} from './pool-messages';
 export { importServices } from './import';

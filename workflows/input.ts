@@ -5,7 +5,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { formatIssues, KINDS, validateSpec } from '../domain';
 import type { ObservedObject, ServiceSpec, Snapshot } from '../domain/types';
-import { FAILURE_TYPES } from './options';
+import { FAILURE_TYPES } from '../contract';
 
 export function invalidInput(message: string): ApplicationFailure {
   return ApplicationFailure.create({ type: FAILURE_TYPES.invalidInput, message, nonRetryable: true });

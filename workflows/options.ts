@@ -1,47 +1,8 @@
 /**
- * Names, ids, search attributes and activity option sets shared by the workflows, declared once.
+ * Activity option sets and summary helpers shared by the workflows (the names clients also see are in contract/).
  */
-import { ActivityCancellationType, defineSearchAttributeKey, SearchAttributeType, type ActivityOptions } from '@temporalio/common';
+import { ActivityCancellationType, type ActivityOptions } from '@temporalio/common';
 import type { ReadinessPolicy } from '../domain/types';
-
-export const workflowIds = {
-  /**
-   * One reconciliation of one service on one load balancer; the id makes it exclusive
-   * (docs/spec.md#reconciliation-semantics).
-   */
-  loadBalancer: (serviceUid: string, loadBalancer: string) => `lbaas/${serviceUid}/lb/${loadBalancer}`,
-  controller: (serviceUid: string) => `lbaas/${serviceUid}`,
-  /** The pool workflow of a server pool (a prefix no service uid can produce: uids have no "/"). */
-  pool: (name: string) => `lbaas-pool/${name}`,
-};
-
-/** Visibility query for the running server pools of one deployment. */
-export function runningPoolsQuery(taskQueue: string): string {
-  return `WorkflowType = 'serverPool' AND ExecutionStatus = 'Running' AND TaskQueue = '${taskQueue.replace(/'/g, "\\'")}'`;
-}
-
-/** Visibility query for the running controllers of one deployment (its task queue; a namespace may hold others). */
-export function runningControllersQuery(taskQueue: string): string {
-  return `WorkflowType = 'serviceController' AND ExecutionStatus = 'Running' AND TaskQueue = '${taskQueue.replace(/'/g, "\\'")}'`;
-}
-
-export const searchAttributes = {
-  serviceUid: defineSearchAttributeKey('LbaasServiceUid', SearchAttributeType.KEYWORD),
-  loadBalancers: defineSearchAttributeKey('LbaasLoadBalancers', SearchAttributeType.KEYWORD_LIST),
-  phase: defineSearchAttributeKey('LbaasPhase', SearchAttributeType.KEYWORD),
-  /** On a pool workflow its name; on a controller the pool its spec names (so `LbaasServerPool = "x"` finds both). */
-  serverPool: defineSearchAttributeKey('LbaasServerPool', SearchAttributeType.KEYWORD),
-};
-
-export type Phase = 'Converging' | 'Converged' | 'Failed' | 'Deleting';
-
-/** Non-retryable failure types raised by workflows. */
-export const FAILURE_TYPES = {
-  invalidInput: 'InvalidInput',
-  notConverged: 'NotConverged',
-  /** A reconciliation failed; its message names what failed, its details carry the partial result. */
-  reconcileFailed: 'ReconcileFailed',
-} as const;
 
 /**
  * Engine calls (read state, create, destroy, recover). Transient Engine errors (5xx, 429, network, 409 while a

@@ -5,20 +5,8 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { specOf } from './input';
 import { ENGINE_CALL } from './options';
-import { describePlan, desiredObjects, planLoadBalancer, planSummary, type PlanSummary } from '../domain';
-import type { Plan } from '../domain/types';
-
-export interface LoadBalancerPlan {
-  cleanup: boolean;
-  summary: PlanSummary;
-  lines: string[];
-  plan: Plan;
-}
-
-export interface PlanServiceResult {
-  serviceUid: string;
-  loadBalancers: Record<string, LoadBalancerPlan>;
-}
+import { describePlan, desiredObjects, planLoadBalancer, planSummary } from '../domain';
+import type { LoadBalancerPlan, PlanServiceResult } from '../contract';
 
 export async function planService(input: { spec: unknown }): Promise<PlanServiceResult> {
   const { spec } = specOf(input, 'planService');

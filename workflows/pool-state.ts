@@ -3,7 +3,7 @@
  * deliveries still owed. Pure and deterministic; serializable for continue-as-new (nothing owed is lost across it).
  */
 import { addMembers, diffMembers, isNoChange, removeMembers, type MemberChange, type ServerSpec } from '../domain';
-import type { PoolChangeResult, PoolReport, PoolServiceStatus, PoolStatus } from './pool-messages';
+import type { PoolChangeResult, PoolReport, PoolServiceStatus, PoolStatus } from '../contract';
 
 export interface PoolSnapshot {
   servers: ServerSpec[];

@@ -1,7 +1,7 @@
 /**
  * serverPool: the long-lived workflow of one server pool (id `lbaas-pool/<name>`). It holds the members and a
  * revision that grows with every real change, knows the services whose controllers subscribed, and sends every
- * change to each of them (pool-messages.ts has the protocol; docs/architecture.md, "Server pools", the design).
+ * change to each of them (contract/messages.ts has the protocol; docs/architecture.md, "Server pools", the design).
  *
  *   idle ──change, subscribe or resync──▶ deliver (one signal per subscriber owed, concurrently) ──▶ idle
  *   idle ──delete accepted (no subscribers)──▶ end
@@ -19,7 +19,6 @@ import {
 } from '@temporalio/workflow';
 import { formatIssues, isPoolName, POOL_NAME_RULE, SPEC_LIMITS, validateMembers, type ServerSpec } from '../domain';
 import { invalidInput, optionalInteger } from './input';
-import { searchAttributes, workflowIds } from './options';
 import {
   poolAddUpdate,
   poolDeleteUpdate,
@@ -32,7 +31,9 @@ import {
   poolSubscribeSignal,
   poolUnsubscribeSignal,
   poolWaitUpdate,
-} from './pool-messages';
+  searchAttributes,
+  workflowIds,
+} from '../contract';
 import { PoolState, type PoolSnapshot } from './pool-state';
 
 export interface ServerPoolInput {

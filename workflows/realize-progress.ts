@@ -1,19 +1,11 @@
 /**
- * The `objectsProgress` signal: what a running realizeObjects group has done so far (members created and tagged,
+ * Reading the `objectsProgress` signal (contract/messages.ts): what a running realizeObjects group has done so far (members created and tagged,
  * deploys ended), sent by the worker (worker/progress-signals.ts) to the group's own reconcileLoadBalancer run, which
  * cannot read the activity's heartbeat details. It only fills in the workflow's per-object status and its known
  * identifiers; the group's result stays what the reconciliation acts on.
  */
-import { defineSignal } from '@temporalio/workflow';
+import type { ObjectsProgress } from '../contract';
 import type { StateName } from '../domain/types';
-
-export interface ObjectsProgress {
-  /** The round (observe-plan-act pass) of the group: reports of another round are stale and ignored. */
-  pass: number;
-  objects: { key: string; identifier: string; state: StateName }[];
-}
-
-export const objectsProgressSignal = defineSignal<[ObjectsProgress]>('objectsProgress');
 
 const STATES: ReadonlySet<string> = new Set<StateName>(['Updating', 'Updated', 'DeploymentError', 'Deployed', 'NewlyCreated', 'Unknown']);
 /** At most this many objects per report: a group is the siblings under one parent, far fewer. */

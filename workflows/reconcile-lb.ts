@@ -7,18 +7,19 @@
  * closure: status book, counters, activity proxies.)
  */
 import { ApplicationFailure, type ActivityOptions } from '@temporalio/common';
-import { CancellationScope, defineQuery, isCancellation, metricMeter, patched, proxyActivities, setHandler } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, metricMeter, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CreateObjectInput, ReadyOutcome } from '../activities/objects';
 import type { RealizedObject } from '../activities/realize';
 import type { DestroyedObject, DestroyOutcome } from '../activities/destroy';
 import { causeOf } from './failures';
 import { invalidInput, loadBalancerId, optionalIdentifiers, optionalInteger, optionalObserved, specOf } from './input';
-import { ENGINE_CALL, FAILURE_TYPES, listed, readinessOptions, short } from './options';
+import { ENGINE_CALL, listed, readinessOptions, short } from './options';
+import { FAILURE_TYPES, loadBalancerStatusQuery, objectsProgressSignal, type LoadBalancerProgress } from '../contract';
 import { completeFields, desiredObjects, isPlanEmpty, planLoadBalancer, statusFromSnapshot } from '../domain';
 import { DESTROY_STAGES, KIND_TITLE, type Destroy, type LoadBalancerResult, type ObjectStatus, type ObservedObject, type Plan, type PlannedObject } from '../domain';
 import { describeOutstanding, StatusBook } from './status-book';
-import { objectsProgressOf, objectsProgressSignal } from './realize-progress';
+import { objectsProgressOf } from './realize-progress';
 
 export interface ReconcileLoadBalancerInput {
   /** The service spec as written (docs/spec.md#validation); validated again here. */
@@ -45,13 +46,6 @@ export interface ReconcileLoadBalancerResult extends LoadBalancerResult {
   objects: ObjectStatus[];
 }
 
-export interface LoadBalancerProgress {
-  loadBalancer: string;
-  pass: number;
-  phase: 'observing' | 'destroying' | 'creating' | 'converged' | 'failed';
-  objects: ObjectStatus[];
-}
-
 /** Details of a failed reconcileLoadBalancer: what it did and the state of every object when it stopped. */
 export interface LoadBalancerFailureDetails {
   created: number;
@@ -59,8 +53,6 @@ export interface LoadBalancerFailureDetails {
   recovered: number;
   objects: ObjectStatus[];
 }
-
-export const loadBalancerStatusQuery = defineQuery<LoadBalancerProgress>('status');
 
 /**
  * A pass normally converges in one go; further passes repair what the Engine failed to deploy (recover or recreate)
@@ -97,6 +89,12 @@ export const REALIZE_ANNOUNCE_PATCH = 'realize-announce-parents';
  * Runs recorded before it replay one activity per object (test/fixtures/histories/legacy).
  */
 export const DESTROY_GROUPS_PATCH = 'destroy-stage-groups';
+
+/**
+ * Since this patch a realizeObjects group is cancelled with its pass: the activity stops waiting for deploys as soon
+ * as a heartbeat brings the cancellation, after finishing every create it sent (activities/realize.ts).
+ */
+export const CANCELLABLE_GROUPS_PATCH = 'cancellable-realize-groups';
 
 /**
  * Workflow-side metrics (docs/spec.md#metrics), on the worker's Prometheus endpoint. Temporal does not emit them
@@ -237,9 +235,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
     for (const key of byKey.keys()) inGroups.add(key);
     // A lone member's deploy ends with its group: nothing to announce.
     const announce = members.length > 1 ? members.map((p) => p.desired.key).filter((key) => waitedOn.has(key)) : [];
-    // Not cancellable, as a single create is: a superseded pass still finishes creating and tagging (and waits for the
-    // group's attempt to end, at most the readiness window).
-    const realized: RealizedObject[] = await CancellationScope.nonCancellable(() =>
+    const realize = () =>
       call(engine.realizeObjects, `create and await ${KIND_TITLE[kind]}${members.length > 1 ? 's' : ''} ${names} ${on}`, {
         serviceUid: uid,
         loadBalancer,
@@ -247,8 +243,11 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
         members: members.map((p) => ({ key: p.desired.key, fields: completeFields(kind, p.desired.fields, parentId) as CreateObjectInput['fields'] })),
         pass: progress.pass,
         ...(announce.length > 0 ? { announce } : {}),
-      }),
-    );
+      });
+    // A superseded pass cancels the group (CANCELLABLE_GROUPS_PATCH), and ENGINE_CALL waits until the activity has
+    // come to rest: sent creates finished and tagged, no new POST, deploy watches ended. Before the patch the group
+    // was not cancellable and the pass waited for its watches, up to the readiness window.
+    const realized: RealizedObject[] = await (patched(CANCELLABLE_GROUPS_PATCH) ? realize() : CancellationScope.nonCancellable(realize));
     for (const key of byKey.keys()) {
       inGroups.delete(key);
       announced.delete(key);

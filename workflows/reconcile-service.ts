@@ -7,9 +7,10 @@ import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@tempo
 import { ChildWorkflowFailure, executeChild, isCancellation, ParentClosePolicy, patched, proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { optionalIdentifiers, optionalInteger, specOf } from './input';
-import { ENGINE_CALL, FAILURE_TYPES, searchAttributes, workflowIds } from './options';
+import { ENGINE_CALL } from './options';
+import { FAILURE_TYPES, searchAttributes, workflowIds, type LoadBalancerSummary, type ReconcileServiceResult } from '../contract';
 import { desiredObjects, isPlanEmpty, mergeStatus, planLoadBalancer, statusFromSnapshot } from '../domain';
-import type { AddressStatus, LoadBalancerResult, ObjectStatus, ObservedObject, Plan, Snapshot } from '../domain/types';
+import type { ObjectStatus, ObservedObject, Plan, Snapshot } from '../domain/types';
 import { StatusBook } from './status-book';
 import { reconcileLoadBalancer, type LoadBalancerFailureDetails, type ReconcileLoadBalancerResult } from './reconcile-lb';
 import { causeOf, failureDetails } from './failures';
@@ -21,22 +22,6 @@ export interface ReconcileServiceInput {
   teardown?: boolean;
   /** Identifiers of the service's objects from the controller's last pass: found even while the tag index lags. */
   known?: string[];
-}
-
-/** One load balancer's outcome within a service pass (`cleanup`: it left the spec and was emptied). */
-export interface LoadBalancerSummary extends Omit<LoadBalancerResult, 'loadBalancer'> {
-  cleanup: boolean;
-}
-
-export interface ReconcileServiceResult {
-  serviceUid: string;
-  revision: number | null;
-  converged: boolean;
-  /** Address/port pairs present on every load balancer of the spec. */
-  status: AddressStatus;
-  loadBalancers: Record<string, LoadBalancerSummary>;
-  objects: ObjectStatus[];
-  error?: string;
 }
 
 /** Waiting for a reconciliation of the same service and load balancer that someone else started: 1 s doubling to 30 s. */

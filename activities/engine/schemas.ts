@@ -11,6 +11,7 @@
 import { z } from 'zod';
 import {
   KIND_DEFINITIONS,
+  KINDS,
   LINK_FIELDS,
   type ComparedName,
   type FieldSpec,
@@ -23,8 +24,9 @@ import {
 } from '../../domain';
 
 /** The LBaaS object kinds, named as in their collection paths (`/api/LBaaS/v1/<kind>.json`). */
-export const LBAAS_KINDS = ['loadbalancer', 'backend', 'frontend', 'bind', 'server'] as const;
-export type LbaasKind = (typeof LBAAS_KINDS)[number];
+export type LbaasKind = 'loadbalancer' | Kind;
+/** The load balancer and the service's kinds (KINDS, from the kind registry). */
+export const LBAAS_KINDS: readonly LbaasKind[] = Object.freeze(['loadbalancer', ...KINDS]);
 
 const identifier = z.string().min(1);
 

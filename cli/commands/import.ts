@@ -12,8 +12,7 @@ import { groupIntoPool, withPool, type PoolGrouping } from '../../domain/import-
 import type { ImportedService } from '../../domain/import-types';
 import { CliError, EXIT, invalid } from '../../common/errors';
 import { poolYaml, problemLine, runImport, specYaml } from '../../client/import';
-import type { PlanServiceResult } from '../../workflows/plan-service';
-import type { ImportServicesResult } from '../../workflows/import';
+import type { ImportServicesResult, PlanServiceResult } from '../../contract';
 import { noAnswerHint, warnIfNoWorker, withTemporal, type Temporal } from '../connect';
 import type { CliIo } from '../io';
 import { json } from '../output';

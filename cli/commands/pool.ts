@@ -11,7 +11,7 @@ import { json, keyValues, table, type OutputFormat } from '../output';
 import { loadPoolFile } from '../../client/spec-file';
 import { PoolNotFoundError } from '../../client/pool-client';
 import { formatDuration, formatIssues, isPoolName, POOL_NAME_RULE, validateMembers, type ServerSpec } from '../../domain';
-import type { PoolChangeResult, PoolStatus } from '../../workflows/pool-messages';
+import type { PoolChangeResult, PoolStatus } from '../../contract';
 import { parseDurationFlag } from '../views';
 import { waitWithProgress } from '../wait';
 

@@ -8,13 +8,12 @@
 import type { CliIo } from '../io';
 import { noAnswerHint, requireController, warnIfNoWorker, withTemporal } from '../connect';
 import { CliError, EXIT, invalid } from '../../common/errors';
-import { manualResyncWorkflowId } from '../../client/schedule';
 import { checkUid } from '../views';
 import { within } from '../wait';
 
 /** A full resync lists controllers, signals them and scans the Engine once: minutes would mean something is stuck. */
 const FULL_RESYNC_TIMEOUT_MS = 10 * 60_000;
-import type { fullResync as fullResyncWorkflow } from '../../workflows/full-resync';
+import { workflowIds, workflowTypes, type FullResyncWorkflow } from '../../contract';
 
 export async function resync(uid: string | undefined, opts: { all?: boolean }, io: CliIo): Promise<void> {
   if (uid !== undefined && opts.all) throw invalid('give a service uid or --all, not both');
@@ -28,13 +27,13 @@ export async function resync(uid: string | undefined, opts: { all?: boolean }, i
       return;
     }
     await warnIfNoWorker(t, io.stderr);
-    const workflowId = manualResyncWorkflowId(new Date());
+    const workflowId = workflowIds.manualResync(new Date());
     io.stderr(`started full resync ${workflowId}\n`);
     const r = await within(
       t.client,
       FULL_RESYNC_TIMEOUT_MS,
       () =>
-        t.client.workflow.execute<typeof fullResyncWorkflow>('fullResync', {
+        t.client.workflow.execute<FullResyncWorkflow>(workflowTypes.fullResync, {
           workflowId,
           taskQueue: t.settings.taskQueue,
           args: [{}],

@@ -1,6 +1,4 @@
 /** Backend: one per port, `<port>.<suffix>`, plain TCP with the upstream TCP health check. */
-import { MODE_TCP, TCP_HEALTH_CHECK, resourceName } from '../names';
-import type { DesiredOf } from './compare';
 import { defineKind } from './define';
 
 export const backend = defineKind({
@@ -19,19 +17,3 @@ export const backend = defineKind({
   listedUnder: 'load_balancer',
   destroyStage: 2,
 });
-
-export function backendKey(port: string): string {
-  return `backend:${port}`;
-}
-
-export function desiredBackend(port: string, nameSuffix: string, loadBalancer: string): DesiredOf<'backend'> {
-  const name = resourceName([port], nameSuffix);
-  return {
-    kind: 'backend',
-    key: backendKey(port),
-    name,
-    port,
-    parent: null,
-    fields: { name, mode: MODE_TCP, health_check: TCP_HEALTH_CHECK, load_balancer: loadBalancer },
-  };
-}

@@ -6,8 +6,6 @@
 import type { DesiredObject, Kind, ObservedObject } from '../types';
 import { COMPARED_FIELDS, KIND_DEFINITIONS, type FieldsOf, type LinkField } from './registry';
 
-export type DesiredOf<K extends Kind> = Extract<DesiredObject, { kind: K }>;
-export type ObservedOf<K extends Kind> = Extract<ObservedObject, { kind: K }>;
 /** A desired object's fields: everything but the parent link, which is known only once the parent exists. */
 export type DesiredFields<K extends Kind> = Omit<FieldsOf[K], LinkField<K>>;
 

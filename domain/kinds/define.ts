@@ -9,7 +9,11 @@
  * - `listedUnder`: the link field the Engine filters a collection by to list this object's siblings. A Frontend is
  *   listed under its `load_balancer`, a Bind under its `frontend`.
  */
-import type { Kind } from '../types';
+/**
+ * The four LBaaS object kinds a service owns on a load balancer. Each has one definition in this folder (its
+ * fields, links, title, resource type and destroy stage); registry.ts derives their order and tables from them.
+ */
+export type Kind = 'backend' | 'frontend' | 'bind' | 'server';
 
 /** Engine field types. A `link` is written as the target's identifier and read back as a reference object. */
 export type FieldType = 'string' | 'integer' | 'boolean' | 'link';

@@ -1,7 +1,4 @@
 /** Frontend: one per port, `<port>.<suffix>`, plain TCP, defaulting to that port's Backend. */
-import { MODE_TCP, resourceName } from '../names';
-import { backendKey } from './backend';
-import type { DesiredOf } from './compare';
 import { defineKind } from './define';
 
 export const frontend = defineKind({
@@ -20,19 +17,3 @@ export const frontend = defineKind({
   listedUnder: 'load_balancer',
   destroyStage: 1,
 });
-
-export function frontendKey(port: string): string {
-  return `frontend:${port}`;
-}
-
-export function desiredFrontend(port: string, nameSuffix: string, loadBalancer: string): DesiredOf<'frontend'> {
-  const name = resourceName([port], nameSuffix);
-  return {
-    kind: 'frontend',
-    key: frontendKey(port),
-    name,
-    port,
-    parent: backendKey(port),
-    fields: { name, mode: MODE_TCP, load_balancer: loadBalancer },
-  };
-}

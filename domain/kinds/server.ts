@@ -1,8 +1,4 @@
 /** Server: one per backend server and port, `<server>.<port>.<suffix>`, the internal (NodePort) port, checked. */
-import { SERVER_CHECK_ENABLED, resourceName } from '../names';
-import type { PortSpec, ServerSpec } from '../types';
-import { backendKey } from './backend';
-import type { DesiredOf } from './compare';
 import { defineKind } from './define';
 
 export const server = defineKind({
@@ -20,15 +16,3 @@ export const server = defineKind({
   listedUnder: 'backend',
   destroyStage: 0,
 });
-
-export function desiredServer(port: string, ports: PortSpec, server: ServerSpec, nameSuffix: string): DesiredOf<'server'> {
-  const name = resourceName([server.name, port], nameSuffix);
-  return {
-    kind: 'server',
-    key: `server:${port}:${server.name}`,
-    name,
-    port,
-    parent: backendKey(port),
-    fields: { name, ip: server.address, port: ports.internal, check: SERVER_CHECK_ENABLED },
-  };
-}

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { ScheduleNotFoundError } from '@temporalio/client';
 import { SCHEDULE_ID } from '../../client/schedule';
-import type { FullResyncResult } from '../../workflows/full-resync';
+import type { FullResyncResult } from '../../contract';
 import { cliEnv, runCli, type CliRun } from '../helpers/cli';
 import { startStack, stopTemporalServer, temporalServer, type Stack } from '../helpers/stack';
 

@@ -19,7 +19,7 @@ import { startCluster, type Cluster } from '../../cluster';
 import { LbaasClient } from '../../client/service-client';
 import { startSimulator, type AdminObject } from '../../simulator';
 import { Prng } from '../../simulator/prng';
-import { workflowIds } from '../../workflows/options';
+import { workflowIds } from '../../contract';
 import { containsText, everyCreatedObjectTagged, exactlyDesired, foreignUntouched, noDuplicates, type Invariant } from '../chaos/invariants';
 import { convergeOne, quiesce } from '../chaos/run';
 import { retrying, sleep } from '../chaos/waits';

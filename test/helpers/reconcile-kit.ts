@@ -12,7 +12,7 @@ import type { Worker } from '@temporalio/worker';
 import type { PacingOptions } from '../../activities/engine';
 import type { AwaitReadyOptions } from '../../activities/objects';
 import type { AdminObject } from '../../simulator';
-import type { ReconcileServiceResult } from '../../workflows/reconcile-service';
+import type { ReconcileServiceResult } from '../../contract';
 import { randomUUID } from 'node:crypto';
 import { countByName, describeObjects, expectedLines, objectsOn, tagOf, type OracleSpec } from './engine-state';
 import { exampleSpec, seedLoadBalancer } from './fixtures';

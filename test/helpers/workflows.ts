@@ -8,10 +8,10 @@ import { WorkflowFailedError, type Client, type WorkflowHandle } from '@temporal
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import type { Worker } from '@temporalio/worker';
+import { workflowIds } from '../../contract';
 import { planService } from '../../workflows/plan-service';
 import { reconcileLoadBalancer, type ReconcileLoadBalancerInput } from '../../workflows/reconcile-lb';
 import { reconcileService, type ReconcileServiceInput } from '../../workflows/reconcile-service';
-import { workflowIds } from '../../workflows/options';
 
 type AnyHandle = WorkflowHandle<typeof reconcileService | typeof reconcileLoadBalancer | typeof planService>;
 

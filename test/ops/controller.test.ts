@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
+import { searchAttributes as searchAttributeKeys } from '../../contract';
 import { fullResync } from '../../workflows';
-import { searchAttributes as searchAttributeKeys } from '../../workflows/options';
 import { admin, describeObjects, expectedLines, idOf, objectsOn, seedConverged, snapshotById, tagOf, taggedOn, type OracleSpec } from '../helpers/engine-state';
 import { seedLoadBalancer } from '../helpers/fixtures';
 import { freshIdentifier, serviceSpec, TrackedLbaas, uniqueUid, untilVisible } from '../helpers/ops-services';

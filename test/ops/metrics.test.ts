@@ -13,7 +13,7 @@ import { scrape, spawnWorker, sumOf, type Sample, type WorkerProcess } from '../
 import { serviceSpec, TrackedLbaas, uniqueUid } from '../helpers/ops-services';
 import { stopTemporalServer, temporalServer, TEST_TOKEN } from '../helpers/stack';
 import { until } from '../helpers/workflows';
-import { workflowIds } from '../../workflows/options';
+import { workflowIds } from '../../contract';
 
 let sim: RunningSimulator;
 let connection: Connection;

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import { startSimulator, type RunningSimulator } from '../../simulator';
-import { workflowIds } from '../../workflows/options';
+import { workflowIds } from '../../contract';
 import { describeObjects, expectedLines, objectsOn, tagOf, type OracleSpec } from '../helpers/engine-state';
 import { seedLoadBalancer } from '../helpers/fixtures';
 import { exitWithin, spawnWorker, type WorkerProcess } from '../helpers/ops-process';

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { keepSections, SECTION_END, SECTION_START } from '../../bench/cluster-report';
+import { SUITE_TIME_MARK, withKeptSections } from '../../bench/kept-sections';
 import { MODES, type CoreRun, type ModeName } from '../../bench/core';
 import { summarize, type BenchResult } from '../../bench/figures';
 import { POOL_MARK } from '../../bench/pools';
@@ -149,6 +150,16 @@ test('npm run bench keeps the cluster and pools sections of the file it rewrites
   // Written again from what it wrote: the same file.
   const pools2 = written.slice(written.indexOf(POOL_MARK.begin), written.indexOf(POOL_MARK.end) + POOL_MARK.end.length);
   assert.equal(keepSections(fresh, written, `${pools2}\n`), written);
+});
+
+test('npm run bench keeps the hand-measured test suite section of the file it rewrites, once, and rewriting what it wrote changes nothing', () => {
+  const suite = `${SUITE_TIME_MARK.begin}\n\n## Test suite time\n\nsuite table\n\n${SUITE_TIME_MARK.end}`;
+  const previous = `# Benchmarks\n\nold figures\n\n${suite}\n`;
+  const fresh = '# Benchmarks\n\nnew figures\n';
+  const written = withKeptSections(keepSections(fresh, previous, ''), previous);
+  assert.equal(written, `${fresh}\n${suite}\n`);
+  assert.equal(withKeptSections(keepSections(fresh, written, ''), written), written);
+  assert.equal(withKeptSections(fresh, '# Benchmarks\n'), fresh);
 });
 
 test('the report names every uncommitted product file whole, including the first one listed with a leading space, and the new path of a rename', () => {

@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ControllerState, RETRY_FIRST_MS, RETRY_MAX_MS, type PassResult } from '../../workflows/controller-state';
+import type { PassResult } from '../../contract';
+import { ControllerState, RETRY_FIRST_MS, RETRY_MAX_MS } from '../../workflows/controller-state';
 
 const LB_A = 'a'.repeat(32);
 const LB_B = 'b'.repeat(32);

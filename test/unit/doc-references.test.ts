@@ -220,3 +220,29 @@ describe('doc references: the repository', () => {
     assert.deepEqual(problems.map((p) => `${p.file}: ${p.reference}: ${p.why}`), []);
   });
 });
+
+/**
+ * A reader of the repository cannot open the tracker the team works from: a comment or doc that names an issue or a
+ * pull request by its number points nowhere. What such a note meant belongs in the text itself.
+ */
+export function trackerReferences(prose: readonly string[]): string[] {
+  const found: string[] = [];
+  for (const text of prose) for (const m of text.matchAll(/\b(?:issues?|tickets?|PR|pull request)\s*#?\d+\b|(?<=^|[\s(])#\d+\b/gi)) found.push(m[0]);
+  return found;
+}
+
+describe('doc references: no tracker numbers', () => {
+  test('"issue 10", "Issue #3", "PR 7" and a bare "#14" are found; colours, anchors and "1024 servers" are not', () => {
+    assert.deepEqual(trackerReferences(['// see issue 10 and Issue #3, PR 7', 'as #14 asked', "fill='#555' #section 1024 servers &#39;"]), [
+      'issue 10',
+      'Issue #3',
+      'PR 7',
+      '#14',
+    ]);
+  });
+
+  test('no comment or doc of the repository names a tracker number', () => {
+    const problems = trackedFiles().flatMap((f) => trackerReferences(proseOf(f, readFileSync(path.join(ROOT, f), 'utf8'))).map((r) => `${f}: ${r}`));
+    assert.deepEqual(problems, []);
+  });
+});

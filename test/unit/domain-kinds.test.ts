@@ -9,6 +9,10 @@ import {
   KIND_TITLE,
   KINDS,
   LINK_FIELDS,
+  LISTED_UNDER,
+  LISTING_LEVELS,
+  PARENT_KIND,
+  REFERENCED_BY,
   completeFields,
   desiredObjects,
   parentIdOf,
@@ -16,7 +20,7 @@ import {
   type FieldTable,
 } from '../../domain';
 import { fieldsOf } from '../../activities/kinds';
-import { objectSchemas, toUpdateBody } from '../../activities/engine/schemas';
+import { LBAAS_KINDS, objectSchemas, toUpdateBody } from '../../activities/engine/schemas';
 
 const LB = 'a'.repeat(32);
 const BE = 'b'.repeat(32);
@@ -83,6 +87,68 @@ describe('kind definitions and the tables derived from them', () => {
       else assert.equal(seen.get(d.parent as string), fields[link]?.to, `${d.key} depends on ${d.parent}`);
       seen.set(d.key, d.kind);
     }
+  });
+
+  test('parent kinds follow the dependsOn links: a Backend has none, Frontends and Servers hang off Backends, Binds off Frontends', () => {
+    assert.deepEqual(PARENT_KIND, { backend: null, frontend: 'backend', bind: 'frontend', server: 'backend' });
+    for (const k of KINDS) {
+      const parent = PARENT_KIND[k];
+      if (parent !== null) assert.ok(KINDS.indexOf(parent) < KINDS.indexOf(k), `${parent} before ${k} in KINDS`);
+    }
+  });
+
+  test('listing follows the listedUnder links: Backends and Frontends under the load balancer, then Binds and Servers under them', () => {
+    assert.deepEqual(LISTED_UNDER, {
+      backend: { field: 'load_balancer', target: 'loadbalancer' },
+      frontend: { field: 'load_balancer', target: 'loadbalancer' },
+      bind: { field: 'frontend', target: 'frontend' },
+      server: { field: 'backend', target: 'backend' },
+    });
+    assert.deepEqual(LISTING_LEVELS, [
+      ['backend', 'frontend'],
+      ['bind', 'server'],
+    ]);
+  });
+
+  test('what may reference each kind (and hold up its delete with a 409) is every link field that points at it', () => {
+    assert.deepEqual(REFERENCED_BY, {
+      backend: [
+        { kind: 'frontend', field: 'default_backend' },
+        { kind: 'server', field: 'backend' },
+      ],
+      frontend: [{ kind: 'bind', field: 'frontend' }],
+      bind: [],
+      server: [],
+    });
+  });
+
+  test('the Engine client knows the load balancer and every kind of the registry', () => {
+    assert.deepEqual(LBAAS_KINDS, ['loadbalancer', ...KINDS]);
+  });
+
+  test('desired objects come kind by kind in KINDS order, ports in name order within a kind', () => {
+    const result = validateSpec({
+      serviceUid: 'svc',
+      nameSuffix: 'web',
+      loadBalancers: [LB],
+      externalAddresses: ['203.0.113.10'],
+      ports: { https: { external: 443, internal: 30443 }, http: { external: 80, internal: 30080 } },
+      servers: [{ name: 'node-1', address: '10.0.0.11' }],
+    });
+    assert.ok(result.ok);
+    assert.deepEqual(
+      desiredObjects(result.spec, LB).map((d) => d.key),
+      [
+        'backend:http',
+        'backend:https',
+        'frontend:http',
+        'frontend:https',
+        'bind:http:203.0.113.10',
+        'bind:https:203.0.113.10',
+        'server:http:node-1',
+        'server:https:node-1',
+      ],
+    );
   });
 
   test('completeFields fills the dependsOn link; parentIdOf reads it back (null for a Backend)', () => {

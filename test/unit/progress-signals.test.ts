@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, mock, test } from 'node:test';
 import type { MemberProgress } from '../../activities/realize';
 import { ProgressSignals, type WorkflowRun } from '../../worker/progress-signals';
-import { objectsProgressOf, type ObjectsProgress } from '../../workflows/realize-progress';
+import type { ObjectsProgress } from '../../contract';
+import { objectsProgressOf } from '../../workflows/realize-progress';
 
 const DELAY = 1_000;
 const RUN: WorkflowRun = { workflowId: 'lbaas/svc/lb/lb-1', runId: 'run-1' };

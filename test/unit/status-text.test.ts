@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { statusText } from '../../cli/views';
-import type { ControllerStatus } from '../../workflows/controller';
+import type { ControllerStatus } from '../../contract';
 
 const status = (engineRateLimitedUntil: number | null): ControllerStatus => ({
   serviceUid: 'svc-1',

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { WithStartWorkflowOperation } from '@temporalio/client';
-import { applyUpdate, controllerStatusQuery, resyncSignal, serviceController, waitConvergedUpdate } from '../../workflows';
+import { applyUpdate, controllerStatusQuery, resyncSignal, waitConvergedUpdate } from '../../contract';
+import { serviceController } from '../../workflows';
 import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
 import { startStack, stopTemporalServer, type Stack } from '../helpers/stack';
 

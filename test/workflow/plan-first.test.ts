@@ -1,5 +1,5 @@
 /**
- * The Engine request economy of a pass (issue: no-op full resync at most 31 requests per service): reconcileService
+ * The Engine request economy of a pass (target: a no-op full resync costs at most 31 requests per service): reconcileService
  * observes the service once and plans before starting children (PLAN_FIRST_PATCH in workflows/reconcile-service.ts),
  * and fullResync's orphan scan finds the objects of services with a controller by one list by tag each
  * (activities/scan.ts). Real Temporal dev server, simulator over HTTP; request counts are exact because each test
@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { scanTaggedServices } from '../../activities/scan';
-import { workflowIds } from '../../workflows/options';
+import { workflowIds } from '../../contract';
 import { describeObjects, expectedLines, objectsOn, seedConverged, tagOf, writeRequests } from '../helpers/engine-state';
 import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
 import { FAST_READINESS, ORACLE, reconcile, runs, simLog, stack, STATUS, useReconcileStack } from '../helpers/reconcile-kit';

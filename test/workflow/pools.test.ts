@@ -10,7 +10,7 @@ import { LbaasClient } from '../../client/service-client';
 import { validateSpec, type ServerSpec } from '../../domain';
 import { exampleSpec, seedLoadBalancer, taggedLines } from '../helpers/fixtures';
 import { writeRequests } from '../helpers/engine-state';
-import { poolUnsubscribeSignal } from '../../workflows/pool-messages';
+import { poolUnsubscribeSignal } from '../../contract';
 import { startStack, stopTemporalServer, type Stack } from '../helpers/stack';
 
 let stack: Stack;

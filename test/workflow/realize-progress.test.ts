@@ -12,8 +12,7 @@ import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
 import { pendingActivities } from '../helpers/ops-services';
 import { startStack, stopTemporalServer, type Stack } from '../helpers/stack';
 import { eventsOf, Runs, summaryOf, until } from '../helpers/workflows';
-import { loadBalancerStatusQuery } from '../../workflows/reconcile-lb';
-import { objectsProgressSignal } from '../../workflows/realize-progress';
+import { loadBalancerStatusQuery, objectsProgressSignal } from '../../contract';
 
 let stack: Stack;
 

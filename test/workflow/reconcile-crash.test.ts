@@ -8,8 +8,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, afterEach, before, test } from 'node:test';
 import type { ObjectStatus } from '../../domain/types';
-import { loadBalancerStatusQuery } from '../../workflows/reconcile-lb';
-import { workflowIds } from '../../workflows/options';
+import { loadBalancerStatusQuery, workflowIds } from '../../contract';
 import { startChildWorker, type ChildWorker } from '../helpers/child-worker';
 import {
   admin,

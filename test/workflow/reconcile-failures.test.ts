@@ -13,8 +13,8 @@ import { test } from 'node:test';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { ApplicationFailure } from '@temporalio/common';
 import { EngineClient } from '../../activities/engine';
-import { workflowIds } from '../../workflows/options';
-import { reconcileService, type ReconcileServiceResult } from '../../workflows/reconcile-service';
+import { type ReconcileServiceResult, workflowIds } from '../../contract';
+import { reconcileService } from '../../workflows/reconcile-service';
 import { createLbaasWorker } from '../../worker/main';
 import {
   describeObjects,

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { loadBalancerStatusQuery } from '../../workflows/reconcile-lb';
+import { loadBalancerStatusQuery, workflowIds } from '../../contract';
 import {
   admin,
   describeObjects,
@@ -20,7 +20,6 @@ import {
   writeRequests,
 } from '../helpers/engine-state';
 import { assertConverged, FAULT_READINESS, freshOnOne, injected, n, ORACLE, POLICIES, runs, stack, useReconcileStack } from '../helpers/reconcile-kit';
-import { workflowIds } from '../../workflows/options';
 import { chainOf, eventsOf, failureOf, summaryOf, until } from '../helpers/workflows';
 
 /**

@@ -1,0 +1,72 @@
+/**
+ * Names the workflows, the worker and every client agree on: workflow ids, search attribute keys, visibility
+ * queries and failure types (docs/spec.md, "Temporal surface").
+ */
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+export const workflowIds = {
+  /**
+   * One reconciliation of one service on one load balancer; the id makes it exclusive
+   * (docs/spec.md#reconciliation-semantics).
+   */
+  loadBalancer: (serviceUid: string, loadBalancer: string) => `lbaas/${serviceUid}/lb/${loadBalancer}`,
+  controller: (serviceUid: string) => `lbaas/${serviceUid}`,
+  /** One pass of a controller: its reconcileService child. */
+  pass: (serviceUid: string, pass: number) => `lbaas/${serviceUid}/pass/${pass}`,
+  /** A dry run (planService); `run` makes each one its own workflow. */
+  plan: (serviceUid: string, run: string) => `lbaas/${serviceUid}/plan/${run}`,
+  /** fullResync tearing down an orphaned service's objects (only when its schedule asks to destroy orphans). */
+  orphanTeardown: (serviceUid: string) => `lbaas/${serviceUid}/orphan-teardown`,
+  /** fullResync runs the Schedule starts; the Schedule appends `-<UTC time>` to each. */
+  scheduledResync: 'lbaas-full-resync',
+  /** A fullResync started by hand (`lbaas resync --all`). */
+  manualResync: (now: Date) => `lbaas-full-resync-manual-${now.toISOString()}`,
+  /** One importServices run (an import holds no state worth finding again). */
+  importRun: (run: string) => `lbaas-import/${run}`,
+  /** The pool workflow of a server pool (a prefix no service uid can produce: uids have no "/"). */
+  pool: (name: string) => `lbaas-pool/${name}`,
+  /**
+   * The service a controller, pass or load balancer workflow belongs to, read back from its id (null for any other
+   * id). Service uids contain no "/", so the first segment after `lbaas/` is the uid.
+   */
+  serviceOf(workflowId: string): string | null {
+    const match = /^lbaas\/([^/]+)(?:\/(?:lb|pass|plan)\/.+)?$/.exec(workflowId);
+    return match?.[1] ?? null;
+  },
+};
+
+/** Visibility query for the running server pools of one deployment. */
+export function runningPoolsQuery(taskQueue: string): string {
+  return `WorkflowType = 'serverPool' AND ExecutionStatus = 'Running' AND TaskQueue = '${taskQueue.replace(/'/g, "\\'")}'`;
+}
+
+/** Visibility query for the running controllers of one deployment (its task queue; a namespace may hold others). */
+export function runningControllersQuery(taskQueue: string): string {
+  return `WorkflowType = 'serviceController' AND ExecutionStatus = 'Running' AND TaskQueue = '${taskQueue.replace(/'/g, "\\'")}'`;
+}
+
+/** The custom search attributes; a namespace must register them before a worker starts (docs/operations.md). */
+export const searchAttributes = {
+  serviceUid: defineSearchAttributeKey('LbaasServiceUid', SearchAttributeType.KEYWORD),
+  loadBalancers: defineSearchAttributeKey('LbaasLoadBalancers', SearchAttributeType.KEYWORD_LIST),
+  phase: defineSearchAttributeKey('LbaasPhase', SearchAttributeType.KEYWORD),
+  /** On a pool workflow its name; on a controller the pool its spec names (so `LbaasServerPool = "x"` finds both). */
+  serverPool: defineSearchAttributeKey('LbaasServerPool', SearchAttributeType.KEYWORD),
+};
+
+/** A controller's `LbaasPhase`. */
+export type Phase = 'Converging' | 'Converged' | 'Failed' | 'Deleting';
+
+/** The ApplicationFailure types raised on purpose, by workflows and by activities; each is non-retryable unless noted. */
+export const FAILURE_TYPES = {
+  /** A workflow input, update argument or spec that does not validate. */
+  invalidInput: 'InvalidInput',
+  /** A reconciliation spent its passes without converging. */
+  notConverged: 'NotConverged',
+  /** A reconciliation failed; its message names what failed, its details carry the partial result. */
+  reconcileFailed: 'ReconcileFailed',
+  /** Activity: the object is still NewlyCreated/Updating; retryable, a benign and expected retry. */
+  notReady: 'NotReady',
+  /** Activity: a 4xx that retrying cannot fix; the reconciliation fails with the Engine's message. */
+  engineRejected: 'EngineRejected',
+} as const;

@@ -1,0 +1,69 @@
+/**
+ * Every signal, update and query, grouped by the workflow that handles it (docs/spec.md, "Temporal surface").
+ * Workflows set the handlers; clients, the worker and other workflows send them from these same definitions.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type {
+  ControllerStatus,
+  LoadBalancerProgress,
+  ObjectsProgress,
+  PassResult,
+  PoolChangeResult,
+  PoolMembers,
+  PoolReport,
+  PoolStatus,
+  PoolWaitResult,
+} from './payloads';
+
+// serviceController (`lbaas/<uid>`).
+export const applyUpdate = defineUpdate<{ revision: number }, [spec: unknown]>('apply');
+export const waitConvergedUpdate = defineUpdate<PassResult, [revision: number]>('waitConverged');
+export const deleteUpdate = defineUpdate<PassResult, []>('delete');
+export const resyncSignal = defineSignal<[]>('resync');
+/**
+ * Sent by a worker whose Engine requests for this service are answered 429 (worker/rate-limit-notice.ts): the summary
+ * and `status` say "rate limited by the Engine" until `until` (epoch ms), then stop saying it.
+ */
+export const engineRateLimitedSignal = defineSignal<[{ until: number }]>('engineRateLimited');
+export const controllerStatusQuery = defineQuery<ControllerStatus>('status');
+/** From the service's server pool: its current members (docs/architecture.md, "Server pools"). */
+export const poolMembersSignal = defineSignal<[PoolMembers]>('poolMembers');
+
+// reconcileLoadBalancer (`lbaas/<uid>/lb/<lb>`).
+export const loadBalancerStatusQuery = defineQuery<LoadBalancerProgress>('status');
+/** Sent by the worker running a realizeObjects group (worker/progress-signals.ts) to the group's own run. */
+export const objectsProgressSignal = defineSignal<[ObjectsProgress]>('objectsProgress');
+
+// serverPool (`lbaas-pool/<name>`). Workflows cannot send each other updates, so controllers talk to it by signal:
+//   controller ──subscribe──▶ pool ──poolMembers (current members)──▶ controller
+//   pool change ──poolMembers (new revision)──▶ every subscriber; each reconciles and ──report──▶ pool
+//   controller delete or pool switch ──unsubscribe──▶ pool
+export const poolSetUpdate = defineUpdate<PoolChangeResult, [servers: unknown]>('set');
+export const poolAddUpdate = defineUpdate<PoolChangeResult, [servers: unknown]>('add');
+export const poolRemoveUpdate = defineUpdate<PoolChangeResult, [names: unknown]>('remove');
+export const poolDeleteUpdate = defineUpdate<{ name: string; revision: number }, []>('delete');
+export const poolWaitUpdate = defineUpdate<PoolWaitResult, [revision: number]>('waitConverged');
+export const poolStatusQuery = defineQuery<PoolStatus>('status');
+export const poolSubscribeSignal = defineSignal<[{ serviceUid: string }]>('subscribe');
+export const poolUnsubscribeSignal = defineSignal<[{ serviceUid: string }]>('unsubscribe');
+export const poolReportSignal = defineSignal<[PoolReport]>('report');
+/** Send the current members to every subscriber again (full resync). */
+export const poolResyncSignal = defineSignal<[]>('resync');
+
+/** Which workflow type handles which messages: what docs/spec.md lists per workflow (test/unit/doc-surface.test.ts). */
+export const MESSAGES_BY_WORKFLOW = {
+  serviceController: [applyUpdate, waitConvergedUpdate, deleteUpdate, resyncSignal, engineRateLimitedSignal, poolMembersSignal, controllerStatusQuery],
+  reconcileLoadBalancer: [loadBalancerStatusQuery, objectsProgressSignal],
+  serverPool: [
+    poolSetUpdate,
+    poolAddUpdate,
+    poolRemoveUpdate,
+    poolDeleteUpdate,
+    poolWaitUpdate,
+    poolStatusQuery,
+    poolSubscribeSignal,
+    poolUnsubscribeSignal,
+    poolReportSignal,
+    poolResyncSignal,
+  ],
+} as const;

@@ -1,0 +1,186 @@
+/**
+ * What crosses the Temporal boundary: workflow inputs a client may send, workflow results, and the arguments and
+ * answers of signals, updates and queries (docs/spec.md, "Temporal surface"). Types only.
+ */
+import type { ServerSpec } from '../domain';
+import type { ImportedService } from '../domain/import';
+import type { PlanSummary } from '../domain/describe';
+import type { AddressStatus, LoadBalancerResult, ObjectStatus, Plan, StateName } from '../domain/types';
+import type { Phase } from './ids';
+
+// Service passes.
+
+/** One load balancer's outcome within a service pass (`cleanup`: it left the spec and was emptied). */
+export interface LoadBalancerSummary extends Omit<LoadBalancerResult, 'loadBalancer'> {
+  cleanup: boolean;
+}
+
+/** The result of reconcileService: one pass of one service over all of its load balancers. */
+export interface ReconcileServiceResult {
+  serviceUid: string;
+  revision: number | null;
+  converged: boolean;
+  /** Address/port pairs present on every load balancer of the spec. */
+  status: AddressStatus;
+  loadBalancers: Record<string, LoadBalancerSummary>;
+  objects: ObjectStatus[];
+  error?: string;
+}
+
+/** A controller's finished pass: what `waitConverged` and `delete` answer. */
+export interface PassResult extends Omit<ReconcileServiceResult, 'revision'> {
+  revision: number;
+  /** Pass number within the controller's life (continues across continue-as-new). */
+  pass: number;
+  finishedAt: number;
+  /** For a service with `serverPool`: the pool and the pool revision this pass reconciled. */
+  pool?: { name: string; revision: number };
+}
+
+/** The controller's `status` query. */
+export interface ControllerStatus {
+  serviceUid: string;
+  phase: Phase;
+  revision: number;
+  status: ReconcileServiceResult['status'];
+  loadBalancers: ReconcileServiceResult['loadBalancers'];
+  objects: ReconcileServiceResult['objects'];
+  lastPass: { pass: number; revision: number; converged: boolean; finishedAt: number; error?: string; poolRevision?: number } | null;
+  running: { pass: number; revision: number; startedAt: number; teardown: boolean } | null;
+  nextRetryAt: number | null;
+  consecutiveFailures: number;
+  /** The spec's server pool, with the newest pool revision this controller has received (null: not yet). */
+  pool?: { name: string; revision: number | null; servers: number | null };
+  /** Until when a worker reported the Engine answering 429 to this service's requests (null: not lately). */
+  engineRateLimitedUntil: number | null;
+}
+
+/** A running reconcileLoadBalancer's `status` query. */
+export interface LoadBalancerProgress {
+  loadBalancer: string;
+  pass: number;
+  phase: 'observing' | 'destroying' | 'creating' | 'converged' | 'failed';
+  objects: ObjectStatus[];
+}
+
+/** The `objectsProgress` signal: what a running realizeObjects group has done so far (sent by the worker). */
+export interface ObjectsProgress {
+  /** The round (observe-plan-act pass) of the group: reports of another round are stale and ignored. */
+  pass: number;
+  objects: { key: string; identifier: string; state: StateName }[];
+}
+
+// Dry run.
+
+export interface LoadBalancerPlan {
+  cleanup: boolean;
+  summary: PlanSummary;
+  lines: string[];
+  plan: Plan;
+}
+
+export interface PlanServiceResult {
+  serviceUid: string;
+  loadBalancers: Record<string, LoadBalancerPlan>;
+}
+
+// Server pools (docs/architecture.md, "Server pools").
+
+export interface PoolMembers {
+  pool: string;
+  revision: number;
+  servers: ServerSpec[];
+}
+
+/** A controller's outcome for a pool revision: the pool's status shows it, and `waitConverged` waits on it. */
+export interface PoolReport {
+  serviceUid: string;
+  /** The pool revision the pass reconciled. */
+  revision: number;
+  converged: boolean;
+  error?: string;
+}
+
+export interface PoolServiceStatus {
+  serviceUid: string;
+  /** The newest pool revision this service has converged (null: none yet). */
+  convergedRevision: number | null;
+  /** Its last report: the revision of its last finished pass, and how it ended. */
+  last: { revision: number; converged: boolean; error?: string } | null;
+}
+
+export interface PoolStatus {
+  name: string;
+  revision: number;
+  servers: ServerSpec[];
+  services: PoolServiceStatus[];
+  /** Subscribers that still have to be sent the current members. */
+  pendingDeliveries: number;
+  deleting: boolean;
+}
+
+/** What a member update did; `revision` grew only when `changed`. */
+export interface PoolChangeResult {
+  name: string;
+  revision: number;
+  changed: boolean;
+  added: string[];
+  removed: string[];
+  /** Members whose address changed (their Server objects are replaced). */
+  readdressed: string[];
+  /** Services the change is sent to. */
+  services: string[];
+}
+
+export interface PoolWaitResult {
+  name: string;
+  revision: number;
+  converged: boolean;
+  services: PoolServiceStatus[];
+}
+
+// Import.
+
+export interface ImportServicesInput {
+  loadBalancers: string[];
+  /** Only these services; every service found when absent or empty. */
+  serviceUids?: string[];
+}
+
+export interface ImportLoadBalancer {
+  loadBalancer: string;
+  found: boolean;
+  /** Backends, Frontends, Binds and Servers on it, tagged or not. */
+  objects: number;
+  /** Of those, objects carrying no `anxccm-svc-uid=` tag (never imported; named when one has a service's name). */
+  untagged: number;
+}
+
+export interface ImportServicesResult {
+  loadBalancers: ImportLoadBalancer[];
+  services: ImportedService[];
+  /** Requested uids with no tagged object on the given load balancers. */
+  notFound: string[];
+}
+
+// Full resync.
+
+export interface FullResyncInput {
+  destroyOrphans?: boolean;
+}
+
+export interface Orphan {
+  serviceUid: string;
+  loadBalancers: string[];
+  /** Backends and Frontends tagged for the service (Binds and Servers hang off them and are not counted). */
+  objects: number;
+  destroyed: boolean;
+  error?: string;
+}
+
+export interface FullResyncResult {
+  signalled: string[];
+  /** Controllers that could not be signalled (they ended between listing and signalling). */
+  missed: string[];
+  orphans: Orphan[];
+}

@@ -1,0 +1,30 @@
+/**
+ * The workflow types a client starts, by name and by signature: clients start them with these names and types
+ * and never import workflow code (test/unit/contract.test.ts checks that workflows/index.ts implements them).
+ * The inputs are what a client may send; continue-as-new adds fields of the workflow's own.
+ */
+import type {
+  FullResyncInput,
+  FullResyncResult,
+  ImportServicesInput,
+  ImportServicesResult,
+  PassResult,
+  PlanServiceResult,
+} from './payloads';
+
+/** Every workflow type the worker registers. */
+export const workflowTypes = {
+  serviceController: 'serviceController',
+  reconcileService: 'reconcileService',
+  reconcileLoadBalancer: 'reconcileLoadBalancer',
+  planService: 'planService',
+  serverPool: 'serverPool',
+  importServices: 'importServices',
+  fullResync: 'fullResync',
+} as const;
+
+export type ServiceControllerWorkflow = (input: { serviceUid: string }) => Promise<PassResult>;
+export type PlanServiceWorkflow = (input: { spec: unknown }) => Promise<PlanServiceResult>;
+export type ServerPoolWorkflow = (input: { name: string }) => Promise<{ name: string; revision: number }>;
+export type ImportServicesWorkflow = (input: ImportServicesInput) => Promise<ImportServicesResult>;
+export type FullResyncWorkflow = (input?: FullResyncInput) => Promise<FullResyncResult>;
