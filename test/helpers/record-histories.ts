@@ -49,7 +49,6 @@ export const RECORDED = [
   'import-services',
   'reconcile-service-plan-first',
   'reconcile-service-plan-first-child',
-  'reconcile-lb-superseded',
 ] as const;
 
 type Name = (typeof RECORDED)[number];
@@ -65,9 +64,8 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
       else if (name === 'server-pool' || name === 'service-controller-pool') await recordPool(stack, out);
       else if (name === 'reconcile-lb-converge-progress') await recordProgress(stack, out);
       else if (name === 'import-services') await recordImport(stack, out);
-      else if (name === 'reconcile-lb-superseded') await recordSuperseded(stack, out);
       else if (name === 'reconcile-service-plan-first' || name === 'reconcile-service-plan-first-child') await recordPlanFirst(stack, out);
-      else throw new Error(`only service-controller, server-pool, service-controller-pool, reconcile-lb-converge-progress, import-services, reconcile-service-plan-first(-child) and reconcile-lb-superseded can be recorded alone (got ${name})`);
+      else throw new Error(`only service-controller, server-pool, service-controller-pool, reconcile-lb-converge-progress, import-services and reconcile-service-plan-first(-child) can be recorded alone (got ${name})`);
     }
     return;
   }
@@ -172,7 +170,6 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
   await recordController(stack, out);
   await recordImport(stack, out);
   await recordPlanFirst(stack, out);
-  await recordSuperseded(stack, out);
   await runs.terminateRunning();
 }
 
@@ -203,25 +200,6 @@ async function recordProgress(stack: Stack, out: string): Promise<void> {
  * child handed its observation). Writes reconcile-service-plan-first.json and, for the child that converges,
  * reconcile-service-plan-first-child.json.
  */
-/** A reconcileLoadBalancer cancelled while its Backend group watches deploys that take ten minutes (CANCELLABLE_GROUPS_PATCH). */
-async function recordSuperseded(stack: Stack, out: string): Promise<void> {
-  const runs = new Runs(stack.client, stack.taskQueue);
-  const lb = seedLoadBalancer(stack.sim, 'lb-superseded');
-  stack.sim.setFaults({ deployMs: { min: 600_000, max: 600_000 } });
-  try {
-    const h = await runs.loadBalancer({ spec: exampleSpec([lb], { serviceUid: 'record-lb-superseded' }), loadBalancer: lb });
-    await until('the Backends created', () => stack.sim.objects().filter((o) => o.kind === 'backend' && o.fields.load_balancer === lb).length === 2, 30_000);
-    await h.cancel();
-    await h.result().catch(() => undefined);
-    const history = await h.fetchHistory();
-    if (!(history.events ?? []).some((e) => e.activityTaskCanceledEventAttributes)) throw new Error('reconcile-lb-superseded: the group did not end cancelled');
-    writeFileSync(path.join(out, 'reconcile-lb-superseded.json'), `${JSON.stringify(historyToJson(history), null, 1)}\n`);
-    process.stderr.write(`recorded reconcile-lb-superseded: ${history.events?.length ?? 0} events\n`);
-  } finally {
-    stack.sim.setFaults({});
-  }
-}
-
 async function recordPlanFirst(stack: Stack, out: string): Promise<void> {
   const runs = new Runs(stack.client, stack.taskQueue);
   const sim = stack.sim;

@@ -64,7 +64,6 @@ test('the committed histories are the ones record-histories.ts writes: both work
   assert.deepEqual([...new Set(FILES.map(outcome))].sort(), [
     'importServices COMPLETED',
     'planService COMPLETED',
-    'reconcileLoadBalancer CANCELED',
     'reconcileLoadBalancer COMPLETED',
     'reconcileLoadBalancer FAILED',
     'reconcileService COMPLETED',
@@ -115,9 +114,6 @@ test('the legacy histories cover the per-object path, the formerly opt-in groupe
   }
   assert.ok(!patches('legacy/reconcile-lb-recreate-destroy-per-object.json').has('destroy-stage-groups'));
   assert.ok(patches('reconcile-lb-recreate.json').has('destroy-stage-groups'));
-  // A group cancelled with its run (CANCELLABLE_GROUPS_PATCH); histories recorded before it replay the group shielded.
-  assert.ok(patches('reconcile-lb-superseded.json').has('cancellable-realize-groups'));
-  assert.ok(!patches('reconcile-lb-converge.json').has('cancellable-realize-groups'));
 });
 
 for (const file of [...FILES, ...LEGACY]) {
