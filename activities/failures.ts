@@ -2,7 +2,7 @@
  * The boundary where Engine errors become Temporal failures (docs/architecture.md#retries): Temporal owns every
  * retry, so an activity only has to say whether retrying can help and, for 429, when to try again.
  */
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE_TYPES } from '../contract';
 import { EngineError, EngineRateLimitedError } from './engine';
 
@@ -15,11 +15,8 @@ import { EngineError, EngineRateLimitedError } from './engine';
  * (readiness, deprovisioning) do not fail on a 429: a throttled poll is a poll that did not happen, and they wait the
  * same backoff before the next one.
  */
-export function toFailure(err: unknown): ApplicationFailure | CancelledFailure {
+export function toFailure(err: unknown): ApplicationFailure {
   if (err instanceof ApplicationFailure) return err;
-  // Thrown as it is: the worker reports the attempt as cancelled only for a CancelledFailure (anything else would be
-  // a retryable failure of an activity whose pass no longer wants it).
-  if (err instanceof CancelledFailure) return err;
   if (err instanceof EngineError) {
     const nextRetryDelay = err instanceof EngineRateLimitedError ? err.retryAfterMs : undefined;
     return ApplicationFailure.create({

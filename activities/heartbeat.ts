@@ -3,10 +3,6 @@
  * attempt is retried after the heartbeat timeout instead of the whole start-to-close timeout), and it always
  * re-sends the latest progress details: Temporal hands the last details to the next attempt, which resumes from
  * them, and a bare heartbeat would overwrite them.
- *
- * The beats are also how an activity learns that its workflow cancelled it (a superseded pass): the answer to a beat
- * carries the request, and the activity context's cancellation signal fires. Waits end on it (Context.sleep rejects,
- * `haltOnCancel` stops a group), while work that must finish, a create and its tag, does not look at it.
  */
 import { Context } from '@temporalio/activity';
 
@@ -96,21 +92,6 @@ export function currentContext(): Context | null {
   } catch {
     return null;
   }
-}
-
-/**
- * Aborts `halt` with the activity's CancelledFailure when the activity is cancelled: a group of steps that already
- * stops on `halt` (activities/realize.ts: no POST not yet sent, watches end, sent creates finish and tag) then ends
- * as cancelled instead of waiting for its deploys. Outside an activity it does nothing.
- */
-export function haltOnCancel(halt: AbortController): void {
-  const cancelled = currentContext()?.cancellationSignal;
-  if (!cancelled) return;
-  const stop = () => {
-    if (!halt.signal.aborted) halt.abort(cancelled.reason);
-  };
-  if (cancelled.aborted) stop();
-  else cancelled.addEventListener('abort', stop, { once: true });
 }
 
 /** Runs `body` with a heartbeat ticker. */

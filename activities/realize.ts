@@ -18,7 +18,7 @@
 import { KIND_DEFINITIONS, type Kind, type StateName } from '../domain';
 import { EngineNotFoundError, EngineRateLimitedError, type EngineClient } from './engine';
 import { priorSchedule, type DeployTimes } from './deploy-times';
-import { currentContext, haltOnCancel, SharedHeartbeat } from './heartbeat';
+import { currentContext, SharedHeartbeat } from './heartbeat';
 import type { IdentifierCache } from './memory';
 import { stateOf } from './object-state';
 import { createObject, type CreateObjectInput, type CreateProgress, type ReadyOutcome } from './objects';
@@ -182,7 +182,6 @@ export async function watchDeploy(
 export async function realizeObjects(engine: EngineClient, memory: IdentifierCache, times: DeployTimes, input: RealizeObjectsInput, o: RealizeOptions): Promise<RealizedObject[]> {
   const hb = new SharedHeartbeat<CreateProgress>().start();
   const halt = new AbortController();
-  haltOnCancel(halt);
   try {
     const deadline = Date.now() + o.windowMs;
     const slots = input.members.map((m) => ({ member: m, slot: hb.slot(m.key) }));

@@ -91,12 +91,6 @@ export const REALIZE_ANNOUNCE_PATCH = 'realize-announce-parents';
 export const DESTROY_GROUPS_PATCH = 'destroy-stage-groups';
 
 /**
- * Since this patch a realizeObjects group is cancelled with its pass: the activity stops waiting for deploys as soon
- * as a heartbeat brings the cancellation, after finishing every create it sent (activities/realize.ts).
- */
-export const CANCELLABLE_GROUPS_PATCH = 'cancellable-realize-groups';
-
-/**
  * Workflow-side metrics (docs/spec.md#metrics), on the worker's Prometheus endpoint. Temporal does not emit them
  * while replaying, so a worker restart does not count a reconciliation twice.
  */
@@ -235,7 +229,9 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
     for (const key of byKey.keys()) inGroups.add(key);
     // A lone member's deploy ends with its group: nothing to announce.
     const announce = members.length > 1 ? members.map((p) => p.desired.key).filter((key) => waitedOn.has(key)) : [];
-    const realize = () =>
+    // Not cancellable, as a single create is: a superseded pass still finishes creating and tagging (and waits for the
+    // group's attempt to end, at most the readiness window).
+    const realized: RealizedObject[] = await CancellationScope.nonCancellable(() =>
       call(engine.realizeObjects, `create and await ${KIND_TITLE[kind]}${members.length > 1 ? 's' : ''} ${names} ${on}`, {
         serviceUid: uid,
         loadBalancer,
@@ -243,11 +239,8 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
         members: members.map((p) => ({ key: p.desired.key, fields: completeFields(kind, p.desired.fields, parentId) as CreateObjectInput['fields'] })),
         pass: progress.pass,
         ...(announce.length > 0 ? { announce } : {}),
-      });
-    // A superseded pass cancels the group (CANCELLABLE_GROUPS_PATCH), and ENGINE_CALL waits until the activity has
-    // come to rest: sent creates finished and tagged, no new POST, deploy watches ended. Before the patch the group
-    // was not cancellable and the pass waited for its watches, up to the readiness window.
-    const realized: RealizedObject[] = await (patched(CANCELLABLE_GROUPS_PATCH) ? realize() : CancellationScope.nonCancellable(realize));
+      }),
+    );
     for (const key of byKey.keys()) {
       inGroups.delete(key);
       announced.delete(key);
