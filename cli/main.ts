@@ -15,6 +15,7 @@ import type * as DeleteModule from './commands/delete';
 import type * as DevModule from './commands/dev';
 import type * as DevClusterModule from './commands/dev-cluster';
 import type * as ImportModule from './commands/import';
+import type * as KubeModule from './commands/kube';
 import type * as PlanModule from './commands/plan';
 import type * as PoolModule from './commands/pool';
 import type * as ResyncModule from './commands/resync';
@@ -159,6 +160,20 @@ function buildProgram(io: CliIo = processIo): Command {
     .command('worker')
     .description('run a worker: Temporal settings from TEMPORAL_* / temporal.toml, the Engine from ANEXIA_ENGINE_URL and ANEXIA_TOKEN')
     .action(() => (require('./commands/worker') as typeof WorkerModule).worker(io));
+
+  program
+    .command('kube')
+    .description("the LoadBalancer controller of a Kubernetes cluster: Services of type LoadBalancer and the Nodes, applied to the services' controllers (docs/kubernetes.md)")
+    .option('--kubeconfig <file>', 'kubeconfig file [KUBECONFIG]; default: the in-cluster service account, then ~/.kube/config')
+    .option('--cluster-name <name>', 'the cluster name in object names <service>.<namespace>.<cluster> and the node pool k8s-<cluster>; required [LBAAS_CLUSTER_NAME]')
+    .option('--load-balancer <id>', 'a load balancer every Service uses (repeatable; at least one) [LBAAS_LOAD_BALANCERS, comma-separated]', collect, [])
+    .option('--external-address <ip>', 'an external address every Service listens on (repeatable) [LBAAS_EXTERNAL_ADDRESSES, comma-separated]', collect, [])
+    .option('--load-balancer-class <name>', "the spec.loadBalancerClass that is ours; default: none, so Services without a class are ours")
+    .option('--namespace <ns>', 'namespace of the leader-election Lease', 'kube-system')
+    .option('--lease-name <name>', 'name of the leader-election Lease (default: lbaas-kube-<cluster>)')
+    .option('--lease-duration <seconds>', 'how long a Lease holds without renewal before a standby takes over, e.g. 15s', '15s')
+    .addHelpText('after', '\nTemporal settings as for every command (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_PROFILE, temporal.toml). Exit codes: 2 bad configuration (the flag is named), 4 the API server or Temporal unreachable.')
+    .action((opts) => (require('./commands/kube') as typeof KubeModule).kube(opts, io));
 
   program
     .command('dev')
