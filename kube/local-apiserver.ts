@@ -121,6 +121,8 @@ export async function startLocalApiserver(o: LocalApiserverOptions): Promise<Loc
       `--service-account-signing-key-file=${saKey}`,
       '--service-account-issuer=https://kubernetes.default.svc',
       '--service-cluster-ip-range=10.96.0.0/16',
+      // The kubernetes Service's endpoint may not be loopback; nothing here needs it.
+      '--endpoint-reconciler-type=none',
       '--enable-priority-and-fairness=false',
       '--profiling=false',
       '--v=0',
