@@ -170,7 +170,7 @@ function buildProgram(io: CliIo = processIo): Command {
     .option('--external-address <ip>', 'an external address every Service listens on (repeatable) [LBAAS_EXTERNAL_ADDRESSES, comma-separated]', collect, [])
     .option('--load-balancer-class <name>', "the spec.loadBalancerClass that is ours; default: none, so Services without a class are ours")
     .option('--namespace <ns>', 'namespace of the leader-election Lease', 'kube-system')
-    .option('--lease-name <name>', 'name of the leader-election Lease (default: lbaas-kube-<cluster>)')
+    .option('--lease-name <name>', 'name of the leader-election Lease; lbaas kube processes sharing it act as one (two with different --load-balancer-class need two)', 'lbaas-kube')
     .option('--lease-duration <seconds>', 'how long a Lease holds without renewal before a standby takes over, e.g. 15s', '15s')
     .addHelpText('after', '\nTemporal settings as for every command (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_PROFILE, temporal.toml). Exit codes: 2 bad configuration (the flag is named), 4 the API server or Temporal unreachable.')
     .action((opts) => (require('./commands/kube') as typeof KubeModule).kube(opts, io));

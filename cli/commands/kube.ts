@@ -49,7 +49,8 @@ export function kubeSettings(opts: KubeOptions, env: NodeJS.ProcessEnv): KubeSet
   }
   if (opts.loadBalancerClass === '') throw invalid('--load-balancer-class: must not be empty (leave it out for Services without a class)');
   if (!NAMESPACE.test(opts.namespace)) throw invalid(`--namespace: "${opts.namespace}" is not a namespace name`);
-  const leaseName = opts.leaseName ?? `lbaas-kube-${clusterName.toLowerCase().replace(/[^a-z0-9.-]/g, '-')}`;
+  const leaseName = opts.leaseName ?? 'lbaas-kube';
+  if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(leaseName)) throw invalid(`--lease-name: "${leaseName}" is not a Lease name (lower-case DNS subdomain)`);
   const m = /^(\d+)s$/.exec(opts.leaseDuration);
   const seconds = m ? Number(m[1]) : NaN;
   if (!(seconds >= 2 && seconds <= 600)) throw invalid(`--lease-duration: must be whole seconds from 2s to 600s, got "${opts.leaseDuration}"`);

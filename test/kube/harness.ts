@@ -4,18 +4,23 @@
  * started as the real CLI process with its output captured.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { CoreV1Api, CoreV1Event, CoordinationV1Api, V1Node, V1Service } from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { k8s } from '../../kube/client';
-import { startLocalApiserver, type LocalApiserver } from '../../kube/local-apiserver';
+import { parseAllDocuments } from 'yaml';
+import { kubeconfigText, startLocalApiserver, type LocalApiserver } from '../../kube/local-apiserver';
 import { seedLoadBalancer } from '../helpers/fixtures';
 import { startStack, stopTemporalServer, temporalServer, type Stack } from '../helpers/stack';
 
 export const LBAAS_BIN = path.resolve(__dirname, '..', '..', '..', 'bin', 'lbaas.js');
 export const CLUSTER = 'testcl';
 export const EXTERNAL = '203.0.113.10';
+/** lbaas kube runs as this service account, with exactly the rules of examples/k8s-rbac.yaml. */
+const SERVICE_ACCOUNT_USER = 'system:serviceaccount:kube-system:lbaas-kube';
+const RBAC_FILE = path.resolve(__dirname, '..', '..', '..', 'examples', 'k8s-rbac.yaml');
 
 export interface KubeProcess {
   proc: ChildProcess;
@@ -54,7 +59,8 @@ export async function until<T>(fn: () => Promise<T | null | undefined | false> |
 
 export async function startSuite(): Promise<Suite> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'lbaas-kube-test-'));
-  const api = await startLocalApiserver({ dir, progress: (l) => process.stderr.write(`[kube] ${l}\n`) });
+  const saToken = randomBytes(16).toString('hex');
+  const api = await startLocalApiserver({ dir, extraTokens: { [saToken]: SERVICE_ACCOUNT_USER }, progress: (l) => process.stderr.write(`[kube] ${l}\n`) });
   const stack = await startStack();
   const srv = await temporalServer();
   const lb = seedLoadBalancer(stack.sim, 'lb-kube');
@@ -63,11 +69,16 @@ export async function startSuite(): Promise<Suite> {
   kc.loadFromFile(api.kubeconfig);
   const core = kc.makeApiClient(mod.CoreV1Api);
   const coordination = kc.makeApiClient(mod.CoordinationV1Api);
+  // The RBAC manifest users apply, applied as they would, and a kubeconfig for its service account.
+  const objects = mod.KubernetesObjectApi.makeApiClient(kc);
+  for (const doc of parseAllDocuments(await readFile(RBAC_FILE, 'utf8'))) await objects.create(doc.toJS());
+  const saKubeconfig = path.join(dir, 'kubeconfig-lbaas-kube');
+  await writeFile(saKubeconfig, kubeconfigText(api.url, path.join(dir, 'certs', 'apiserver.crt'), 'lbaas-kube', saToken));
   const running = new Set<KubeProcess>();
   const kube = (extra: string[] = []): KubeProcess => {
     const proc = spawn(
       process.execPath,
-      [LBAAS_BIN, 'kube', '--kubeconfig', api.kubeconfig, '--cluster-name', CLUSTER, '--load-balancer', lb, '--external-address', EXTERNAL, '--lease-duration', '3s', ...extra],
+      [LBAAS_BIN, 'kube', '--kubeconfig', saKubeconfig, '--cluster-name', CLUSTER, '--load-balancer', lb, '--external-address', EXTERNAL, '--lease-duration', '3s', ...extra],
       {
         env: { PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_ADDRESS: srv.address, TEMPORAL_NAMESPACE: srv.namespace, LBAAS_TASK_QUEUE: stack.taskQueue },
         stdio: ['ignore', 'pipe', 'pipe'],

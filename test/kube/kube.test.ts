@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { V1Service } from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
+import { k8s, mergePatch } from '../../kube/client';
 import { writeRequests } from '../helpers/engine-state';
 import { CLUSTER, EXTERNAL, kubeEvents, lbService, putNode, startSuite, until, type KubeProcess, type Suite } from './harness';
 
@@ -168,7 +169,7 @@ test('a Service created while lbaas kube is down converges after its restart, wi
 test('two lbaas kube at once act as one: the standby waits, and takes over when the leader stops', async () => {
   const standby = s.kube();
   await standby.saw('waiting for the lease');
-  const lease = await s.coordination.readNamespacedLease({ name: `lbaas-kube-${CLUSTER}`, namespace: 'kube-system' });
+  const lease = await s.coordination.readNamespacedLease({ name: 'lbaas-kube', namespace: 'kube-system' });
   const leader = lease.spec?.holderIdentity as string;
   assert.match(kube.output(), new RegExp(`identity ${leader}`));
   await s.core.createNamespacedService({ namespace: 'default', body: lbService('both', [{ name: 'http', port: 8082 }]) });
@@ -179,11 +180,44 @@ test('two lbaas kube at once act as one: the standby waits, and takes over when 
   await kube.stop();
   await standby.saw('became the leader', 30_000);
   kube = standby;
-  const taken = await s.coordination.readNamespacedLease({ name: `lbaas-kube-${CLUSTER}`, namespace: 'kube-system' });
+  const taken = await s.coordination.readNamespacedLease({ name: 'lbaas-kube', namespace: 'kube-system' });
   assert.notEqual(taken.spec?.holderIdentity, leader);
   assert.equal(taken.spec?.leaseTransitions, (lease.spec?.leaseTransitions ?? 0) + 1);
   await s.core.createNamespacedService({ namespace: 'default', body: lbService('after', [{ name: 'http', port: 8083 }]) });
   await until(() => ingressOf('after'), 'the ingress of after');
+});
+
+test('the hostname annotation turns the ingress into a hostname, with no Engine write', async () => {
+  const mod = await k8s();
+  s.stack.sim.resetStats();
+  await s.core.patchNamespacedService(
+    { name: 'after', namespace: 'default', body: { metadata: { annotations: { 'lbaas.anx.io/load-balancer-proxy-pass-hostname': 'Shop.Example.com' } } } },
+    mergePatch(mod),
+  );
+  const svc = await until(async () => {
+    const x = await readService('after');
+    return x?.status?.loadBalancer?.ingress?.[0]?.hostname ? x : null;
+  }, 'a hostname ingress on after');
+  assert.deepEqual(JSON.parse(JSON.stringify(svc.status?.loadBalancer?.ingress)), [{ hostname: 'shop.example.com', ports: [{ port: 8083, protocol: 'TCP' }] }]);
+  assert.deepEqual(writeRequests(s.stack.sim.stats()), {});
+});
+
+test('a Service that stops being type LoadBalancer is torn down: no objects, no ingress, no finalizer', async () => {
+  const uid = (await readService('sentinel'))?.metadata?.uid as string;
+  assert.equal(objectsOf(uid).length, 5);
+  await s.core.patchNamespacedService({ name: 'sentinel', namespace: 'default', body: { spec: { type: 'ClusterIP' } } }, mergePatch(await k8s()));
+  const svc = await until(async () => {
+    const x = await readService('sentinel');
+    return x && !x.metadata?.finalizers?.length ? x : null;
+  }, 'the finalizer of sentinel to go');
+  assert.deepEqual(objectsOf(uid), []);
+  assert.equal(svc.status?.loadBalancer?.ingress, undefined);
+  assert.deepEqual((await kubeEvents(s.core, 'sentinel')).map((e) => e.line), [
+    'Normal EnsuringLoadBalancer',
+    'Normal EnsuredLoadBalancer',
+    'Normal DeletingLoadBalancer',
+    'Normal DeletedLoadBalancer',
+  ]);
 });
 
 test('deleting a Service tears it down, and only then releases the finalizer', async () => {

@@ -38,7 +38,7 @@ function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: numbe
 
 const base: KubeOptions = { loadBalancer: [], externalAddress: [], namespace: 'kube-system', leaseDuration: '15s' };
 
-test('settings: flags win over env; env lists are comma-separated; addresses canonical; the lease is named after the cluster', () => {
+test('settings: flags win over env; env lists are comma-separated; addresses canonical; the lease is lbaas-kube', () => {
   const env = { LBAAS_CLUSTER_NAME: 'prod', LBAAS_LOAD_BALANCERS: 'lb-a, lb-b', LBAAS_EXTERNAL_ADDRESSES: '203.0.113.10,2001:DB8:0::10' };
   assert.deepEqual(kubeSettings(base, env), {
     clusterName: 'prod',
@@ -46,7 +46,7 @@ test('settings: flags win over env; env lists are comma-separated; addresses can
     externalAddresses: ['203.0.113.10', '2001:db8::10'],
     loadBalancerClass: null,
     namespace: 'kube-system',
-    leaseName: 'lbaas-kube-prod',
+    leaseName: 'lbaas-kube',
     leaseDurationMs: 15_000,
   });
   const flags = kubeSettings({ ...base, clusterName: 'stage', loadBalancer: ['lb-c'], externalAddress: ['198.51.100.1'], loadBalancerClass: 'lbaas.anx.io/lb' }, env);
@@ -64,6 +64,7 @@ test('settings: each bad value is an exit-2 error naming its flag', () => {
     [{ clusterName: 'c', loadBalancer: ['a'], loadBalancerClass: '' }, {}, /^--load-balancer-class: must not be empty/],
     [{ clusterName: 'c', loadBalancer: ['a'], namespace: 'Kube_System' }, {}, /^--namespace: /],
     [{ clusterName: 'c', loadBalancer: ['a'], leaseDuration: '1m' }, {}, /^--lease-duration: /],
+    [{ clusterName: 'c', loadBalancer: ['a'], leaseName: 'Lease!' }, {}, /^--lease-name: /],
   ];
   for (const [opts, env, message] of cases) {
     assert.throws(
