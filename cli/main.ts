@@ -183,6 +183,7 @@ function buildProgram(io: CliIo = processIo): Command {
     .option('--sim-port <port>', 'Engine simulator port', '8090')
     .option('--db <file>', 'SQLite file for Temporal state (default: .lbaas/temporal.db)')
     .option('--example <file>', 'service spec to apply', 'examples/service.yaml')
+    .option('--kube', 'also a local Kubernetes API server (etcd + kube-apiserver, built on first use) with lbaas kube acting on it; prints the KUBECONFIG for kubectl')
     .option('--cluster', 'a production-shaped Temporal instead: PostgreSQL and one server process per service (needs Go and PostgreSQL; no Web UI)')
     .option('--state-dir <dir>', 'with --cluster: where the cluster keeps its database, configuration and logs (default: .lbaas/cluster)')
     .option('--history-hosts <n>', 'with --cluster: history host processes', '2')

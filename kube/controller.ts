@@ -20,6 +20,8 @@ import { APPLIED_ANNOTATION, ServiceWrites } from './writes';
 const POOL_KEY = ':node-pool';
 /** Services synced at once: most of a sync is waiting for the service's pass. */
 const CONCURRENCY = 8;
+/** How long stopping waits for the syncs in flight. */
+const STOP_WAIT_MS = 10_000;
 /** How long to wait before restarting an informer whose list or watch failed. */
 const INFORMER_RESTART_MS = 2_000;
 
@@ -88,18 +90,21 @@ export class KubeController {
     await Promise.all([this.#services?.stop(), this.#nodes?.stop()]);
   }
 
-  /** Becomes the acting controller: the pool first, then every Service from the caches. */
+  /** Becomes the acting controller: the pool first; its first sync queues every Service from the caches. */
   startLeading(): void {
     this.#leading = true;
     this.queue.restart();
     this.queue.add(POOL_KEY);
-    for (const svc of this.#services.list()) this.#enqueueService(svc as KubeService);
   }
 
   /** Stops acting; resolves when the syncs in flight have finished. What this process knew is forgotten. */
   async stopLeading(): Promise<void> {
     this.#leading = false;
-    await this.queue.stop();
+    // A sync waiting for a long pass is not waited for beyond this: its remaining writes are idempotent (the same
+    // spec, the same status), so a new leader doing them again changes nothing.
+    let timer: NodeJS.Timeout | undefined;
+    const bounded = new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_WAIT_MS)));
+    await Promise.race([this.queue.stop(), bounded]).finally(() => clearTimeout(timer));
     this.#applied.clear();
     this.#pool = null;
   }
@@ -111,6 +116,10 @@ export class KubeController {
     this.queue.add(serviceKey(svc));
   }
 
+  #enqueueAll(): void {
+    for (const svc of this.#services.list()) this.#enqueueService(svc as KubeService);
+  }
+
   #lookup(key: string): KubeService | undefined {
     const [namespace, name] = key.split('/') as [string, string];
     return this.#services.get(name, namespace) as KubeService | undefined;
@@ -119,9 +128,12 @@ export class KubeController {
   async #syncPool(): Promise<SyncOutcome> {
     const { servers, unusable } = nodeMembers(this.#nodes.list() as unknown as KubeNode[]);
     const hadProblems = this.#nodeProblems.length > 0;
+    const first = this.#pool === null;
     this.#nodeProblems = unusable;
     if (unusable.length > 0) {
       this.log(`node pool ${this.poolName} left unchanged: ${unusable.join('; ')}`);
+      // Each Service gets its SyncLoadBalancerFailed naming the nodes.
+      if (!hadProblems) this.#enqueueAll();
       return 'done';
     }
     if (this.#pool === null) {
@@ -136,8 +148,8 @@ export class KubeController {
       this.log(`node pool ${this.poolName}: revision ${r.revision}, ${servers.length} nodes (${servers.map((s) => s.name).join(', ') || 'none'})`);
       this.#pool = servers;
     }
-    // Services held back by unusable nodes, or waiting for the pool to exist, go now.
-    if (hadProblems || this.#applied.size === 0) for (const svc of this.#services.list()) this.#enqueueService(svc as KubeService);
+    // Services held back by unusable nodes, or waiting for the pool to be known, go now.
+    if (hadProblems || first) this.#enqueueAll();
     return 'done';
   }
 

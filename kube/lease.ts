@@ -19,6 +19,9 @@ export interface LeaseOptions {
   log: (line: string) => void;
 }
 
+/** How long a stopping leader tries to release its Lease. */
+const RELEASE_TIMEOUT_MS = 3_000;
+
 export const DEFAULT_LEASE = { durationMs: 15_000, renewDeadlineMs: 10_000, retryMs: 2_000 } as const;
 
 export class LeaderElector {
@@ -71,7 +74,12 @@ export class LeaderElector {
     if (this.#leading) {
       this.#leading = false;
       await onStop();
-      await this.#release().catch((err: unknown) => this.o.log(`releasing the lease: ${statusMessage(err)}`));
+      // Bounded: on Ctrl-C the API server (or its etcd) may be going away too, and then a standby waits out the lease.
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<void>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${RELEASE_TIMEOUT_MS / 1000} s`)), RELEASE_TIMEOUT_MS)));
+      await Promise.race([this.#release(), timeout])
+        .catch((err: unknown) => this.o.log(`releasing the lease: ${statusMessage(err)}`))
+        .finally(() => clearTimeout(timer));
     }
   }
 

@@ -13,6 +13,7 @@ import https from 'node:https';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../dev/devserver';
+import type { CoreV1Api, V1Node } from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { ensureKubeApiserver } from './install';
 
 const execFileAsync = promisify(execFile);
@@ -179,4 +180,22 @@ export function kubeconfigText(url: string, caFile: string, user: string, token:
     `current-context: ${user}@local`,
     '',
   ].join('\n');
+}
+
+/**
+ * Creates a Node (or updates it) and reports its status as a kubelet would: Ready or not, with these addresses. The
+ * local control plane has no kubelets, so its Nodes are made this way.
+ */
+export async function putNode(core: CoreV1Api, name: string, addresses: [string, string][], ready = true): Promise<void> {
+  try {
+    await core.createNode({ body: { metadata: { name } } });
+  } catch (err) {
+    if ((err as { code?: number }).code !== 409) throw err;
+  }
+  const node = (await core.readNode({ name })) as V1Node;
+  node.status = {
+    conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', reason: 'Reported', lastHeartbeatTime: new Date(), lastTransitionTime: new Date() }],
+    addresses: addresses.map(([type, address]) => ({ type, address })),
+  };
+  await core.replaceNodeStatus({ name, body: node });
 }

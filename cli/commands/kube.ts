@@ -3,14 +3,11 @@
  * SIGTERM. A Temporal client and a Kubernetes client, never an Engine client. Bad configuration exits 2 naming the
  * flag; an API server or Temporal that cannot be reached exits 4, before anything is written.
  */
-import os from 'node:os';
-import { randomBytes } from 'node:crypto';
 import { invalid } from '../../common/errors';
 import { canonicalIp } from '../../domain';
 import { checkReachable, loadTarget } from '../../kube/client';
-import { KubeController } from '../../kube/controller';
-import { DEFAULT_LEASE, LeaderElector } from '../../kube/lease';
 import { CLUSTER_NAME_PATTERN, CLUSTER_NAME_RULE, type KubeSettings } from '../../kube/mapping';
+import { startKube } from '../../kube/run';
 import { connect } from '../connect';
 import type { CliIo } from '../io';
 
@@ -71,41 +68,33 @@ export async function kube(opts: KubeOptions, io: CliIo): Promise<void> {
   const target = await loadTarget(opts.kubeconfig, io.env);
   await checkReachable(target);
   const temporal = await connect(io.env);
-  const identity = `${io.env.POD_NAME || os.hostname()}_${process.pid}_${randomBytes(3).toString('hex')}`;
-  const controller = new KubeController(target, temporal.lbaas, settings, identity, log);
-  const { durationMs } = { durationMs: settings.leaseDurationMs };
-  const elector = new LeaderElector(target, {
-    namespace: settings.namespace,
-    name: settings.leaseName,
-    identity,
-    durationMs,
-    // The proportions of Kubernetes' own controllers (15 s, 10 s, 2 s).
-    renewDeadlineMs: Math.round((durationMs * DEFAULT_LEASE.renewDeadlineMs) / DEFAULT_LEASE.durationMs),
-    retryMs: Math.max(500, Math.round((durationMs * DEFAULT_LEASE.retryMs) / DEFAULT_LEASE.durationMs)),
-    log,
-  });
-  const onSignal = () => {
-    log('stopping');
-    elector.stop();
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
   try {
     log(
       `cluster ${settings.clusterName}, API server ${target.server} (${target.source}), Temporal ${temporal.settings.connection.address} ` +
         `(namespace ${temporal.settings.namespace}, task queue ${temporal.settings.taskQueue}), load balancers ${settings.loadBalancers.join(', ')}, ` +
-        `class ${settings.loadBalancerClass ?? '(none)'}, identity ${identity}`,
+        `class ${settings.loadBalancerClass ?? '(none)'}`,
     );
-    await controller.start();
-    log(`watching Services and Nodes; waiting for the lease ${settings.namespace}/${settings.leaseName}`);
-    await elector.run(
-      () => controller.startLeading(),
-      () => controller.stopLeading(),
-    );
+    const running = await startKube({
+      target,
+      lbaas: temporal.lbaas,
+      settings,
+      lease: { namespace: settings.namespace, name: settings.leaseName, durationMs: settings.leaseDurationMs },
+      log,
+      env: io.env,
+    });
+    const onSignal = () => {
+      log('stopping');
+      running.stop();
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    try {
+      await running.done;
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    await controller.stop();
     await temporal.connection.close().catch(() => undefined);
   }
 }

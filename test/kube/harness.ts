@@ -8,10 +8,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { CoreV1Api, CoreV1Event, CoordinationV1Api, V1Node, V1Service } from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
+import type { CoreV1Api, CoreV1Event, CoordinationV1Api, V1Service } from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { k8s } from '../../kube/client';
 import { parseAllDocuments } from 'yaml';
-import { kubeconfigText, startLocalApiserver, type LocalApiserver } from '../../kube/local-apiserver';
+import { kubeconfigText, putNode, startLocalApiserver, type LocalApiserver } from '../../kube/local-apiserver';
 import { seedLoadBalancer } from '../helpers/fixtures';
 import { startStack, stopTemporalServer, temporalServer, type Stack } from '../helpers/stack';
 
@@ -126,20 +126,7 @@ export async function startSuite(): Promise<Suite> {
   };
 }
 
-/** Creates a Node and marks it Ready (or not) with the given addresses, as a kubelet would report them. */
-export async function putNode(core: CoreV1Api, name: string, addresses: [string, string][], ready = true): Promise<void> {
-  try {
-    await core.createNode({ body: { metadata: { name } } });
-  } catch (err) {
-    if ((err as { code?: number }).code !== 409) throw err;
-  }
-  const node = (await core.readNode({ name })) as V1Node;
-  node.status = {
-    conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', reason: 'Test', lastHeartbeatTime: new Date(), lastTransitionTime: new Date() }],
-    addresses: addresses.map(([type, address]) => ({ type, address })),
-  };
-  await core.replaceNodeStatus({ name, body: node });
-}
+export { putNode };
 
 export function lbService(name: string, ports: { name?: string; port: number; protocol?: string }[], extra: Partial<V1Service['spec']> = {}): V1Service {
   return { metadata: { name, namespace: 'default' }, spec: { type: 'LoadBalancer', ports: ports.map((p) => ({ protocol: 'TCP', ...p })), ...extra } };
