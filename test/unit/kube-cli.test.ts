@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -99,6 +99,12 @@ test('lbaas kube: a kubeconfig that does not exist exits 2 naming --kubeconfig; 
   const r = await run(['kube', '--cluster-name', 'c', '--load-balancer', 'lb'], { KUBECONFIG: file, TEMPORAL_ADDRESS: '127.0.0.1:1' });
   assert.equal(r.code, 4, r.stderr);
   assert.match(r.stderr, new RegExp(`^lbaas: cannot reach the Kubernetes API server at https://127.0.0.1:${port} \\(from KUBECONFIG .*\\): .*ECONNREFUSED`, 'm'));
+});
+
+test('the README shows the RBAC manifest exactly as examples/k8s-rbac.yaml, the file test:kube runs lbaas kube with', async () => {
+  const root = path.resolve(__dirname, '..', '..', '..');
+  const [readme, rbac] = await Promise.all([readFile(path.join(root, 'README.md'), 'utf8'), readFile(path.join(root, 'examples', 'k8s-rbac.yaml'), 'utf8')]);
+  assert.ok(readme.includes('```yaml\n' + rbac + '```'), 'README.md embeds examples/k8s-rbac.yaml verbatim');
 });
 
 test('installer: go.mod staging replaces point at the published modules; the version is stamped as a release build does', () => {
