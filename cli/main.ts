@@ -63,6 +63,7 @@ function buildProgram(io: CliIo = processIo): Command {
     .option('--force', 'also write specs that do not match exactly, with a warning comment listing the problems')
     .option('--check', 'run `plan` for every written spec and print it (an exact import changes nothing)')
     .option('--pool <name>', 'services sharing one set of servers name server pool <name> instead; its pool file is written beside them')
+    .option('--cluster-name <name>', "the upstream's cluster name: a single port is read by its suffix <service>.<namespace>.<cluster> (the unnamed port as upstream named it); without it that case is reported as ambiguous")
     .action((opts) => (require('./commands/import') as typeof ImportModule).importCommand(opts, io));
 
   program

@@ -15,6 +15,7 @@ import {
   serviceSpec,
   type KubeSettings,
 } from '../../kube/mapping';
+import { upstreamPortReading } from '../../domain/import-names';
 import type { KubeNode, KubeService } from '../../kube/objects';
 
 const settings: KubeSettings = { clusterName: 'prod', loadBalancers: ['lb-a', 'lb-b'], externalAddresses: ['203.0.113.10'], loadBalancerClass: null };
@@ -135,4 +136,15 @@ test('ingress: one entry per address with every port; the hostname annotation gi
   assert.deepEqual(ingressOf(status, svc), [{ hostname: 'web.example.com', ports: [{ port: 80, protocol: 'TCP' }, { port: 443, protocol: 'TCP' }] }]);
   assert.equal(sameIngress([{ ip: '203.0.113.10', ports: [{ port: 80, protocol: 'TCP' }] }], [{ ip: '203.0.113.10', ports: [{ port: 80, protocol: 'TCP' }] }]), true);
   assert.equal(sameIngress(undefined, [{ ip: '203.0.113.10', ports: [] }]), false);
+});
+
+test("import's upstream reading: one port by <service>.<namespace>.<cluster>; several ports and the unnamed port unchanged", () => {
+  const p = { external: 80, internal: 30080 };
+  assert.deepEqual(upstreamPortReading({ web: p }, 'default.prod', 'prod'), { ok: true, ports: { '': p }, nameSuffix: 'web.default.prod', changed: true });
+  assert.deepEqual(upstreamPortReading({ http: p }, 'web.default.prod', 'prod'), { ok: true, ports: { http: p }, nameSuffix: 'web.default.prod', changed: false });
+  assert.deepEqual(upstreamPortReading({ '': p }, 'web.default.prod', 'prod'), { ok: true, ports: { '': p }, nameSuffix: 'web.default.prod', changed: false });
+  assert.deepEqual(upstreamPortReading({ a: p, b: p }, 'x.prod', 'prod'), { ok: true, ports: { a: p, b: p }, nameSuffix: 'x.prod', changed: false });
+  assert.deepEqual(upstreamPortReading({ web: p }, 'default.prod', 'stage'), { ok: false, message: 'neither nameSuffix "default.prod" nor "web.default.prod" is <service>.<namespace>.stage' });
+  // A cluster name with dots is matched as a whole.
+  assert.deepEqual(upstreamPortReading({ web: p }, 'default.k8s.example', 'k8s.example'), { ok: true, ports: { '': p }, nameSuffix: 'web.default.k8s.example', changed: true });
 });
