@@ -11,7 +11,7 @@ import type { ListWatch, V1Node, V1Service } from '@kubernetes/client-node' with
 import { sameMembers, validateSpec, type ServerSpec } from '../domain';
 import { PoolNotFoundError, type LbaasClient } from '../client/service-client';
 import { httpStatus, statusMessage, type KubeTarget } from './client';
-import { HOSTNAME_ANNOTATION, ingressOf, intentOf, nodeMembers, nodePoolName, sameIngress, serviceKey, serviceSpec, type KubeSettings } from './mapping';
+import { CLEANUP_FINALIZER, HOSTNAME_ANNOTATION, ingressOf, intentOf, nodeMembers, nodePoolName, sameIngress, serviceKey, serviceSpec, type KubeSettings } from './mapping';
 import type { KubeNode, KubeService } from './objects';
 import { WorkQueue, type SyncOutcome } from './queue';
 import { APPLIED_ANNOTATION, ServiceWrites } from './writes';
@@ -175,12 +175,15 @@ export class KubeController {
     }
     if (this.#pool === null) return { retry: `waiting for the node pool ${this.poolName}` };
     const hash = specHash(mapped.spec, svc);
-    const reported = svc.metadata.annotations?.[APPLIED_ANNOTATION] === hash && (svc.status?.loadBalancer?.ingress?.length ?? 0) > 0;
+    // The annotation is written after the ingress: a match means this spec was converged and reported, unless the
+    // ingress was removed since (then report it again).
+    const expectsIngress = (mapped.spec.externalAddresses as string[]).length > 0 || svc.metadata.annotations?.[HOSTNAME_ANNOTATION] !== undefined;
+    const reported = svc.metadata.annotations?.[APPLIED_ANNOTATION] === hash && (!expectsIngress || (svc.status?.loadBalancer?.ingress?.length ?? 0) > 0);
     if (this.#applied.get(key) === hash || reported) {
       this.#applied.set(key, hash);
       return 'done';
     }
-    if (!(svc.metadata.finalizers ?? []).includes('service.kubernetes.io/load-balancer-cleanup')) {
+    if (!(svc.metadata.finalizers ?? []).includes(CLEANUP_FINALIZER)) {
       // Before anything exists on a load balancer, so a deleted Service always waits for its teardown.
       if (!(await this.#write(() => this.#writes.addFinalizer(svc)))) return { retry: 'the Service changed while adding the finalizer' };
       return 'done'; // The patch is an update event: the sync runs again on the newer object.

@@ -25,7 +25,8 @@ export interface LocalApiserver {
   token: string;
   kubeconfig: string;
   dir: string;
-  /** Adds a token user for RBAC checks (takes effect on the next start; see startLocalApiserver's `extraTokens`). */
+  /** Stops kube-apiserver and starts it again on the same port and etcd (what its clients see as an outage). */
+  restartApiserver(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -108,56 +109,66 @@ export async function startLocalApiserver(o: LocalApiserverOptions): Promise<Loc
     path.join(dir, 'etcd.log'),
     env,
   );
-  const api = startLogged(
-    apiserver,
-    [
-      `--etcd-servers=${etcdUrl}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
-      `--secure-port=${apiPort}`,
-      `--cert-dir=${path.join(dir, 'certs')}`,
-      `--token-auth-file=${path.join(dir, 'tokens.csv')}`,
-      '--authorization-mode=RBAC',
-      `--service-account-key-file=${saPub}`,
-      `--service-account-signing-key-file=${saKey}`,
-      '--service-account-issuer=https://kubernetes.default.svc',
-      '--service-cluster-ip-range=10.96.0.0/16',
-      // The kubernetes Service's endpoint may not be loopback; nothing here needs it.
-      '--endpoint-reconciler-type=none',
-      '--enable-priority-and-fairness=false',
-      '--profiling=false',
-      '--v=0',
-    ],
-    path.join(dir, 'apiserver.log'),
-    env,
-  );
+  const startApi = () =>
+    startLogged(
+      apiserver,
+      [
+        `--etcd-servers=${etcdUrl}`,
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        `--secure-port=${apiPort}`,
+        `--cert-dir=${path.join(dir, 'certs')}`,
+        `--token-auth-file=${path.join(dir, 'tokens.csv')}`,
+        '--authorization-mode=RBAC',
+        `--service-account-key-file=${saPub}`,
+        `--service-account-signing-key-file=${saKey}`,
+        '--service-account-issuer=https://kubernetes.default.svc',
+        '--service-cluster-ip-range=10.96.0.0/16',
+        // The kubernetes Service's endpoint may not be loopback; nothing here needs it.
+        '--endpoint-reconciler-type=none',
+        '--enable-priority-and-fairness=false',
+        '--profiling=false',
+        '--v=0',
+      ],
+      path.join(dir, 'apiserver.log'),
+      env,
+    );
+  let api = startApi();
   const stop = async () => {
     await stopChild(api);
     await stopChild(etcd);
   };
   const url = `https://127.0.0.1:${apiPort}`;
-  const deadline = Date.now() + (o.readyTimeoutMs ?? 120_000);
   progress(`starting etcd on ${etcdUrl} and kube-apiserver on ${url} …`);
-  for (;;) {
-    for (const [name, child, log] of [
-      ['etcd', etcd, 'etcd.log'],
-      ['kube-apiserver', api, 'apiserver.log'],
-    ] as const) {
-      if (child.exitCode !== null || child.signalCode !== null) {
-        await stop();
-        throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) while starting; the end of ${path.join(dir, log)}:\n${await lastLines(path.join(dir, log))}`);
+  const waitReady = async () => {
+    const deadline = Date.now() + (o.readyTimeoutMs ?? 120_000);
+    for (;;) {
+      for (const [name, child, log] of [
+        ['etcd', etcd, 'etcd.log'],
+        ['kube-apiserver', api, 'apiserver.log'],
+      ] as const) {
+        if (child.exitCode !== null || child.signalCode !== null) {
+          await stop();
+          throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) while starting; the end of ${path.join(dir, log)}:\n${await lastLines(path.join(dir, log))}`);
+        }
       }
+      if ((await probe(`${url}/readyz`, token)) === 200) break;
+      if (Date.now() > deadline) {
+        await stop();
+        throw new Error(`kube-apiserver at ${url} was not ready within ${Math.round((o.readyTimeoutMs ?? 120_000) / 1000)} s; the end of its log:\n${await lastLines(path.join(dir, 'apiserver.log'))}`);
+      }
+      await new Promise((r) => setTimeout(r, 300));
     }
-    if ((await probe(`${url}/readyz`, token)) === 200) break;
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`kube-apiserver at ${url} was not ready within ${Math.round((o.readyTimeoutMs ?? 120_000) / 1000)} s; the end of its log:\n${await lastLines(path.join(dir, 'apiserver.log'))}`);
-    }
-    await new Promise((r) => setTimeout(r, 300));
-  }
+  };
+  await waitReady();
+  const restartApiserver = async () => {
+    await stopChild(api);
+    api = startApi();
+    await waitReady();
+  };
   const kubeconfig = path.join(dir, 'kubeconfig');
   await writeFile(kubeconfig, kubeconfigText(url, path.join(dir, 'certs', 'apiserver.crt'), 'lbaas-admin', token), { mode: 0o600 });
-  return { url, token, kubeconfig, dir, stop };
+  return { url, token, kubeconfig, dir, stop, restartApiserver };
 }
 
 /** A kubeconfig for one user of the local API server (its self-signed certificate is the CA). */

@@ -220,6 +220,16 @@ test('a Service that stops being type LoadBalancer is torn down: no objects, no 
   ]);
 });
 
+test('the API server restarting: lbaas kube watches again and converges a Service created after the outage', async () => {
+  const before = kube.output().length;
+  await s.api.restartApiserver();
+  await s.core.createNamespacedService({ namespace: 'default', body: lbService('resumed', [{ name: 'http', port: 8084 }]) });
+  const svc = await until(() => ingressOf('resumed'), 'the ingress of resumed', 90_000);
+  assert.deepEqual(objectsOf(svc.metadata?.uid as string).length, 5);
+  // The outage was seen (a watch or the Lease failed), not slept through.
+  assert.match(kube.output().slice(before), /watching (services|nodes): |lease kube-system\/lbaas-kube: |lost the lease/);
+});
+
 test('deleting a Service tears it down, and only then releases the finalizer', async () => {
   const uid = (await readService('web'))?.metadata?.uid as string;
   await s.core.deleteNamespacedService({ name: 'web', namespace: 'default' });
