@@ -220,6 +220,34 @@ test('a Service that stops being type LoadBalancer is torn down: no objects, no 
   ]);
 });
 
+test('a Ready node without an address is reported on every Service and nothing is applied until it is gone, as upstream', async () => {
+  s.stack.sim.resetStats();
+  await putNode(s.core, 'node-bare', [['Hostname', 'node-bare']]);
+  const reason = 'Error syncing load balancer: node node-bare lacks a usable address (no ExternalIP or InternalIP)';
+  const warning = await until(async () => (await kubeEvents(s.core, 'after')).find((e) => e.type === 'Warning'), 'a Warning on after');
+  assert.equal(warning.message, reason);
+  const created = await s.core.createNamespacedService({ namespace: 'default', body: lbService('blocked', [{ name: 'http', port: 8085 }]) });
+  const uid = created.metadata?.uid as string;
+  const held = await until(async () => (await kubeEvents(s.core, 'blocked')).find((e) => e.type === 'Warning'), 'a Warning on blocked');
+  assert.equal(held.message, reason);
+  assert.equal((await readService('blocked'))?.metadata?.finalizers, undefined, 'nothing applied: not even the finalizer');
+  assert.deepEqual(objectsOf(uid), []);
+  assert.deepEqual(writeRequests(s.stack.sim.stats()), {});
+
+  await s.core.deleteNode({ name: 'node-bare' });
+  await until(() => ingressOf('blocked'), 'the ingress of blocked once node-bare is gone');
+  assert.deepEqual(objectsOf(uid), [
+    `backend http.blocked.${sfx}`,
+    `bind v4.http.blocked.${sfx}`,
+    `frontend http.blocked.${sfx}`,
+    `server node-1.http.blocked.${sfx} 10.0.0.11`,
+    `server node-2.http.blocked.${sfx} 192.0.2.12`,
+  ]);
+  // Nothing was written for the others, which had converged before.
+  const writes = writeRequests(s.stack.sim.stats());
+  assert.equal(Object.keys(writes).filter((r) => /^(PUT|DELETE) /.test(r)).length, 0, JSON.stringify(writes));
+});
+
 test('the API server restarting: lbaas kube watches again and converges a Service created after the outage', async () => {
   const before = kube.output().length;
   await s.api.restartApiserver();
