@@ -4,11 +4,12 @@
  * and run in order; each names the state it starts from.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import type { V1Service } from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { k8s, mergePatch } from '../../kube/client';
 import { writeRequests } from '../helpers/engine-state';
-import { CLUSTER, EXTERNAL, kubeEvents, lbService, putNode, startSuite, until, type KubeProcess, type Suite } from './harness';
+import { CLUSTER, EXTERNAL, LBAAS_BIN, kubeEvents, lbService, putNode, startSuite, until, type KubeProcess, type Suite } from './harness';
 
 let s: Suite;
 let kube: KubeProcess;
@@ -256,6 +257,19 @@ test('the API server restarting: lbaas kube watches again and converges a Servic
   assert.deepEqual(objectsOf(svc.metadata?.uid as string).length, 5);
   // The outage was seen (a watch or the Lease failed), not slept through.
   assert.match(kube.output().slice(before), /watching (services|nodes): |lease kube-system\/lbaas-kube: |lost the lease/);
+});
+
+test('lbaas kube with Temporal unreachable exits 4, before writing anything to the cluster', async () => {
+  const child = spawn(process.execPath, [LBAAS_BIN, 'kube', '--kubeconfig', s.api.kubeconfig, '--cluster-name', CLUSTER, '--load-balancer', s.lb, '--lease-name', 'never'], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_ADDRESS: '127.0.0.1:1' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const bad = { stderr: '', status: null as number | null };
+  child.stderr.on('data', (c: Buffer) => (bad.stderr += c.toString('utf8')));
+  bad.status = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  assert.equal(bad.status, 4, bad.stderr);
+  assert.match(bad.stderr, /^lbaas: cannot reach Temporal at 127\.0\.0\.1:1 /m);
+  await assert.rejects(s.coordination.readNamespacedLease({ name: 'never', namespace: 'kube-system' }), (err: { code?: number }) => err.code === 404);
 });
 
 test('deleting a Service tears it down, and only then releases the finalizer', async () => {
