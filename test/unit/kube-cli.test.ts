@@ -4,8 +4,8 @@
  * kube-apiserver installer's pure parts and cache lookup. The controller itself runs in `npm run test:kube`.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -125,4 +125,57 @@ test('installer: KUBE_APISERVER_PATH that is not executable is refused naming it
   await writeFile(cached, '#!/bin/sh\necho "Kubernetes v1.37.2"\n');
   await chmod(cached, 0o755);
   assert.equal(await ensureKubeApiserver({ env }), cached);
+});
+
+/**
+ * A stand-in `go` that does what the build needs of the real one, in milliseconds: `go env GOVERSION`, `go mod download
+ * -json` answering with a read-only module directory (as the module cache is), and `go build` that fails unless the
+ * go.mod it builds has the staging replaces rewritten and the version stamped, and otherwise writes a binary reporting
+ * the version. Every build is counted in `builds`.
+ */
+async function standInGo(root: string): Promise<{ bin: string; builds: string }> {
+  const bin = path.join(root, 'bin');
+  const mod = path.join(root, 'modcache', 'k8s.io', 'kubernetes@v1.37.2');
+  const builds = path.join(root, 'builds');
+  await mkdir(path.join(mod, 'cmd', 'kube-apiserver'), { recursive: true });
+  await mkdir(bin, { recursive: true });
+  await writeFile(path.join(mod, 'go.mod'), 'module k8s.io/kubernetes\n\nreplace (\n\tk8s.io/api => ./staging/src/k8s.io/api\n)\n');
+  await chmod(path.join(mod, 'go.mod'), 0o444);
+  await chmod(path.join(mod, 'cmd', 'kube-apiserver'), 0o555);
+  await chmod(path.join(mod, 'cmd'), 0o555);
+  await chmod(mod, 0o555);
+  const script = `#!/bin/sh
+case "$1" in
+  env) echo go1.26.0 ;;
+  mod) echo '{"Path":"k8s.io/kubernetes","Version":"v1.37.2","Dir":"${mod}"}' ;;
+  build)
+    grep -q 'k8s.io/api => k8s.io/api v0.37.2' go.mod || { echo "go.mod not rewritten" >&2; exit 1; }
+    case "$3" in *gitVersion=v1.37.2*) ;; *) echo "version not stamped" >&2; exit 1 ;; esac
+    [ "$GOFLAGS" = "-mod=mod" ] && [ "$GOWORK" = "off" ] || { echo "env" >&2; exit 1; }
+    sleep 0.3
+    echo x >> "${builds}"
+    printf '#!/bin/sh\\necho "Kubernetes v1.37.2"\\n' > "$5"; chmod +x "$5" ;;
+esac
+`;
+  await writeFile(path.join(bin, 'go'), script);
+  await chmod(path.join(bin, 'go'), 0o755);
+  return { bin, builds };
+}
+
+test('installer: builds from the module (copied writable, go.mod rewritten, version stamped) into the cache once, however many ask at once', async (t) => {
+  const root = await mkdtemp(path.join(dir, 'install-'));
+  const go = await standInGo(root);
+  // The stand-in module directory is read-only like the module cache: make it removable again for the cleanup.
+  t.after(() => execFileSync('chmod', ['-R', 'u+w', root]));
+  const env = { LBAAS_CACHE_DIR: path.join(root, 'cache'), PATH: `${go.bin}:${process.env.PATH}`, HOME: root };
+  const progress: string[] = [];
+  const [a, b] = await Promise.all([ensureKubeApiserver({ env, progress: (l) => progress.push(l) }), ensureKubeApiserver({ env })]);
+  const cached = path.join(kubeCacheDir(env), 'kube-apiserver');
+  assert.deepEqual([a, b], [cached, cached]);
+  assert.equal((await readFile(go.builds, 'utf8')).trim().split('\n').length, 1, 'one build');
+  assert.match(progress.join('\n'), /building kube-apiserver v1\.37\.2 from the Go module proxy/);
+  // Nothing of the build is left beside the binary (the private directory with the copied module is gone).
+  const entries = await readdir(kubeCacheDir(env));
+  assert.deepEqual(entries.filter((f) => f.startsWith('.install-')), []);
+  assert.ok(entries.includes('kube-apiserver'));
 });
