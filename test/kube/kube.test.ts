@@ -142,14 +142,21 @@ test('ClusterIP and foreign-class Services are left alone; a UDP port is a Warni
   );
 });
 
-test('a Service created while lbaas kube is down converges after its restart, without a write for what did not change', async () => {
+test('while lbaas kube is down a Service is created and one deleted: after its restart both converge, with no write for the others', async () => {
+  const goneCreated = await s.core.createNamespacedService({ namespace: 'default', body: lbService('gone', [{ name: 'http', port: 8086 }]) });
+  await until(() => ingressOf('gone'), 'the ingress of gone');
+  const goneUid = goneCreated.metadata?.uid as string;
+  assert.equal(objectsOf(goneUid).length, 5);
   const webBefore = (await readService('web')) as V1Service;
   await kube.stop();
   const created = await s.core.createNamespacedService({ namespace: 'default', body: lbService('late', [{ name: 'http', port: 8081 }]) });
+  await s.core.deleteNamespacedService({ name: 'gone', namespace: 'default' });
+  assert.ok((await readService('gone'))?.metadata?.deletionTimestamp, 'the finalizer holds gone while nobody tears it down');
   s.stack.sim.resetStats();
   kube = s.kube();
   await kube.saw('became the leader');
   await until(() => ingressOf('late'), 'the ingress of late');
+  await until(async () => (await readService('gone')) === null, 'gone to be torn down and released');
   const uid = created.metadata?.uid as string;
   assert.deepEqual(objectsOf(uid), [
     `backend http.late.${sfx}`,
@@ -158,10 +165,11 @@ test('a Service created while lbaas kube is down converges after its restart, wi
     `server node-1.http.late.${sfx} 10.0.0.11`,
     `server node-2.http.late.${sfx} 192.0.2.12`,
   ]);
-  // Every Engine write created one of late's objects (5 objects), nothing for the others.
+  assert.deepEqual(objectsOf(goneUid), []);
+  // The Engine writes: late's 5 objects created, gone's 5 destroyed, nothing else.
   const writes = writeRequests(s.stack.sim.stats());
-  assert.equal(Object.entries(writes).filter(([r]) => /^POST /.test(r) && !/tag/i.test(r)).reduce((n, [, c]) => n + c, 0), 5, JSON.stringify(writes));
-  assert.equal(Object.keys(writes).filter((r) => /^(PUT|DELETE) /.test(r)).length, 0, JSON.stringify(writes));
+  const count = (re: RegExp) => Object.entries(writes).filter(([r]) => re.test(r) && !/tag/i.test(r)).reduce((n, [, c]) => n + c, 0);
+  assert.deepEqual([count(/^POST /), count(/^DELETE /), count(/^PUT /)], [5, 5, 0], JSON.stringify(writes));
   const webAfter = (await readService('web')) as V1Service;
   assert.equal(webAfter.metadata?.resourceVersion, webBefore.metadata?.resourceVersion, 'web was not written to');
   assert.deepEqual((await kubeEvents(s.core, 'web')).map((e) => e.line), ['Normal EnsuringLoadBalancer', 'Normal EnsuredLoadBalancer']);
