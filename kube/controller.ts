@@ -60,8 +60,15 @@ export class KubeController {
   async start(): Promise<void> {
     const { mod, config, core } = this.t;
     const watch = new mod.Watch(config);
-    this.#services = new mod.ListWatch<V1Service>('/api/v1/services', watch, () => core.listServiceForAllNamespaces(), false);
-    this.#nodes = new mod.ListWatch<V1Node>('/api/v1/nodes', watch, () => core.listNode(), false);
+    // Each list is logged: after the first, one means the watch could not resume (410 Gone: its resourceVersion was
+    // compacted away) and the cache was rebuilt from a fresh list.
+    const listed = <T extends { items: unknown[]; metadata?: { resourceVersion?: string } }>(what: string, list: () => Promise<T>) => async () => {
+      const l = await list();
+      this.log(`listed ${l.items.length} ${what} at resourceVersion ${l.metadata?.resourceVersion ?? '?'}`);
+      return l;
+    };
+    this.#services = new mod.ListWatch<V1Service>('/api/v1/services', watch, listed('services', () => core.listServiceForAllNamespaces()), false);
+    this.#nodes = new mod.ListWatch<V1Node>('/api/v1/nodes', watch, listed('nodes', () => core.listNode()), false);
     const onService = (svc: V1Service) => this.#enqueueService(svc as KubeService);
     for (const verb of ['add', 'update', 'delete'] as const) {
       this.#services.on(verb, onService);

@@ -257,14 +257,16 @@ test('a Ready node without an address is reported on every Service and nothing i
   assert.equal(Object.keys(writes).filter((r) => /^(PUT|DELETE) /.test(r)).length, 0, JSON.stringify(writes));
 });
 
-test('the API server restarting: lbaas kube watches again and converges a Service created after the outage', async () => {
+test('the API server restarting: lbaas kube lists the Services again, watches again and converges a Service created after the outage', async () => {
   const before = kube.output().length;
   await s.api.restartApiserver();
   await s.core.createNamespacedService({ namespace: 'default', body: lbService('resumed', [{ name: 'http', port: 8084 }]) });
   const svc = await until(() => ingressOf('resumed'), 'the ingress of resumed', 90_000);
   assert.deepEqual(objectsOf(svc.metadata?.uid as string).length, 5);
-  // The outage was seen (a watch or the Lease failed), not slept through.
-  assert.match(kube.output().slice(before), /watching (services|nodes): |lease kube-system\/lbaas-kube: |lost the lease/);
+  // The outage was seen (a watch or the Lease failed), not slept through, and the Services were listed again.
+  const during = kube.output().slice(before);
+  assert.match(during, /watching (services|nodes): |lease kube-system\/lbaas-kube: |lost the lease/);
+  assert.match(during, /listed \d+ services at resourceVersion \d+/, during);
 });
 
 test('lbaas kube with Temporal unreachable exits 4, before writing anything to the cluster', async () => {
