@@ -15,6 +15,7 @@ import type * as DeleteModule from './commands/delete';
 import type * as DevModule from './commands/dev';
 import type * as DevClusterModule from './commands/dev-cluster';
 import type * as ImportModule from './commands/import';
+import type * as KubeModule from './commands/kube';
 import type * as PlanModule from './commands/plan';
 import type * as PoolModule from './commands/pool';
 import type * as ResyncModule from './commands/resync';
@@ -62,6 +63,7 @@ function buildProgram(io: CliIo = processIo): Command {
     .option('--force', 'also write specs that do not match exactly, with a warning comment listing the problems')
     .option('--check', 'run `plan` for every written spec and print it (an exact import changes nothing)')
     .option('--pool <name>', 'services sharing one set of servers name server pool <name> instead; its pool file is written beside them')
+    .option('--cluster-name <name>', "the upstream's cluster name: a single port is read by its suffix <service>.<namespace>.<cluster> (the unnamed port as upstream named it); without it that case is reported as ambiguous")
     .action((opts) => (require('./commands/import') as typeof ImportModule).importCommand(opts, io));
 
   program
@@ -161,6 +163,20 @@ function buildProgram(io: CliIo = processIo): Command {
     .action(() => (require('./commands/worker') as typeof WorkerModule).worker(io));
 
   program
+    .command('kube')
+    .description("the LoadBalancer controller of a Kubernetes cluster: Services of type LoadBalancer and the Nodes, applied to the services' controllers (docs/kubernetes.md)")
+    .option('--kubeconfig <file>', 'kubeconfig file [KUBECONFIG]; default: the in-cluster service account, then ~/.kube/config')
+    .option('--cluster-name <name>', 'the cluster name in object names <service>.<namespace>.<cluster> and the node pool k8s-<cluster>; required [LBAAS_CLUSTER_NAME]')
+    .option('--load-balancer <id>', 'a load balancer every Service uses (repeatable; at least one) [LBAAS_LOAD_BALANCERS, comma-separated]', collect, [])
+    .option('--external-address <ip>', 'an external address every Service listens on (repeatable) [LBAAS_EXTERNAL_ADDRESSES, comma-separated]', collect, [])
+    .option('--load-balancer-class <name>', "the spec.loadBalancerClass that is ours; default: none, so Services without a class are ours")
+    .option('--namespace <ns>', 'namespace of the leader-election Lease', 'kube-system')
+    .option('--lease-name <name>', 'name of the leader-election Lease; lbaas kube processes sharing it act as one (two with different --load-balancer-class need two)', 'lbaas-kube')
+    .option('--lease-duration <seconds>', 'how long a Lease holds without renewal before a standby takes over, e.g. 15s', '15s')
+    .addHelpText('after', '\nTemporal settings as for every command (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_PROFILE, temporal.toml). Exit codes: 2 bad configuration (the flag is named), 4 the API server or Temporal unreachable.')
+    .action((opts) => (require('./commands/kube') as typeof KubeModule).kube(opts, io));
+
+  program
     .command('dev')
     .description('the whole local stack: Temporal dev server with Web UI, Engine simulator, worker, schedule, example service')
     .option('--ui-port <port>', 'Web UI port', '8233')
@@ -168,6 +184,7 @@ function buildProgram(io: CliIo = processIo): Command {
     .option('--sim-port <port>', 'Engine simulator port', '8090')
     .option('--db <file>', 'SQLite file for Temporal state (default: .lbaas/temporal.db)')
     .option('--example <file>', 'service spec to apply', 'examples/service.yaml')
+    .option('--kube', 'also a local Kubernetes API server (etcd + kube-apiserver, built on first use) with lbaas kube acting on it; prints the KUBECONFIG for kubectl')
     .option('--cluster', 'a production-shaped Temporal instead: PostgreSQL and one server process per service (needs Go and PostgreSQL; no Web UI)')
     .option('--state-dir <dir>', 'with --cluster: where the cluster keeps its database, configuration and logs (default: .lbaas/cluster)')
     .option('--history-hosts <n>', 'with --cluster: history host processes', '2')

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import YAML from 'yaml';
+import { AMBIGUOUS, upstreamPortReading } from '../domain/import-names';
 import type { ImportedService, ImportProblem } from '../domain/import-types';
 import type { PoolFile } from '../domain/pool';
 import { searchAttributes, workflowIds, workflowTypes, type ImportServicesResult, type ImportServicesWorkflow } from '../contract';
@@ -49,4 +50,23 @@ export function poolYaml(pool: PoolFile, members: readonly string[]): string {
   const doc = new YAML.Document(pool);
   doc.commentBefore = [` server pool ${pool.name}, imported by lbaas import: the servers of ${members.join(', ')}`, ` create it (lbaas pool set -f <this file>) before applying the specs that name it`].join('\n');
   return doc.toString({ lineWidth: 0 });
+}
+
+/**
+ * A service as the upstream controller of cluster `clusterName` named it (`lbaas import --cluster-name`): its single
+ * port read by the suffix `<service>.<namespace>.<cluster>`, so that the single unnamed port of a Service gets the
+ * spec lbaas kube applies for it. Only the spec's ports and nameSuffix can change, never the objects they name; the
+ * ambiguity note is replaced by what was decided, or by why neither reading fits the cluster's convention.
+ */
+export function withClusterName(s: ImportedService, clusterName: string): ImportedService {
+  if (s.spec === null) return s;
+  const reading = upstreamPortReading(s.spec.ports, s.spec.nameSuffix, clusterName);
+  const notes = s.notes.filter((n) => !n.startsWith(AMBIGUOUS));
+  if (!reading.ok) return { ...s, notes: [...notes, `${AMBIGUOUS} ${reading.message}; the spec keeps the first reading`] };
+  if (!reading.changed) return notes.length === s.notes.length ? s : { ...s, notes };
+  return {
+    ...s,
+    spec: { ...s.spec, ports: reading.ports, nameSuffix: reading.nameSuffix },
+    notes: [...notes, `cluster ${clusterName}: the single unnamed port "" with nameSuffix "${reading.nameSuffix}", as the upstream named it`],
+  };
 }

@@ -4,6 +4,10 @@
  * rule, and Kubernetes' for port names), so the port is the first label of a Backend's name and the suffix the rest.
  */
 import { resourceName } from './names';
+import type { PortSpec } from './types';
+
+/** How the note on a single port whose name admits two readings begins. */
+export const AMBIGUOUS = 'ambiguous:';
 
 /** validateSpec's port-name rule: one DNS label. */
 const PORT_LABEL = /^[a-z0-9-]{1,63}$/;
@@ -37,7 +41,7 @@ export function readSuffix(backendNames: readonly string[]): SuffixReading {
         nameSuffix: rest,
         ports: new Map([[name, first]]),
         unfit: [],
-        note: `one port: its Backend ${name} is read as port "${first}" with nameSuffix "${rest}"; the single unnamed port "" with nameSuffix "${name}" names the same objects, so either spec adopts them unchanged`,
+        note: `${AMBIGUOUS} one port: its Backend ${name} is read as port "${first}" with nameSuffix "${rest}"; the single unnamed port "" with nameSuffix "${name}" names the same objects, so either spec adopts them unchanged (the cluster name tells them apart: lbaas import --cluster-name)`,
       };
     }
     return { nameSuffix: name, ports: new Map([[name, '']]), unfit: [] };
@@ -70,4 +74,26 @@ export function serverNameOf(name: string, port: string, nameSuffix: string): st
 /** The name the scheme gives a Bind of `family` on `port`. */
 export function bindName(family: 'v4' | 'v6', port: string, nameSuffix: string): string {
   return resourceName([family, port], nameSuffix);
+}
+
+/**
+ * The reading of a one-port spec that follows the upstream's suffix `<service>.<namespace>.<cluster>` (Service and
+ * namespace names are single labels). With cluster `prod`, the Backend `http.web.default.prod` is port `http` of
+ * Service `web` in `default`, while `web.default.prod` is the single unnamed port of that Service (readSuffix reads
+ * it as port `web` with suffix `default.prod`). Returns the ports and suffix as the upstream named them, or why
+ * neither reading fits. Specs with several ports, or with the unnamed port already, come back unchanged.
+ */
+export function upstreamPortReading(
+  ports: Readonly<Record<string, PortSpec>>,
+  nameSuffix: string,
+  clusterName: string,
+): { ok: true; ports: Record<string, PortSpec>; nameSuffix: string; changed: boolean } | { ok: false; message: string } {
+  const names = Object.keys(ports);
+  const upstream = (suffix: string) => suffix.endsWith(`.${clusterName}`) && suffix.slice(0, -clusterName.length - 1).split('.').length === 2;
+  if (names.length !== 1 || names[0] === '') return { ok: true, ports: { ...ports }, nameSuffix, changed: false };
+  const port = names[0] as string;
+  if (upstream(nameSuffix)) return { ok: true, ports: { ...ports }, nameSuffix, changed: false };
+  const whole = `${port}.${nameSuffix}`;
+  if (upstream(whole)) return { ok: true, ports: { '': ports[port] as PortSpec }, nameSuffix: whole, changed: true };
+  return { ok: false, message: `neither nameSuffix "${nameSuffix}" nor "${whole}" is <service>.<namespace>.${clusterName}` };
 }

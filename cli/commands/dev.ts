@@ -13,9 +13,10 @@ import { invalid } from '../../common/errors';
 import { DEFAULT_TASK_QUEUE } from '../../common/settings';
 import { startDevServer } from '../../dev/devserver';
 import { ensureTemporalCli } from '../../dev/temporal-path';
-import { seedDemo, startSimulator } from '../../simulator';
+import { DEMO_LOAD_BALANCERS, seedDemo, startSimulator } from '../../simulator';
 import { startWorker } from '../../worker/start';
 import type { CliIo } from '../io';
+import { startDevKube } from './dev-kube';
 
 export interface DevOptions {
   uiPort: string;
@@ -23,6 +24,8 @@ export interface DevOptions {
   simPort: string;
   db?: string;
   example: string;
+  /** Also a local Kubernetes API server with lbaas kube acting on it (cli/commands/dev-kube.ts). */
+  kube?: boolean;
 }
 
 /** The simulator's token in development: the worker reads it, nothing else needs it. */
@@ -92,6 +95,12 @@ export async function dev(opts: DevOptions, io: CliIo): Promise<void> {
     io.stdout(`${result.converged ? 'converged' : `not converged: ${result.error ?? ''}`} on ${Object.keys(result.loadBalancers).length} load balancers\n`);
     for (const [address, ports] of Object.entries(result.status)) io.stdout(`  ${address.padEnd(16)} ${ports.join(', ')}\n`);
     io.stdout(`controller          ${link}\n`);
+    if (opts.kube) {
+      const kube = await startDevKube({ stateDir, env: io.env, lbaas, loadBalancers: DEMO_LOAD_BALANCERS.map((lb) => lb.identifier), say });
+      stops.push(kube.stop);
+      io.stdout(`Kubernetes          KUBECONFIG=${kube.kubeconfig} (lbaas kube acting for cluster dev on the demo load balancers)\n`);
+      io.stdout(`try: KUBECONFIG=${kube.kubeconfig} kubectl apply -f examples/k8s-service.yaml && KUBECONFIG=${kube.kubeconfig} kubectl get service web -w\n`);
+    }
     io.stdout(`try: node bin/lbaas.js status ${example.spec.serviceUid}   (Ctrl-C stops everything)\n`);
 
     await new Promise<void>((resolve) => {

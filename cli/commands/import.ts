@@ -11,7 +11,8 @@ import { isPoolName, isServiceUid, POOL_NAME_RULE, validateSpec } from '../../do
 import { groupIntoPool, withPool, type PoolGrouping } from '../../domain/import-pool';
 import type { ImportedService } from '../../domain/import-types';
 import { CliError, EXIT, invalid } from '../../common/errors';
-import { poolYaml, problemLine, runImport, specYaml } from '../../client/import';
+import { poolYaml, problemLine, runImport, specYaml, withClusterName } from '../../client/import';
+import { CLUSTER_NAME_PATTERN, CLUSTER_NAME_RULE } from '../../kube/mapping';
 import type { ImportServicesResult, PlanServiceResult } from '../../contract';
 import { noAnswerHint, warnIfNoWorker, withTemporal, type Temporal } from '../connect';
 import type { CliIo } from '../io';
@@ -32,6 +33,7 @@ export interface ImportOptions {
   force?: boolean;
   check?: boolean;
   pool?: string;
+  clusterName?: string;
 }
 
 interface Outcome {
@@ -49,6 +51,8 @@ export async function importCommand(opts: ImportOptions, io: CliIo): Promise<voi
   for (const lb of loadBalancers) if (lb === '' || lb.includes('/') || lb.length > 128) throw invalid(`import: --load-balancer ${JSON.stringify(lb)}: not a load balancer identifier`);
   for (const uid of opts.serviceUid ?? []) if (!isServiceUid(uid)) throw invalid(`import: --service-uid ${JSON.stringify(uid)}: not a service uid`);
   if (opts.pool !== undefined && !isPoolName(opts.pool)) throw invalid(`import: --pool ${JSON.stringify(opts.pool)}: ${POOL_NAME_RULE}`);
+  const cluster = opts.clusterName;
+  if (cluster !== undefined && !CLUSTER_NAME_PATTERN.test(cluster)) throw invalid(`import: --cluster-name ${JSON.stringify(cluster)}: ${CLUSTER_NAME_RULE}`);
 
   await withTemporal(io.env, async (t) => {
     await warnIfNoWorker(t, io.stderr);
@@ -61,7 +65,8 @@ export async function importCommand(opts: ImportOptions, io: CliIo): Promise<voi
     const missing = result.loadBalancers.filter((l) => !l.found).map((l) => l.loadBalancer);
     if (missing.length > 0) throw invalid(`import: no load balancer ${missing.join(', ')} on the Engine; nothing was written`);
 
-    const outcomes: Outcome[] = result.services.map((service) => {
+    const outcomes: Outcome[] = result.services.map((found) => {
+      const service = cluster === undefined ? found : withClusterName(found, cluster);
       const written = service.spec !== null && (service.problems.length === 0 || opts.force === true);
       return { service, written, ...(written ? { document: service.spec } : {}) };
     });

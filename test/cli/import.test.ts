@@ -154,3 +154,35 @@ test('an empty load balancer writes nothing and says so (exit 0); usage errors a
     assert.match(r.stderr, message);
   }
 });
+
+test("--cluster-name reads a single port by the upstream's <service>.<namespace>.<cluster>: the unnamed port as named upstream; without it, reported as ambiguous", async () => {
+  const lb = seedLoadBalancer(stack.sim, 'cli-imp-cluster');
+  const unnamed: UpstreamService = { uid: `cli-${randomUUID()}`, suffix: 'web.default.prod', ports: { '': [8080, 31000] }, addresses: ['203.0.113.10'], nodes: [['node-1', '10.0.0.11']] };
+  const named: UpstreamService = { ...unnamed, uid: `cli-${randomUUID()}`, suffix: 'api.default.prod', ports: { http: [8081, 31001] } };
+  await seedUpstream(stack.sim, lb, unnamed);
+  await seedUpstream(stack.sim, lb, named);
+  const specsOf = (r: CliRun) => Object.fromEntries(YAML.parseAllDocuments(r.stdout).map((d) => d.toJS() as { serviceUid: string; nameSuffix: string; ports: unknown }).map((d) => [d.serviceUid, [d.nameSuffix, d.ports]]));
+
+  const plain = await cli(['import', '--load-balancer', lb]);
+  code(plain, 0, 'import');
+  assert.deepEqual(specsOf(plain)[unnamed.uid], ['default.prod', { web: { external: 8080, internal: 31000 } }]);
+  assert.match(plain.stderr, /note: ambiguous: one port: its Backend web\.default\.prod is read as port "web" with nameSuffix "default\.prod"/);
+
+  const r = await cli(['import', '--load-balancer', lb, '--cluster-name', 'prod', '--check']);
+  code(r, 0, 'import --cluster-name --check');
+  assert.deepEqual(specsOf(r), {
+    [unnamed.uid]: ['web.default.prod', { '': { external: 8080, internal: 31000 } }],
+    [named.uid]: ['api.default.prod', { http: { external: 8081, internal: 31001 } }],
+  });
+  assert.doesNotMatch(r.stderr, /ambiguous/);
+  assert.match(r.stderr, new RegExp(`note: cluster prod: the single unnamed port "" with nameSuffix "web\\.default\\.prod", as the upstream named it`));
+  assert.match(r.stderr, new RegExp(`^check ${unnamed.uid}: no change$`, 'm'));
+  assert.match(r.stderr, new RegExp(`^check ${named.uid}: no change$`, 'm'));
+
+  const other = await cli(['import', '--load-balancer', lb, '--cluster-name', 'stage']);
+  code(other, 0, 'import --cluster-name stage');
+  assert.match(other.stderr, /note: ambiguous: neither nameSuffix "default\.prod" nor "web\.default\.prod" is <service>\.<namespace>\.stage/);
+  const bad = await cli(['import', '--load-balancer', lb, '--cluster-name', 'a b']);
+  code(bad, 2, 'bad --cluster-name');
+  assert.match(bad.stderr, /--cluster-name "a b": must be/);
+});

@@ -41,8 +41,11 @@ export const ROOM_IMPORTS: Readonly<Record<string, readonly string[]>> = {
   dev: ['activities', 'common', 'worker'],
   // The production-shaped local cluster: installed and started like the dev server (dev/temporal-path, dev/devserver).
   cluster: ['dev'],
-  cli: ['activities', 'client', 'cluster', 'common', 'contract', 'dev', 'domain', 'simulator', 'worker'],
-  test: ['activities', 'bench', 'cli', 'client', 'cluster', 'common', 'contract', 'dev', 'domain', 'simulator', 'worker', 'workflows'],
+  // The Kubernetes controller (lbaas kube): a Temporal client through client/, the mapping on domain/, and its API
+  // server installed like the Temporal binaries (dev/go-install, dev/install-lock).
+  kube: ['client', 'common', 'contract', 'dev', 'domain'],
+  cli: ['activities', 'client', 'cluster', 'common', 'contract', 'dev', 'domain', 'kube', 'simulator', 'worker'],
+  test: ['activities', 'bench', 'cli', 'client', 'cluster', 'common', 'contract', 'dev', 'domain', 'kube', 'simulator', 'worker', 'workflows'],
   // The benchmarks start reconcileService and fullResync themselves, as the tests do.
   bench: ['activities', 'client', 'cluster', 'common', 'contract', 'dev', 'domain', 'simulator', 'worker', 'workflows'],
 };

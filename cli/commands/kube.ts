@@ -1,0 +1,100 @@
+/**
+ * `lbaas kube`: the LoadBalancer controller of one Kubernetes cluster (docs/kubernetes.md), running until SIGINT or
+ * SIGTERM. A Temporal client and a Kubernetes client, never an Engine client. Bad configuration exits 2 naming the
+ * flag; an API server or Temporal that cannot be reached exits 4, before anything is written.
+ */
+import { invalid } from '../../common/errors';
+import { canonicalIp } from '../../domain';
+import { checkReachable, loadTarget } from '../../kube/client';
+import { CLUSTER_NAME_PATTERN, CLUSTER_NAME_RULE, type KubeSettings } from '../../kube/mapping';
+import { startKube } from '../../kube/run';
+import { connect } from '../connect';
+import type { CliIo } from '../io';
+
+export interface KubeOptions {
+  kubeconfig?: string;
+  clusterName?: string;
+  loadBalancer: string[];
+  externalAddress: string[];
+  loadBalancerClass?: string;
+  namespace: string;
+  leaseName?: string;
+  leaseDuration: string;
+}
+
+const LOAD_BALANCER = /^[^\s/\p{Cc}]{1,128}$/u;
+const NAMESPACE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+const fromList = (value: string | undefined) => (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+
+/** The settings from flags, with the environment filling in what no flag gave. Throws exit-2 errors naming the flag. */
+export function kubeSettings(opts: KubeOptions, env: NodeJS.ProcessEnv): KubeSettings & { namespace: string; leaseName: string; leaseDurationMs: number } {
+  const clusterName = opts.clusterName ?? env.LBAAS_CLUSTER_NAME;
+  if (clusterName === undefined || clusterName === '') throw invalid('--cluster-name: required (or LBAAS_CLUSTER_NAME)');
+  if (!CLUSTER_NAME_PATTERN.test(clusterName)) throw invalid(`--cluster-name: ${CLUSTER_NAME_RULE}, got "${clusterName}"`);
+  const loadBalancers = opts.loadBalancer.length > 0 ? opts.loadBalancer : fromList(env.LBAAS_LOAD_BALANCERS);
+  if (loadBalancers.length === 0) throw invalid('--load-balancer: at least one is required (or LBAAS_LOAD_BALANCERS, comma-separated)');
+  for (const lb of loadBalancers) if (!LOAD_BALANCER.test(lb)) throw invalid(`--load-balancer: "${lb}" is not a load balancer identifier (1-128 characters, no whitespace or /)`);
+  if (new Set(loadBalancers).size !== loadBalancers.length) throw invalid('--load-balancer: given twice');
+  const rawAddresses = opts.externalAddress.length > 0 ? opts.externalAddress : fromList(env.LBAAS_EXTERNAL_ADDRESSES);
+  const externalAddresses: string[] = [];
+  for (const a of rawAddresses) {
+    const ip = canonicalIp(a);
+    if (ip === null) throw invalid(`--external-address: "${a}" is not an IPv4 or IPv6 address`);
+    if (externalAddresses.includes(ip.text)) throw invalid(`--external-address: ${ip.text} given twice`);
+    externalAddresses.push(ip.text);
+  }
+  if (opts.loadBalancerClass === '') throw invalid('--load-balancer-class: must not be empty (leave it out for Services without a class)');
+  if (!NAMESPACE.test(opts.namespace)) throw invalid(`--namespace: "${opts.namespace}" is not a namespace name`);
+  const leaseName = opts.leaseName ?? 'lbaas-kube';
+  if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(leaseName)) throw invalid(`--lease-name: "${leaseName}" is not a Lease name (lower-case DNS subdomain)`);
+  const m = /^(\d+)s$/.exec(opts.leaseDuration);
+  const seconds = m ? Number(m[1]) : NaN;
+  if (!(seconds >= 2 && seconds <= 600)) throw invalid(`--lease-duration: must be whole seconds from 2s to 600s, got "${opts.leaseDuration}"`);
+  return {
+    clusterName,
+    loadBalancers,
+    externalAddresses,
+    loadBalancerClass: opts.loadBalancerClass ?? null,
+    namespace: opts.namespace,
+    leaseName,
+    leaseDurationMs: seconds * 1000,
+  };
+}
+
+export async function kube(opts: KubeOptions, io: CliIo): Promise<void> {
+  const settings = kubeSettings(opts, io.env);
+  const log = (line: string) => io.stderr(`lbaas kube: ${line}\n`);
+  const target = await loadTarget(opts.kubeconfig, io.env);
+  await checkReachable(target);
+  const temporal = await connect(io.env);
+  try {
+    log(
+      `cluster ${settings.clusterName}, API server ${target.server} (${target.source}), Temporal ${temporal.settings.connection.address} ` +
+        `(namespace ${temporal.settings.namespace}, task queue ${temporal.settings.taskQueue}), load balancers ${settings.loadBalancers.join(', ')}, ` +
+        `class ${settings.loadBalancerClass ?? '(none)'}`,
+    );
+    const running = await startKube({
+      target,
+      lbaas: temporal.lbaas,
+      settings,
+      lease: { namespace: settings.namespace, name: settings.leaseName, durationMs: settings.leaseDurationMs },
+      log,
+      env: io.env,
+    });
+    const onSignal = () => {
+      log('stopping');
+      running.stop();
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    try {
+      await running.done;
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
+  } finally {
+    await temporal.connection.close().catch(() => undefined);
+  }
+}

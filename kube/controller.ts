@@ -1,0 +1,275 @@
+/**
+ * The LoadBalancer controller of a Kubernetes cluster, as a Temporal client: it watches Services and Nodes (list+watch
+ * informers that resume from their resourceVersion and list again after 410 Gone), keeps the node pool equal to the
+ * Ready Nodes, and for every Service that is ours applies its spec to the service's controller workflow and reports
+ * back on the Service (finalizer, status.loadBalancer.ingress, Events). It never talks to the Engine: the workers do.
+ * docs/kubernetes.md describes the behaviour; kube/mapping.ts the mapping.
+ */
+import { createHash } from 'node:crypto';
+import { WorkflowNotFoundError } from '@temporalio/common';
+import type { ListWatch, V1Node, V1Service } from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
+import { sameMembers, validateSpec, type ServerSpec } from '../domain';
+import { PoolNotFoundError } from '../client/pool-client';
+import type { LbaasClient } from '../client/service-client';
+import { httpStatus, statusMessage, type KubeTarget } from './client';
+import { CLEANUP_FINALIZER, HOSTNAME_ANNOTATION, ingressOf, intentOf, nodeMembers, nodePoolName, sameIngress, serviceKey, serviceSpec, type KubeSettings } from './mapping';
+import type { KubeNode, KubeService } from './objects';
+import { WorkQueue, type SyncOutcome } from './queue';
+import { APPLIED_ANNOTATION, ServiceWrites } from './writes';
+
+/** The queue key of the node pool; Service keys are `namespace/name` and never start with a colon. */
+const POOL_KEY = ':node-pool';
+/** Services synced at once: most of a sync is waiting for the service's pass. */
+const CONCURRENCY = 8;
+/** How long stopping waits for the syncs in flight. */
+const STOP_WAIT_MS = 10_000;
+/** How long to wait before restarting an informer whose list or watch failed. */
+const INFORMER_RESTART_MS = 2_000;
+
+type Watched<T extends V1Service | V1Node> = ListWatch<T>;
+
+export class KubeController {
+  readonly queue: WorkQueue;
+  readonly #writes: ServiceWrites;
+  #services!: Watched<V1Service>;
+  #nodes!: Watched<V1Node>;
+  #leading = false;
+  #stopped = false;
+  /** The node pool's members as last written or read (null: not yet known). */
+  #pool: ServerSpec[] | null = null;
+  /** Ready Nodes that cannot be pool members; while any exists no Service is applied (as upstream). */
+  #nodeProblems: string[] = [];
+  /** Per Service key, the hash of the spec converged and reported by this process. */
+  readonly #applied = new Map<string, string>();
+
+  constructor(
+    readonly t: KubeTarget,
+    readonly lbaas: LbaasClient,
+    readonly settings: KubeSettings,
+    readonly identity: string,
+    readonly log: (line: string) => void,
+  ) {
+    this.queue = new WorkQueue((key) => (key === POOL_KEY ? this.#syncPool() : this.#syncService(key)), CONCURRENCY, log);
+    this.#writes = new ServiceWrites(t, identity);
+  }
+
+  get poolName(): string {
+    return nodePoolName(this.settings.clusterName);
+  }
+
+  /** Starts both informers and resolves once each has listed (the caches are whole). */
+  async start(): Promise<void> {
+    const { mod, config, core } = this.t;
+    const watch = new mod.Watch(config);
+    // Each list is logged: after the first, one means the watch could not resume (410 Gone: its resourceVersion was
+    // compacted away) and the cache was rebuilt from a fresh list.
+    const listed = <T extends { items: unknown[]; metadata?: { resourceVersion?: string } }>(what: string, list: () => Promise<T>) => async () => {
+      const l = await list();
+      this.log(`listed ${l.items.length} ${what} at resourceVersion ${l.metadata?.resourceVersion ?? '?'}`);
+      return l;
+    };
+    this.#services = new mod.ListWatch<V1Service>('/api/v1/services', watch, listed('services', () => core.listServiceForAllNamespaces()), false);
+    this.#nodes = new mod.ListWatch<V1Node>('/api/v1/nodes', watch, listed('nodes', () => core.listNode()), false);
+    const onService = (svc: V1Service) => this.#enqueueService(svc as KubeService);
+    for (const verb of ['add', 'update', 'delete'] as const) {
+      this.#services.on(verb, onService);
+      this.#nodes.on(verb, () => this.#leading && this.queue.add(POOL_KEY));
+    }
+    for (const [what, informer] of [
+      ['services', this.#services],
+      ['nodes', this.#nodes],
+    ] as const) {
+      informer.on('error', (err: unknown) => {
+        if (this.#stopped) return;
+        this.log(`watching ${what}: ${statusMessage(err)}; listing again in ${INFORMER_RESTART_MS / 1000} s`);
+        setTimeout(() => void (!this.#stopped && informer.start()), INFORMER_RESTART_MS);
+      });
+    }
+    await Promise.all([this.#services.start(), this.#nodes.start()]);
+    // A failed first list reports through 'error' and is retried there; wait until both caches are whole.
+    while (!this.#stopped && (this.#services.latestResourceVersion() === '' || this.#nodes.latestResourceVersion() === '')) {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await this.stopLeading();
+    await Promise.all([this.#services?.stop(), this.#nodes?.stop()]);
+  }
+
+  /** Becomes the acting controller: the pool first; its first sync queues every Service from the caches. */
+  startLeading(): void {
+    this.#leading = true;
+    this.queue.restart();
+    this.queue.add(POOL_KEY);
+  }
+
+  /** Stops acting; resolves when the syncs in flight have finished. What this process knew is forgotten. */
+  async stopLeading(): Promise<void> {
+    this.#leading = false;
+    // A sync waiting for a long pass is not waited for beyond this: its remaining writes are idempotent (the same
+    // spec, the same status), so a new leader doing them again changes nothing.
+    let timer: NodeJS.Timeout | undefined;
+    const bounded = new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_WAIT_MS)));
+    await Promise.race([this.queue.stop(), bounded]).finally(() => clearTimeout(timer));
+    this.#applied.clear();
+    this.#pool = null;
+  }
+
+  #enqueueService(svc: KubeService): void {
+    if (!this.#leading) return;
+    // Foreign Services are not even queued: lbaas kube leaves them alone.
+    if (intentOf(svc, this.settings) === 'ignore') return;
+    this.queue.add(serviceKey(svc));
+  }
+
+  #enqueueAll(): void {
+    for (const svc of this.#services.list()) this.#enqueueService(svc as KubeService);
+  }
+
+  #lookup(key: string): KubeService | undefined {
+    const [namespace, name] = key.split('/') as [string, string];
+    return this.#services.get(name, namespace) as KubeService | undefined;
+  }
+
+  async #syncPool(): Promise<SyncOutcome> {
+    const { servers, unusable } = nodeMembers(this.#nodes.list() as unknown as KubeNode[]);
+    const hadProblems = this.#nodeProblems.length > 0;
+    const first = this.#pool === null;
+    this.#nodeProblems = unusable;
+    if (unusable.length > 0) {
+      this.log(`node pool ${this.poolName} left unchanged: ${unusable.join('; ')}`);
+      // Each Service gets its SyncLoadBalancerFailed naming the nodes.
+      if (!hadProblems) this.#enqueueAll();
+      return 'done';
+    }
+    if (this.#pool === null) {
+      try {
+        this.#pool = (await this.lbaas.pools.status(this.poolName)).servers;
+      } catch (err) {
+        if (!(err instanceof PoolNotFoundError)) throw err;
+      }
+    }
+    if (this.#pool === null || !sameMembers(this.#pool, servers)) {
+      const r = await this.lbaas.pools.set({ name: this.poolName, servers });
+      this.log(`node pool ${this.poolName}: revision ${r.revision}, ${servers.length} nodes (${servers.map((s) => s.name).join(', ') || 'none'})`);
+      this.#pool = servers;
+    }
+    // Services held back by unusable nodes, or waiting for the pool to be known, go now.
+    if (hadProblems || first) this.#enqueueAll();
+    return 'done';
+  }
+
+  async #syncService(key: string): Promise<SyncOutcome> {
+    const svc = this.#lookup(key);
+    if (!svc) {
+      this.#applied.delete(key);
+      return 'done';
+    }
+    const intent = intentOf(svc, this.settings);
+    if (intent === 'teardown') return this.#teardown(key, svc);
+    if (intent === 'ignore') return 'done';
+    return this.#ensure(key, svc);
+  }
+
+  async #ensure(key: string, svc: KubeService): Promise<SyncOutcome> {
+    const mapped = serviceSpec(svc, this.settings);
+    const reasons = mapped.ok ? this.#nodeProblems : mapped.reasons;
+    if (!mapped.ok || reasons.length > 0) {
+      // Nothing is applied; the Service or the Nodes must change first, and either change syncs it again.
+      await this.#event(svc, 'Warning', 'SyncLoadBalancerFailed', `Error syncing load balancer: ${reasons.join('; ')}`);
+      return 'done';
+    }
+    if (this.#pool === null) return { retry: `waiting for the node pool ${this.poolName}` };
+    const hash = specHash(mapped.spec, svc);
+    // The annotation is written after the ingress: a match means this spec was converged and reported, unless the
+    // ingress was removed since (then report it again).
+    const expectsIngress = (mapped.spec.externalAddresses as string[]).length > 0 || svc.metadata.annotations?.[HOSTNAME_ANNOTATION] !== undefined;
+    const reported = svc.metadata.annotations?.[APPLIED_ANNOTATION] === hash && (!expectsIngress || (svc.status?.loadBalancer?.ingress?.length ?? 0) > 0);
+    if (this.#applied.get(key) === hash || reported) {
+      this.#applied.set(key, hash);
+      return 'done';
+    }
+    if (!(svc.metadata.finalizers ?? []).includes(CLEANUP_FINALIZER)) {
+      // Before anything exists on a load balancer, so a deleted Service always waits for its teardown.
+      if (!(await this.#write(() => this.#writes.addFinalizer(svc)))) return { retry: 'the Service changed while adding the finalizer' };
+      return 'done'; // The patch is an update event: the sync runs again on the newer object.
+    }
+    await this.#event(svc, 'Normal', 'EnsuringLoadBalancer', 'Ensuring load balancer');
+    const validated = validateSpec(mapped.spec);
+    if (!validated.ok) throw new Error('the mapped spec did not validate'); // serviceSpec validated it already.
+    const { revision } = await this.lbaas.apply(mapped.spec, validated.spec);
+    this.log(`${key}: applied revision ${revision} to service ${svc.metadata.uid}; waiting for its pass`);
+    const result = await this.lbaas.waitConverged(svc.metadata.uid, revision);
+    if (!result.converged) {
+      const why = result.error ?? 'the pass did not converge';
+      await this.#event(svc, 'Warning', 'SyncLoadBalancerFailed', `Error syncing load balancer: ${why}`);
+      return { retry: why };
+    }
+    this.#applied.set(key, hash);
+    const current = this.#lookup(key) ?? svc;
+    const ingress = ingressOf(result.status, current);
+    if (!sameIngress(current.status?.loadBalancer?.ingress, ingress)) await this.#writes.setIngress(current, ingress);
+    await this.#writes.markApplied(current, hash);
+    await this.#event(current, 'Normal', 'EnsuredLoadBalancer', 'Ensured load balancer');
+    this.log(`${key}: converged revision ${revision} (pass ${result.pass}); ingress ${ingress.map((i) => i.ip ?? i.hostname).join(', ') || 'none'}`);
+    return 'done';
+  }
+
+  async #teardown(key: string, svc: KubeService): Promise<SyncOutcome> {
+    const uid = svc.metadata.uid;
+    await this.#event(svc, 'Normal', 'DeletingLoadBalancer', 'Deleting load balancer');
+    if (await this.#controllerRunning(uid)) {
+      const result = await this.lbaas.delete(uid);
+      if (!result.converged) {
+        const why = result.error ?? 'the teardown did not converge';
+        await this.#event(svc, 'Warning', 'SyncLoadBalancerFailed', `Error deleting load balancer: ${why}`);
+        return { retry: why };
+      }
+      this.log(`${key}: tore down service ${uid}`);
+    }
+    this.#applied.delete(key);
+    const current = this.#lookup(key) ?? svc;
+    if (!current.metadata.deletionTimestamp && (current.status?.loadBalancer?.ingress?.length ?? 0) > 0) await this.#writes.setIngress(current, []);
+    await this.#event(current, 'Normal', 'DeletedLoadBalancer', 'Deleted load balancer');
+    // The finalizer goes last: only now may Kubernetes delete the Service.
+    if (!(await this.#write(() => this.#writes.release(this.#lookup(key) ?? current)))) return { retry: 'the Service changed while removing the finalizer' };
+    return 'done';
+  }
+
+  async #controllerRunning(uid: string): Promise<boolean> {
+    try {
+      return (await this.lbaas.controller(uid).describe()).status.name === 'RUNNING';
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return false;
+      throw err;
+    }
+  }
+
+  /** A metadata write; false when the Service changed since it was read (409), which its next sync handles. */
+  async #write(fn: () => Promise<void>): Promise<boolean> {
+    try {
+      await fn();
+      return true;
+    } catch (err) {
+      if (httpStatus(err) === 409) return false;
+      throw err;
+    }
+  }
+
+  async #event(svc: KubeService, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+    if (type === 'Warning') this.log(`${serviceKey(svc)}: ${reason}: ${message}`);
+    try {
+      await this.#writes.event(svc, type, reason, message);
+    } catch (err) {
+      this.log(`${serviceKey(svc)}: could not record the event ${reason}: ${statusMessage(err)}`);
+    }
+  }
+}
+
+/** What a converged sync depends on: the spec and the hostname annotation (the ingress). */
+export function specHash(spec: Record<string, unknown>, svc: KubeService): string {
+  const hostname = svc.metadata.annotations?.[HOSTNAME_ANNOTATION] ?? '';
+  return `sha256:${createHash('sha256').update(JSON.stringify({ spec, hostname })).digest('hex').slice(0, 32)}`;
+}

@@ -1,0 +1,294 @@
+/**
+ * `lbaas kube` on a real Kubernetes API server (etcd + kube-apiserver, token auth), the real CLI process, the real
+ * Temporal dev server, worker and Engine simulator: the proofs of docs/kubernetes.md. The tests share one control plane
+ * and run in order; each names the state it starts from.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { after, before, test } from 'node:test';
+import type { V1Service } from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
+import { k8s, mergePatch } from '../../kube/client';
+import { writeRequests } from '../helpers/engine-state';
+import { CLUSTER, EXTERNAL, LBAAS_BIN, kubeEvents, lbService, putNode, startSuite, until, type KubeProcess, type Suite } from './harness';
+
+let s: Suite;
+let kube: KubeProcess;
+const tag = (uid: string) => `anxccm-svc-uid=${uid}`;
+
+/** The simulator's objects tagged for a service, as sorted "kind name" lines (servers with their IP). */
+function objectsOf(uid: string): string[] {
+  return s.stack.sim
+    .objects()
+    .filter((o) => o.tags.includes(tag(uid)))
+    .map((o) => `${o.kind} ${o.name}${o.kind === 'server' ? ` ${o.fields.ip}` : ''}`)
+    .sort();
+}
+
+async function readService(name: string): Promise<V1Service | null> {
+  try {
+    return await s.core.readNamespacedService({ name, namespace: 'default' });
+  } catch (err) {
+    if ((err as { code?: number }).code === 404) return null;
+    throw err;
+  }
+}
+
+const ingressOf = async (name: string) => {
+  const svc = await readService(name);
+  return (svc?.status?.loadBalancer?.ingress?.length ?? 0) > 0 ? svc : null;
+};
+
+before(async () => {
+  s = await startSuite();
+  await putNode(s.core, 'node-1', [['InternalIP', '10.0.0.11']]);
+  await putNode(s.core, 'node-2', [['InternalIP', '10.0.0.12'], ['ExternalIP', '192.0.2.12']]);
+  kube = s.kube();
+  await kube.saw('became the leader');
+});
+
+after(async () => {
+  await s?.close();
+});
+
+const sfx = `default.${CLUSTER}`;
+const webLines = [
+  `backend http.web.${sfx}`,
+  `backend https.web.${sfx}`,
+  `bind v4.http.web.${sfx}`,
+  `bind v4.https.web.${sfx}`,
+  `frontend http.web.${sfx}`,
+  `frontend https.web.${sfx}`,
+  `server node-1.http.web.${sfx} 10.0.0.11`,
+  `server node-1.https.web.${sfx} 10.0.0.11`,
+  `server node-2.http.web.${sfx} 192.0.2.12`,
+  `server node-2.https.web.${sfx} 192.0.2.12`,
+];
+
+test("a LoadBalancer Service converges with the upstream's names, tags and ports, gets its finalizer, ingress and Events", async () => {
+  const created = await s.core.createNamespacedService({
+    namespace: 'default',
+    body: lbService('web', [
+      { name: 'http', port: 80 },
+      { name: 'https', port: 443 },
+    ]),
+  });
+  const uid = created.metadata?.uid as string;
+  const svc = await until(() => ingressOf('web'), 'the ingress of web');
+  assert.deepEqual(svc.metadata?.finalizers, ['service.kubernetes.io/load-balancer-cleanup']);
+  // The API server fills in ipMode (VIP) itself.
+  assert.deepEqual(JSON.parse(JSON.stringify(svc.status?.loadBalancer?.ingress)), [
+    { ip: EXTERNAL, ipMode: 'VIP', ports: [{ port: 80, protocol: 'TCP' }, { port: 443, protocol: 'TCP' }] },
+  ]);
+  assert.deepEqual(objectsOf(uid), webLines);
+  // The ports are the Service's: external = port, internal = nodePort (allocated by the API server).
+  const nodePorts = Object.fromEntries((svc.spec?.ports ?? []).map((p) => [p.name, p.nodePort]));
+  const backendServers = s.stack.sim.objects().filter((o) => o.kind === 'server' && o.tags.includes(tag(uid)));
+  for (const o of backendServers) assert.equal(o.fields.port, nodePorts[o.name.split('.')[1] as string], `${o.name} listens on the nodePort`);
+  const frontends = s.stack.sim.objects().filter((o) => o.kind === 'bind' && o.tags.includes(tag(uid)));
+  assert.deepEqual(frontends.map((o) => [o.name, o.fields.address, o.fields.port]).sort(), [
+    [`v4.http.web.${sfx}`, EXTERNAL, 80],
+    [`v4.https.web.${sfx}`, EXTERNAL, 443],
+  ]);
+  const events = (await kubeEvents(s.core, 'web')).map((e) => e.line);
+  assert.deepEqual(events, ['Normal EnsuringLoadBalancer', 'Normal EnsuredLoadBalancer']);
+});
+
+test("a node joins and leaves: each writes exactly that node's Servers, once per port", async () => {
+  const uid = (await readService('web'))?.metadata?.uid as string;
+  s.stack.sim.resetStats();
+  await putNode(s.core, 'node-3', [['InternalIP', '10.0.0.13']]);
+  await until(() => objectsOf(uid).filter((l) => l.startsWith('server node-3.')).length === 2, 'the Servers of node-3');
+  await until(() => s.stack.sim.objects().every((o) => o.state === 'Deployed'), 'every object deployed');
+  const joined = writeRequests(s.stack.sim.stats());
+  assert.deepEqual(Object.keys(joined).filter((r) => !/server|tag|Tag/.test(r)), [], `only Server (and their tag) writes: ${JSON.stringify(joined)}`);
+  assert.equal(Object.entries(joined).filter(([r]) => /^POST .*server/.test(r)).reduce((n, [, c]) => n + c, 0), 2, JSON.stringify(joined));
+  assert.deepEqual(objectsOf(uid), [...webLines, `server node-3.http.web.${sfx} 10.0.0.13`, `server node-3.https.web.${sfx} 10.0.0.13`].sort());
+
+  s.stack.sim.resetStats();
+  await putNode(s.core, 'node-3', [['InternalIP', '10.0.0.13']], false);
+  await until(() => objectsOf(uid).every((l) => !l.startsWith('server node-3.')), 'the Servers of node-3 to go');
+  const left = writeRequests(s.stack.sim.stats());
+  assert.deepEqual(
+    Object.entries(left).map(([r, n]) => `${r.split(' ')[0]} ${n}`),
+    ['DELETE 2'],
+    `two Server deletes and nothing else: ${JSON.stringify(left)}`,
+  );
+  assert.deepEqual(objectsOf(uid), webLines);
+});
+
+test('ClusterIP and foreign-class Services are left alone; a UDP port is a Warning event and nothing is written', async () => {
+  await s.core.createNamespacedService({ namespace: 'default', body: { metadata: { name: 'internal' }, spec: { type: 'ClusterIP', ports: [{ port: 80 }] } } });
+  await s.core.createNamespacedService({ namespace: 'default', body: lbService('foreign', [{ name: 'http', port: 80 }], { loadBalancerClass: 'example.com/other' }) });
+  s.stack.sim.resetStats();
+  await s.core.createNamespacedService({ namespace: 'default', body: lbService('dns', [{ name: 'dns', port: 53, protocol: 'UDP' }]) });
+  const warning = await until(async () => (await kubeEvents(s.core, 'dns')).find((e) => e.type === 'Warning'), 'a Warning on dns');
+  assert.equal(warning.reason, 'SyncLoadBalancerFailed');
+  assert.equal(warning.message, 'Error syncing load balancer: port "dns" (53): protocol UDP is not supported, only TCP');
+  // The API server itself refuses two ports of one name, so that case never reaches lbaas kube.
+  await assert.rejects(s.core.createNamespacedService({ namespace: 'default', body: lbService('dup', [{ name: 'a', port: 80 }, { name: 'a', port: 81 }]) }), /Duplicate value/);
+  // A sentinel created after them converges: everything before it has been seen.
+  await s.core.createNamespacedService({ namespace: 'default', body: lbService('sentinel', [{ name: 'http', port: 8080 }]) });
+  await until(() => ingressOf('sentinel'), 'the ingress of sentinel');
+  for (const name of ['internal', 'foreign', 'dns']) {
+    const svc = (await readService(name)) as V1Service;
+    assert.equal(svc.metadata?.finalizers, undefined, `${name} has no finalizer`);
+    assert.equal(svc.status?.loadBalancer?.ingress, undefined, `${name} has no ingress`);
+    assert.deepEqual(objectsOf(svc.metadata?.uid as string), [], `nothing on the Engine for ${name}`);
+  }
+  assert.deepEqual((await kubeEvents(s.core, 'internal')).length + (await kubeEvents(s.core, 'foreign')).length, 0);
+  assert.deepEqual(
+    (await kubeEvents(s.core, 'dns')).map((e) => e.line),
+    ['Warning SyncLoadBalancerFailed'],
+  );
+});
+
+test('while lbaas kube is down a Service is created and one deleted: after its restart both converge, with no write for the others', async () => {
+  const goneCreated = await s.core.createNamespacedService({ namespace: 'default', body: lbService('gone', [{ name: 'http', port: 8086 }]) });
+  await until(() => ingressOf('gone'), 'the ingress of gone');
+  const goneUid = goneCreated.metadata?.uid as string;
+  assert.equal(objectsOf(goneUid).length, 5);
+  const webBefore = (await readService('web')) as V1Service;
+  await kube.stop();
+  const created = await s.core.createNamespacedService({ namespace: 'default', body: lbService('late', [{ name: 'http', port: 8081 }]) });
+  await s.core.deleteNamespacedService({ name: 'gone', namespace: 'default' });
+  assert.ok((await readService('gone'))?.metadata?.deletionTimestamp, 'the finalizer holds gone while nobody tears it down');
+  s.stack.sim.resetStats();
+  kube = s.kube();
+  await kube.saw('became the leader');
+  await until(() => ingressOf('late'), 'the ingress of late');
+  await until(async () => (await readService('gone')) === null, 'gone to be torn down and released');
+  const uid = created.metadata?.uid as string;
+  assert.deepEqual(objectsOf(uid), [
+    `backend http.late.${sfx}`,
+    `bind v4.http.late.${sfx}`,
+    `frontend http.late.${sfx}`,
+    `server node-1.http.late.${sfx} 10.0.0.11`,
+    `server node-2.http.late.${sfx} 192.0.2.12`,
+  ]);
+  assert.deepEqual(objectsOf(goneUid), []);
+  // The Engine writes: late's 5 objects created, gone's 5 destroyed, nothing else.
+  const writes = writeRequests(s.stack.sim.stats());
+  const count = (re: RegExp) => Object.entries(writes).filter(([r]) => re.test(r) && !/tag/i.test(r)).reduce((n, [, c]) => n + c, 0);
+  assert.deepEqual([count(/^POST /), count(/^DELETE /), count(/^PUT /)], [5, 5, 0], JSON.stringify(writes));
+  const webAfter = (await readService('web')) as V1Service;
+  assert.equal(webAfter.metadata?.resourceVersion, webBefore.metadata?.resourceVersion, 'web was not written to');
+  assert.deepEqual((await kubeEvents(s.core, 'web')).map((e) => e.line), ['Normal EnsuringLoadBalancer', 'Normal EnsuredLoadBalancer']);
+});
+
+test('two lbaas kube at once act as one: the standby waits, and takes over when the leader stops', async () => {
+  const standby = s.kube();
+  await standby.saw('waiting for the lease');
+  const lease = await s.coordination.readNamespacedLease({ name: 'lbaas-kube', namespace: 'kube-system' });
+  const leader = lease.spec?.holderIdentity as string;
+  assert.match(kube.output(), new RegExp(`identity ${leader}`));
+  await s.core.createNamespacedService({ namespace: 'default', body: lbService('both', [{ name: 'http', port: 8082 }]) });
+  await until(() => ingressOf('both'), 'the ingress of both');
+  assert.doesNotMatch(standby.output(), /became the leader|applied revision/);
+  assert.deepEqual(new Set((await kubeEvents(s.core, 'both')).map((e) => e.reportingInstance)), new Set([leader]));
+
+  await kube.stop();
+  await standby.saw('became the leader', 30_000);
+  kube = standby;
+  const taken = await s.coordination.readNamespacedLease({ name: 'lbaas-kube', namespace: 'kube-system' });
+  assert.notEqual(taken.spec?.holderIdentity, leader);
+  assert.equal(taken.spec?.leaseTransitions, (lease.spec?.leaseTransitions ?? 0) + 1);
+  await s.core.createNamespacedService({ namespace: 'default', body: lbService('after', [{ name: 'http', port: 8083 }]) });
+  await until(() => ingressOf('after'), 'the ingress of after');
+});
+
+test('the hostname annotation turns the ingress into a hostname, with no Engine write', async () => {
+  const mod = await k8s();
+  s.stack.sim.resetStats();
+  await s.core.patchNamespacedService(
+    { name: 'after', namespace: 'default', body: { metadata: { annotations: { 'lbaas.anx.io/load-balancer-proxy-pass-hostname': 'Shop.Example.com' } } } },
+    mergePatch(mod),
+  );
+  const svc = await until(async () => {
+    const x = await readService('after');
+    return x?.status?.loadBalancer?.ingress?.[0]?.hostname ? x : null;
+  }, 'a hostname ingress on after');
+  assert.deepEqual(JSON.parse(JSON.stringify(svc.status?.loadBalancer?.ingress)), [{ hostname: 'shop.example.com', ports: [{ port: 8083, protocol: 'TCP' }] }]);
+  assert.deepEqual(writeRequests(s.stack.sim.stats()), {});
+});
+
+test('a Service that stops being type LoadBalancer is torn down: no objects, no ingress, no finalizer', async () => {
+  const uid = (await readService('sentinel'))?.metadata?.uid as string;
+  assert.equal(objectsOf(uid).length, 5);
+  await s.core.patchNamespacedService({ name: 'sentinel', namespace: 'default', body: { spec: { type: 'ClusterIP' } } }, mergePatch(await k8s()));
+  const svc = await until(async () => {
+    const x = await readService('sentinel');
+    return x && !x.metadata?.finalizers?.length ? x : null;
+  }, 'the finalizer of sentinel to go');
+  assert.deepEqual(objectsOf(uid), []);
+  assert.equal(svc.status?.loadBalancer?.ingress, undefined);
+  assert.deepEqual((await kubeEvents(s.core, 'sentinel')).map((e) => e.line), [
+    'Normal EnsuringLoadBalancer',
+    'Normal EnsuredLoadBalancer',
+    'Normal DeletingLoadBalancer',
+    'Normal DeletedLoadBalancer',
+  ]);
+});
+
+test('a Ready node without an address is reported on every Service and nothing is applied until it is gone, as upstream', async () => {
+  s.stack.sim.resetStats();
+  await putNode(s.core, 'node-bare', [['Hostname', 'node-bare']]);
+  const reason = 'Error syncing load balancer: node node-bare lacks a usable address (no ExternalIP or InternalIP)';
+  const warning = await until(async () => (await kubeEvents(s.core, 'after')).find((e) => e.type === 'Warning'), 'a Warning on after');
+  assert.equal(warning.message, reason);
+  const created = await s.core.createNamespacedService({ namespace: 'default', body: lbService('blocked', [{ name: 'http', port: 8085 }]) });
+  const uid = created.metadata?.uid as string;
+  const held = await until(async () => (await kubeEvents(s.core, 'blocked')).find((e) => e.type === 'Warning'), 'a Warning on blocked');
+  assert.equal(held.message, reason);
+  assert.equal((await readService('blocked'))?.metadata?.finalizers, undefined, 'nothing applied: not even the finalizer');
+  assert.deepEqual(objectsOf(uid), []);
+  assert.deepEqual(writeRequests(s.stack.sim.stats()), {});
+
+  await s.core.deleteNode({ name: 'node-bare' });
+  await until(() => ingressOf('blocked'), 'the ingress of blocked once node-bare is gone');
+  assert.deepEqual(objectsOf(uid), [
+    `backend http.blocked.${sfx}`,
+    `bind v4.http.blocked.${sfx}`,
+    `frontend http.blocked.${sfx}`,
+    `server node-1.http.blocked.${sfx} 10.0.0.11`,
+    `server node-2.http.blocked.${sfx} 192.0.2.12`,
+  ]);
+  // Nothing was written for the others, which had converged before.
+  const writes = writeRequests(s.stack.sim.stats());
+  assert.equal(Object.keys(writes).filter((r) => /^(PUT|DELETE) /.test(r)).length, 0, JSON.stringify(writes));
+});
+
+test('the API server restarting: lbaas kube lists the Services again, watches again and converges a Service created after the outage', async () => {
+  const before = kube.output().length;
+  await s.api.restartApiserver();
+  await s.core.createNamespacedService({ namespace: 'default', body: lbService('resumed', [{ name: 'http', port: 8084 }]) });
+  const svc = await until(() => ingressOf('resumed'), 'the ingress of resumed', 90_000);
+  assert.deepEqual(objectsOf(svc.metadata?.uid as string).length, 5);
+  // The outage was seen (a watch or the Lease failed), not slept through, and the Services were listed again.
+  const during = kube.output().slice(before);
+  assert.match(during, /watching (services|nodes): |lease kube-system\/lbaas-kube: |lost the lease/);
+  assert.match(during, /listed \d+ services at resourceVersion \d+/, during);
+});
+
+test('lbaas kube with Temporal unreachable exits 4, before writing anything to the cluster', async () => {
+  const child = spawn(process.execPath, [LBAAS_BIN, 'kube', '--kubeconfig', s.api.kubeconfig, '--cluster-name', CLUSTER, '--load-balancer', s.lb, '--lease-name', 'never'], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_ADDRESS: '127.0.0.1:1' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const bad = { stderr: '', status: null as number | null };
+  child.stderr.on('data', (c: Buffer) => (bad.stderr += c.toString('utf8')));
+  bad.status = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  assert.equal(bad.status, 4, bad.stderr);
+  assert.match(bad.stderr, /^lbaas: cannot reach Temporal at 127\.0\.0\.1:1 /m);
+  await assert.rejects(s.coordination.readNamespacedLease({ name: 'never', namespace: 'kube-system' }), (err: { code?: number }) => err.code === 404);
+});
+
+test('deleting a Service tears it down, and only then releases the finalizer', async () => {
+  const uid = (await readService('web'))?.metadata?.uid as string;
+  await s.core.deleteNamespacedService({ name: 'web', namespace: 'default' });
+  await until(async () => (await readService('web')) === null, 'web to be gone');
+  assert.deepEqual(objectsOf(uid), []);
+  const lines = (await kubeEvents(s.core, 'web')).map((e) => e.line);
+  assert.deepEqual(lines.slice(-2), ['Normal DeletingLoadBalancer', 'Normal DeletedLoadBalancer']);
+  // The controller answers the delete with the teardown's result, then ends.
+  await until(async () => (await s.stack.client.workflow.getHandle(`lbaas/${uid}`).describe()).status.name === 'COMPLETED', 'the controller to end');
+});
