@@ -10,6 +10,7 @@ import {
   controllerStatusQuery,
   deleteUpdate,
   planService,
+  resyncPassUpdate,
   resyncSignal,
   serviceController,
   waitConvergedUpdate,
@@ -21,7 +22,7 @@ import type { PlanServiceResult } from '../workflows/plan-service';
 import type { ServiceSpec } from '../domain/types';
 import { resolveSpecDocument } from '../domain';
 import { PoolClient, PoolNotFoundError } from './pool-client';
-import { updateUntilAnswered } from './update';
+import { untilAnswered, updateUntilAnswered } from './update';
 import type { PoolStatus } from '../workflows/pool-messages';
 
 export { PoolClient, PoolNotFoundError };
@@ -127,6 +128,12 @@ export class LbaasClient {
 
   async resync(serviceUid: string): Promise<void> {
     await this.controller(serviceUid).signal(resyncSignal);
+  }
+
+  /** Resyncs and waits until the controller has settled after it; resolves with the result of the pass that did it. */
+  async resyncAndWait(serviceUid: string): Promise<PassResult> {
+    const updateId = `resync-${randomUUID()}`;
+    return untilAnswered(() => this.controller(serviceUid).executeUpdate(resyncPassUpdate, { updateId }));
   }
 
   /**

@@ -2,7 +2,7 @@
 export { reconcileLoadBalancer, loadBalancerStatusQuery } from './reconcile-lb';
 export { reconcileService } from './reconcile-service';
 export { planService } from './plan-service';
-export { serviceController, applyUpdate, waitConvergedUpdate, deleteUpdate, resyncSignal, controllerStatusQuery } from './controller';
+export { serviceController, applyUpdate, waitConvergedUpdate, deleteUpdate, resyncSignal, resyncPassUpdate, controllerStatusQuery } from './controller';
 export { fullResync } from './full-resync';
 export { serverPool } from './pool';
 export {
