@@ -28,7 +28,9 @@ export async function worker(io: CliIo): Promise<void> {
   const { temporal } = env;
   io.stderr(
     `lbaas worker: task queue ${temporal.taskQueue} on ${temporal.connection.address} (namespace ${temporal.namespace}), Engine ${env.engine.baseUrl}` +
-      `, Engine budget ${pacing.requestsPerSecond} requests/s (burst ${pacing.burst})` +
+      (pacing.initialRequestsPerSecond === undefined
+        ? `, Engine budget ${pacing.requestsPerSecond} requests/s (burst ${pacing.burst})`
+        : `, Engine budget adaptive from ${pacing.initialRequestsPerSecond} up to ${pacing.requestsPerSecond} requests/s (burst ${pacing.burst})`) +
       `${env.taskQueueActivitiesPerSecond ? `, task queue ${env.taskQueueActivitiesPerSecond} activities/s` : ''}` +
       `, workflow heap ${heapMiB} MiB, ${env.maxCachedWorkflows ?? CACHED_WORKFLOWS_PER_HEAP_MIB * heapMiB} cached workflows${env.metricsAddress ? `, metrics on http://${env.metricsAddress}/metrics` : ''}\n`,
   );

@@ -10,20 +10,45 @@ import path from 'node:path';
 import { test } from 'node:test';
 import v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
-import { DEFAULT_BACKOFF_CAP_MS, DEFAULT_BACKOFF_START_MS, DEFAULT_BURST, DEFAULT_REQUESTS_PER_SECOND } from '../../activities/engine';
+import { DEFAULT_BACKOFF_CAP_MS, DEFAULT_BACKOFF_START_MS, DEFAULT_BURST, DEFAULT_INITIAL_REQUESTS_PER_SECOND, DEFAULT_MAX_REQUESTS_PER_SECOND } from '../../activities/engine';
 import { engineBudgetFromEnv } from '../../worker/engine-settings';
 import { limitWorkflowHeap } from '../../worker/main';
 import { workerEnv } from '../../worker/start';
 
-test('defaults: 10 requests/s, burst 10, backoff 1 s to 60 s, no task-queue rate, no warnings', () => {
+test('defaults: an adaptive budget from 10 up to 50 requests/s, burst 10, backoff 1 s to 60 s, no task-queue rate, no warnings', () => {
   assert.deepEqual(engineBudgetFromEnv({}), {
-    pacing: { requestsPerSecond: DEFAULT_REQUESTS_PER_SECOND, burst: DEFAULT_BURST, backoffStartMs: DEFAULT_BACKOFF_START_MS, backoffCapMs: DEFAULT_BACKOFF_CAP_MS },
+    pacing: {
+      requestsPerSecond: DEFAULT_MAX_REQUESTS_PER_SECOND,
+      initialRequestsPerSecond: DEFAULT_INITIAL_REQUESTS_PER_SECOND,
+      burst: DEFAULT_BURST,
+      backoffStartMs: DEFAULT_BACKOFF_START_MS,
+      backoffCapMs: DEFAULT_BACKOFF_CAP_MS,
+    },
     warnings: [],
   });
-  assert.deepEqual([DEFAULT_REQUESTS_PER_SECOND, DEFAULT_BURST, DEFAULT_BACKOFF_START_MS, DEFAULT_BACKOFF_CAP_MS], [10, 10, 1_000, 60_000]);
+  assert.deepEqual([DEFAULT_INITIAL_REQUESTS_PER_SECOND, DEFAULT_MAX_REQUESTS_PER_SECOND, DEFAULT_BURST, DEFAULT_BACKOFF_START_MS, DEFAULT_BACKOFF_CAP_MS], [10, 50, 10, 1_000, 60_000]);
 });
 
-test('every setting is read under its own name', () => {
+test('LBAAS_ENGINE_MAX_REQUESTS_PER_SECOND sets the adaptive ceiling (a ceiling below 10 is also where it starts); with LBAAS_ENGINE_REQUESTS_PER_SECOND it is refused', () => {
+  assert.deepEqual(engineBudgetFromEnv({ LBAAS_ENGINE_MAX_REQUESTS_PER_SECOND: '200' }).pacing, {
+    requestsPerSecond: 200,
+    initialRequestsPerSecond: 10,
+    burst: 10,
+    backoffStartMs: 1_000,
+    backoffCapMs: 60_000,
+  });
+  const low = engineBudgetFromEnv({ LBAAS_ENGINE_MAX_REQUESTS_PER_SECOND: '4' }).pacing;
+  assert.deepEqual([low.requestsPerSecond, low.initialRequestsPerSecond], [4, 4]);
+  assert.throws(
+    () => engineBudgetFromEnv({ LBAAS_ENGINE_MAX_REQUESTS_PER_SECOND: '200', LBAAS_ENGINE_REQUESTS_PER_SECOND: '20' }),
+    (err: unknown) =>
+      (err as Error).message ===
+      'LBAAS_ENGINE_MAX_REQUESTS_PER_SECOND: the ceiling of the adaptive budget, while LBAAS_ENGINE_REQUESTS_PER_SECOND sets a fixed budget: set one of them',
+  );
+  assert.throws(() => engineBudgetFromEnv({ LBAAS_ENGINE_MAX_REQUESTS_PER_SECOND: 'fast' }), (err: unknown) => (err as Error).message === 'LBAAS_ENGINE_MAX_REQUESTS_PER_SECOND: must be a positive number, got "fast"');
+});
+
+test('every setting is read under its own name; LBAAS_ENGINE_REQUESTS_PER_SECOND makes the budget fixed (no initial rate to grow from)', () => {
   const s = engineBudgetFromEnv({
     LBAAS_ENGINE_REQUESTS_PER_SECOND: '2.5',
     LBAAS_ENGINE_BURST: '4',
@@ -37,7 +62,7 @@ test('every setting is read under its own name', () => {
 test('LBAAS_ENGINE_RPS still sets the task-queue rate, with a warning that names what it is; the new name wins when both are set', () => {
   const old = engineBudgetFromEnv({ LBAAS_ENGINE_RPS: '20' });
   assert.equal(old.taskQueueActivitiesPerSecond, 20);
-  assert.equal(old.pacing.requestsPerSecond, DEFAULT_REQUESTS_PER_SECOND, 'the old name never set an Engine request budget, and still does not');
+  assert.deepEqual(old.pacing, engineBudgetFromEnv({}).pacing, 'the old name never set an Engine request budget, and still does not');
   assert.deepEqual(old.warnings, [
     'LBAAS_ENGINE_RPS is deprecated: it limits activity starts per second on the task queue, not Engine requests; set LBAAS_TASK_QUEUE_ACTIVITIES_PER_SECOND instead (and LBAAS_ENGINE_REQUESTS_PER_SECOND for the Engine budget)',
   ]);
