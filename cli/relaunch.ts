@@ -1,0 +1,52 @@
+/**
+ * `lbaas worker` and `lbaas dev` run a Temporal worker, whose workflow thread's heap is bounded by the process's own
+ * `--max-old-space-size` (worker/heap.ts). bin/lbaas.js calls `relaunch` first: when such a command runs in a node
+ * started without that flag (neither on its command line nor in NODE_OPTIONS), node is started again with
+ * `--max-old-space-size=<LBAAS_WORKFLOW_HEAP_MIB, default 512>` and the same arguments. An operator's own flag wins.
+ *
+ * Where node has process.execve the process replaces itself (same pid, nothing in between). Elsewhere (Node 20) the
+ * new node is a child in a process group of its own, so that a Ctrl-C in a terminal reaches it once, through us:
+ * the SDK treats a second SIGINT as "stop now". Signals are passed on and the child's exit is ours.
+ */
+import { spawn } from 'node:child_process';
+import os from 'node:os';
+import { processHeapMiB, wantedHeapMiB } from '../worker/heap';
+
+/** Commands that run a worker in the CLI's process. */
+const WORKER_COMMANDS = new Set(['worker', 'dev']);
+const FORWARDED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR2'];
+
+/**
+ * The node arguments to start again with (`argv` as process.argv: node, script, command, ...), or null when this
+ * process can run the command as it is: not a worker command, a heap flag already set, or an invalid
+ * LBAAS_WORKFLOW_HEAP_MIB (the worker then refuses it, naming the variable).
+ */
+export function relaunchArgs(argv: readonly string[], env: NodeJS.ProcessEnv, execArgv: readonly string[]): string[] | null {
+  const command = argv.slice(2).find((a) => !a.startsWith('-'));
+  if (command === undefined || !WORKER_COMMANDS.has(command) || argv.slice(2).some((a) => a === '--help' || a === '-h')) return null;
+  if (processHeapMiB(execArgv, env) !== null) return null;
+  const mib = wantedHeapMiB(env);
+  if (mib === null) return null;
+  return [...execArgv, `--max-old-space-size=${mib}`, ...argv.slice(1)];
+}
+
+type Execve = (file: string, args: string[], env: NodeJS.ProcessEnv) => never;
+
+/** Starts node again when `relaunchArgs` says so and resolves to its exit code; null when this process runs the command. */
+export function relaunch(argv: readonly string[] = process.argv): Promise<number> | null {
+  const args = relaunchArgs(argv, process.env, process.execArgv);
+  if (!args) return null;
+  const execve = (process as unknown as { execve?: Execve }).execve;
+  if (typeof execve === 'function') execve(process.execPath, [process.execPath, ...args], process.env);
+  const child = spawn(process.execPath, args, { stdio: 'inherit', detached: true });
+  const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
+  const handlers = FORWARDED.map((s) => [s, forward(s)] as const);
+  for (const [s, h] of handlers) process.on(s, h);
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      for (const [s, h] of handlers) process.off(s, h);
+      resolve(code ?? 128 + (signal ? (os.constants.signals[signal] ?? 0) : 0));
+    });
+  });
+}
