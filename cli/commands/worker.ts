@@ -7,6 +7,7 @@ import { CACHED_WORKFLOWS_PER_HEAP_MIB, DEFAULT_WORKFLOW_HEAP_MIB } from '../../
 import { createMetrics, installMetrics } from '../../worker/metrics';
 import { startWorker, workerEnv } from '../../worker/start';
 import { processHeapMiB } from '../../worker/heap';
+import { workerIdentity } from '../relaunch';
 import type { CliIo } from '../io';
 
 export async function worker(io: CliIo): Promise<void> {
@@ -27,6 +28,7 @@ export async function worker(io: CliIo): Promise<void> {
     ...(env.workflowBundlePath ? { workflowBundle: { codePath: env.workflowBundlePath } } : {}),
     ...(env.maxCachedWorkflows ? { maxCachedWorkflows: env.maxCachedWorkflows } : {}),
     workflowHeapMiB: heapMiB,
+    identity: workerIdentity(io.env),
   });
   metrics?.watchPacer(running.engine.pacer);
   const { pacing } = env.engine;
