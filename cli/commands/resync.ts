@@ -9,6 +9,7 @@
  * whatever its state (paused, or skipping because a run is in progress); and it never destroys orphaned objects,
  * whatever the Schedule is set to: a manual run only reports them.
  */
+import { ApplicationFailure, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { CliIo } from '../io';
 import { noAnswerHint, requireController, warnIfNoWorker, withTemporal, type Temporal } from '../connect';
 import { CliError, EXIT, invalid } from '../../common/errors';
@@ -49,7 +50,7 @@ export async function resync(uid: string | undefined, opts: ResyncOptions, io: C
     if (opts.output === 'text') io.stderr(`resync requested for service ${uid}; waiting up to ${formatDuration(timeoutMs)} for its pass\n`);
     const outcome = await waitWithProgress({
       client: t.client,
-      run: () => t.lbaas.resyncAndWait(uid),
+      run: () => t.lbaas.resyncAndWait(uid).catch((err: unknown) => Promise.reject(refused(uid, err))),
       timeoutMs: Math.max(0, deadline - Date.now()),
       progress: async () => progressLines(await t.lbaas.progress(uid, loadBalancers)),
       ...(opts.output === 'text' ? { print: (line: string) => io.stderr(`${line}\n`) } : {}),
@@ -67,6 +68,18 @@ export async function resync(uid: string | undefined, opts: ResyncOptions, io: C
     else io.stdout(applyResultText(result, pass.loadBalancers));
     if (!result.converged) throw new CliError(`the resync pass of service ${uid} (revision ${result.revision}) did not converge: ${result.error ?? 'unknown error'}`, EXIT.failed);
   });
+}
+
+/**
+ * The controller refused the resync or gave it up: the service is being deleted (exit 2, as an apply refused), or no
+ * pass could run (exit 1, a failed reconciliation). Other errors pass through.
+ */
+function refused(uid: string, err: unknown): unknown {
+  if (!(err instanceof WorkflowUpdateFailedError)) return err;
+  const cause = err.cause;
+  const message = (cause as Error | undefined)?.message ?? err.message;
+  if (cause instanceof ApplicationFailure && cause.type === 'NoPass') return new CliError(message, EXIT.failed);
+  return invalid(`service ${uid}: resync refused: ${message}`);
 }
 
 async function fullResync(t: Temporal, opts: ResyncOptions, io: CliIo): Promise<void> {

@@ -120,6 +120,24 @@ test('resync UID --wait exits 1 with the result document when the pass fails', a
   await lbaas.controller(uid).terminate('test cleanup');
 });
 
+test('resync UID --wait while the service is being deleted is refused with exit 2, naming the service', async () => {
+  const uid = 'script-resync-deleting';
+  const { tag } = await converged(uid);
+  // Deleted objects stay deprovisioning for 3 s: the teardown, and with it the delete, lasts that long.
+  stack.sim.setFaults({ ...FAST_DEPLOYS, deleteMs: { min: 3_000, max: 3_000 } });
+  try {
+    await lbaas.startDelete(uid);
+    const r = await cli(['resync', uid, '--wait', '-o', 'json']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.equal(r.stdout, '');
+    assert.equal(r.stderr, `lbaas: service ${uid}: resync refused: service ${uid} is being deleted; nothing to resync\n`);
+  } finally {
+    stack.sim.setFaults(FAST_DEPLOYS);
+  }
+  await until('the controller to end', async () => (await lbaas.controller(uid).describe()).status.name === 'COMPLETED', 30_000, 100);
+  assert.deepEqual(taggedLines(stack.sim, tag), []);
+});
+
 test('resync --all --wait is refused with exit 2 and starts nothing', async () => {
   const r = await cli(['resync', '--all', '--wait']);
   assert.equal(r.code, 2);
