@@ -49,7 +49,13 @@ export function relaunch(argv: readonly string[] = process.argv): Promise<number
   const args = relaunchArgs(argv, process.env, process.execArgv);
   if (!args) return null;
   const execve = (process as unknown as { execve?: Execve }).execve;
-  if (typeof execve === 'function') execve(process.execPath, [process.execPath, ...args], process.env);
+  if (typeof execve === 'function') {
+    try {
+      execve(process.execPath, [process.execPath, ...args], process.env);
+    } catch {
+      // Not on this platform (Windows): a child stands in instead.
+    }
+  }
   const child = spawn(process.execPath, args, { stdio: 'inherit', env: { ...process.env, [LAUNCHER_PID]: String(process.pid) } });
   const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
   const handlers = FORWARDED.map((s) => [s, forward(s)] as const);
