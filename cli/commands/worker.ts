@@ -39,7 +39,7 @@ export async function worker(io: CliIo): Promise<void> {
         ? `, Engine budget ${pacing.requestsPerSecond} requests/s (burst ${pacing.burst})`
         : `, Engine budget adaptive from ${pacing.initialRequestsPerSecond} up to ${pacing.requestsPerSecond} requests/s (burst ${pacing.burst})`) +
       `${env.taskQueueActivitiesPerSecond ? `, task queue ${env.taskQueueActivitiesPerSecond} activities/s` : ''}` +
-      `, ${processHeap === null ? `V8 heap limit Node's default (${Math.round(v8.getHeapStatistics().heap_size_limit / 2 ** 20)} MiB; lbaas worker sets ${heapMiB})` : `V8 heap limit ${processHeap} MiB (main and workflow threads)`}, ${env.maxCachedWorkflows ?? CACHED_WORKFLOWS_PER_HEAP_MIB * heapMiB} cached workflows${env.metricsAddress ? `, metrics on http://${env.metricsAddress}/metrics` : ''}\n`,
+      `, ${processHeap === null ? `V8 heap limit Node's default (${Math.round(v8.getHeapStatistics().heap_size_limit / 2 ** 20)} MiB: node was started without --max-old-space-size)` : `V8 heap limit ${processHeap} MiB (main and workflow threads)`}, ${env.maxCachedWorkflows ?? CACHED_WORKFLOWS_PER_HEAP_MIB * heapMiB} cached workflows${env.metricsAddress ? `, metrics on http://${env.metricsAddress}/metrics` : ''}\n`,
   );
   try {
     await running.running;
