@@ -29,6 +29,7 @@ import { applyAll } from './throughput';
 import { machineCpuSeconds, procCpuSeconds } from './util';
 import { startChildWorker } from '../dev/child-worker';
 import { fleetSpec } from './workload';
+import { WORKER_DEFAULTS } from './defaults';
 
 
 interface Backend {
@@ -148,7 +149,8 @@ async function measure(backend: Backend, sim: SimProcess, bundlePath: string, wo
   const taskQueue = `bench-${label}`;
   const procs = await Promise.all(
     Array.from({ length: workers }, async () => {
-      const w = await startChildWorker({ temporalAddress: backend.address, namespace: backend.namespace, taskQueue, engineUrl: sim.url, token: BENCH_TOKEN, bundlePath });
+      // At the settings of `lbaas worker` without environment (bench/defaults.ts): its Engine budget, its heap limit.
+      const w = await startChildWorker({ temporalAddress: backend.address, namespace: backend.namespace, taskQueue, engineUrl: sim.url, token: BENCH_TOKEN, bundlePath, ...(WORKER_DEFAULTS.pacing ? { pacing: WORKER_DEFAULTS.pacing } : {}) });
       await w.ready;
       return w;
     }),

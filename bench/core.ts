@@ -6,6 +6,8 @@
  */
 import type { Client } from '@temporalio/client';
 import type { DeployTimesOptions } from '../activities/deploy-times';
+import type { PacingOptions } from '../activities/engine';
+import { WORKER_DEFAULTS } from './defaults';
 import type { AwaitReadyOptions } from '../activities/objects';
 import { reconcileService } from '../workflows';
 import { serviceTag, validateSpec } from '../domain';
@@ -17,8 +19,8 @@ import { reconcileInWaves, type CountingEngine } from './waves';
 import type { ChildWorker } from '../dev/child-worker';
 import { CORE_SHAPE, coreSpec } from './workload';
 
-export type ModeName = 'heartbeat' | 'unwatched' | 'prior' | 'aim-25' | 'aim-75' | 'heartbeat-500' | 'retry' | 'retry-fast' | 'waves' | 'waves-jitter';
-export type WorkerKind = 'heartbeat' | 'unwatched' | 'prior' | 'aim-25' | 'aim-75' | 'tuned' | 'retry';
+export type ModeName = 'heartbeat' | 'no-budget' | 'unwatched' | 'prior' | 'aim-25' | 'aim-75' | 'heartbeat-500' | 'retry' | 'retry-fast' | 'waves' | 'waves-jitter';
+export type WorkerKind = 'heartbeat' | 'no-budget' | 'unwatched' | 'prior' | 'aim-25' | 'aim-75' | 'tuned' | 'retry';
 
 export interface Mode {
   name: ModeName;
@@ -36,6 +38,7 @@ export interface Mode {
 /** awaitReady options of each worker kind: the product default, and one GET per attempt (Temporal retries poll). */
 export const WORKER_READINESS: Record<WorkerKind, AwaitReadyOptions | undefined> = {
   heartbeat: undefined,
+  'no-budget': undefined,
   unwatched: undefined,
   prior: undefined,
   'aim-25': undefined,
@@ -57,6 +60,21 @@ export const WORKER_DEPLOY_TIMES: Partial<Record<WorkerKind, DeployTimesOptions>
   'aim-75': { aim: 0.75 },
 };
 
+/**
+ * The Engine budget of each worker kind: the default of `lbaas worker` (bench/defaults.ts) for all but `no-budget`,
+ * which shows what that budget costs on this workload.
+ */
+export const WORKER_PACING: Record<WorkerKind, PacingOptions | null> = {
+  heartbeat: WORKER_DEFAULTS.pacing,
+  'no-budget': null,
+  unwatched: WORKER_DEFAULTS.pacing,
+  prior: WORKER_DEFAULTS.pacing,
+  'aim-25': WORKER_DEFAULTS.pacing,
+  'aim-75': WORKER_DEFAULTS.pacing,
+  tuned: WORKER_DEFAULTS.pacing,
+  retry: WORKER_DEFAULTS.pacing,
+};
+
 export const MODES: readonly Mode[] = [
   {
     name: 'heartbeat',
@@ -65,6 +83,7 @@ export const MODES: readonly Mode[] = [
     worker: 'heartbeat',
     quick: true,
   },
+  { name: 'no-budget', title: 'the same without an Engine request budget (every mode above and below runs at the default budget of `lbaas worker`)', worker: 'no-budget', quick: true },
   { name: 'unwatched', title: 'the same with every deploy polled on the median-aimed schedule (no watched kinds: the product before watching)', worker: 'unwatched', quick: true },
   { name: 'prior', title: 'the same with polls not aimed (never learns: 250 ms x 1.25, max 500 ms, the schedule of before)', worker: 'prior', quick: true },
   { name: 'aim-25', title: 'the same aiming the first poll of Binds and Servers at the learned 25th percentile (more GETs, less slack)', worker: 'aim-25', quick: false },

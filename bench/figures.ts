@@ -9,6 +9,7 @@ import type { BudgetResult } from './budget';
 import type { FleetResult } from './fleet';
 import { realistic429Share, REALISTIC_429_TARGET, type RealisticRun } from './realistic';
 import { int, mean, median, quantile, ratio, sum } from './util';
+import { isDefault, type WorkerSettings } from './defaults';
 
 export interface Machine {
   cpus: number;
@@ -40,6 +41,11 @@ export interface BenchResult {
   budget?: BudgetResult & { /** Set when the budget run was measured apart (its command), and merged into this report. */ source?: string };
   /** The core workload on the ideal and the realistic simulator profile (realistic.ts); absent in older saved runs. */
   realistic?: RealisticRun[];
+  /**
+   * The settings of the workers behind the product's figures: the core workload's product mode (and the throughput
+   * run's worker, started alike) and the controller fleet's. Absent in runs saved before it was recorded.
+   */
+  workers?: { core: WorkerSettings; fleet: WorkerSettings };
 }
 
 /**
@@ -82,6 +88,10 @@ export interface Summary {
   fleetServicesPerMin: number;
   fleetPeakRssMib: number;
   fleetNoopResyncS: number;
+  /** The fleet worker's peak RSS over the whole run (apply, resync, delete), MiB; NaN when not measured. */
+  fleetRunPeakRssMib: number;
+  /** Whether the figures come from workers at the settings of `lbaas worker` without environment. */
+  defaults: boolean;
   /** Share of the Engine budget a rate-limited fleet used for answered requests; NaN when not measured. */
   budgetGoodput: number;
   targets: Target[];
@@ -114,6 +124,8 @@ export function summarize(r: BenchResult): Summary {
   const fleetServicesPerMin = r.fleet?.servicesPerMinute ?? r.throughput.servicesPerMinute;
   const fleetPeakRssMib = (r.fleet?.workerPeakRssBytes ?? r.throughput.workerPeakRssBytes) / 2 ** 20;
   const fleetNoopResyncS = (r.fleet?.noop.wallMs ?? r.throughput.noop.wallMs) / 1000;
+  const fleetRunPeakRssMib = (r.fleet?.workerRunPeakRssBytes ?? NaN) / 2 ** 20;
+  const defaults = r.workers !== undefined && isDefault(r.workers.core) && (r.fleet === undefined || isDefault(r.workers.fleet));
   const budgetGoodput = r.budget?.goodput ?? NaN;
   const t = (name: string, key: string, measured: number, target: number, digits = 2, higher = false): Target => {
     if (!Number.isFinite(measured)) return { name, key, measured, target, higher, met: false, text: 'not measured in this run' };
@@ -141,7 +153,7 @@ export function summarize(r: BenchResult): Summary {
     `summary: convergence_vs_bound=${ratio(convergenceVsBound)} convergence_vs_waves=${ratio(convergenceVsWaves)} requests_vs_waves=${ratio(requestsVsWaves)} noop_writes=${noopWrites}` +
     ` core_requests=${int(coreRequests)} history_events_per_lb=${int(historyEventsPerLb)} readiness_gets_per_object=${ratio(readinessGetsPerObject, 1)}` +
     ` fleet_services_per_min=${int(fleetServicesPerMin)} fleet_peak_rss_mib=${int(fleetPeakRssMib)} fleet_noop_resync_s=${ratio(fleetNoopResyncS, 1)} budget_goodput=${ratio(budgetGoodput)}` +
-    `${share === null ? '' : ` realistic_429_share=${share.toFixed(3)}`}`;
+    `${share === null ? '' : ` realistic_429_share=${share.toFixed(3)}`} fleet_run_peak_rss_mib=${int(fleetRunPeakRssMib)} defaults=${defaults ? 'yes' : 'no'}`;
   return {
     convergenceVsBound,
     convergenceVsWaves,
@@ -153,6 +165,8 @@ export function summarize(r: BenchResult): Summary {
     fleetServicesPerMin,
     fleetPeakRssMib,
     fleetNoopResyncS,
+    fleetRunPeakRssMib,
+    defaults,
     budgetGoodput,
     targets,
     line,

@@ -2,8 +2,9 @@
  * `npm run build && node dist/bench/fleet-run.js [--services N] [--seed N] [--cached-workflows N] [--save-json FILE]`:
  * the controller fleet alone (bench/fleet.ts), for working on fleet scale without the core workload's repetitions;
  * `--cached-workflows` is the worker's LBAAS_MAX_CACHED_WORKFLOWS; `--memory-log MS` has the worker print where its memory
- * is (RSS, V8 heap by space, buffers) every MS ms; `--heap-mib N` starts the worker with `--max-old-space-size=N` (as
- * NODE_OPTIONS would) and `--malloc-arena-max N` with MALLOC_ARENA_MAX=N in its environment. With `--budget N`: the Engine budget run
+ * is (RSS, V8 heap by space, buffers) every MS ms; the worker runs at the settings of `lbaas worker` without
+ * environment (bench/defaults.ts); `--heap-mib N` starts it with `--max-old-space-size=N` instead of 512, `--no-budget`
+ * without an Engine request budget, and `--malloc-arena-max N` with MALLOC_ARENA_MAX=N in its environment. With `--budget N`: the Engine budget run
  * (bench/budget.ts) of N services instead. `npm run bench -- --fleet N` runs the same fleet inside the full benchmark and reports it in docs/benchmarks.md.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,6 +20,7 @@ import { runBudget } from './budget';
 import { runFleet } from './fleet';
 import { BENCH_TOKEN, startSimProcess } from './sim-process';
 import { mib } from './util';
+import { WORKER_DEFAULTS } from './defaults';
 
 const log = (line: string) => process.stderr.write(`[fleet ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 
@@ -53,6 +55,8 @@ async function main(): Promise<void> {
     ...(cached ? { maxCachedWorkflows: cached } : {}),
     ...(value('--memory-log') ? { memoryLogMs: Number(value('--memory-log')) } : {}),
     ...(value('--heap-mib') ? { heapMiB: Number(value('--heap-mib')) } : {}),
+    // The Engine budget of `lbaas worker` without environment, unless --no-budget shows the run without one.
+    ...(process.argv.includes('--no-budget') || !WORKER_DEFAULTS.pacing ? {} : { pacing: WORKER_DEFAULTS.pacing }),
     ...(value('--malloc-arena-max') ? { env: { MALLOC_ARENA_MAX: String(value('--malloc-arena-max')) } } : {}),
   });
   try {

@@ -5,6 +5,7 @@
 import type { BenchResult } from './figures';
 import type { FleetPhaseFigures } from './fleet';
 import { mib, secs } from './util';
+import { isDefault } from './defaults';
 
 const s = (ms: number) => `${secs(ms, 1)} s`;
 const per = (n: number, of: number) => `${n} (${(n / of).toFixed(1)})`;
@@ -17,7 +18,7 @@ export function fleetMarkdown(r: BenchResult): string {
     L.push('## Controller fleet: apply, no-op full resync, delete');
     L.push('');
     L.push(
-      `${f.services} services x ${f.loadBalancers} load balancers (${f.objects} Engine objects, deploys ${f.deployMs.min}-${f.deployMs.max} ms) applied at once to one fresh worker${f.workerNodeHeapMiB ? ` (started with \`--max-old-space-size=${f.workerNodeHeapMiB}\`, as docs/operations.md recommends; the workflow heap and cache at their defaults)` : ''} through their controllers (update-with-start, as \`lbaas apply\`), each waited for until converged; then one run of the Schedule's workflow (fullResync, ${f.resyncSignalled} controllers signalled) until every controller finished a pass after it; then every service deleted until every controller closed (${f.leftAfterDelete} tagged objects left).`,
+      `${f.services} services x ${f.loadBalancers} load balancers (${f.objects} Engine objects, deploys ${f.deployMs.min}-${f.deployMs.max} ms) applied at once to one fresh worker${f.workerNodeHeapMiB ? ` (node heap limit \`--max-old-space-size=${f.workerNodeHeapMiB}\`${r.workers && isDefault(r.workers.fleet) ? ', Engine budget and workflow cache: everything as `lbaas worker` without environment' : ''})` : ''} through their controllers (update-with-start, as \`lbaas apply\`), each waited for until converged; then one run of the Schedule's workflow (fullResync, ${f.resyncSignalled} controllers signalled) until every controller finished a pass after it; then every service deleted until every controller closed (${f.leftAfterDelete} tagged objects left).`,
     );
     L.push('');
     const procs = Object.keys(f.apply.cpuSeconds);

@@ -10,6 +10,7 @@ import { fleetMarkdown } from './report-fleet';
 import { START_CONCURRENCY } from './throughput';
 import { int, median, mib, quantile, ratio, secs, spread } from './util';
 import { CORE_SHAPE } from './workload';
+import { isDefault } from './defaults';
 
 const s = (ms: number) => `${secs(ms)} s`;
 
@@ -33,6 +34,12 @@ export function markdown(r: BenchResult, sm: Summary, svgName: string, command: 
     `- Code measured: commit ${r.machine.revision}${r.machine.uncommitted.length ? `, built with uncommitted changes (work in progress of others) in ${r.machine.uncommitted.map((f) => `\`${f}\``).join(', ')}` : ' (clean working tree)'}.`,
   );
   L.push(`- Everything on loopback: a Temporal dev server (\`temporal server start-dev\`, CLI ${r.machine.temporalCli}, in-memory SQLite), the Engine simulator in its own process (\`node dist/simulator/main.js --seed ${r.seed}\`), and each worker in its own process started by worker/start.ts (the same worker \`lbaas worker\` runs) on a prebuilt workflow bundle. The waves baseline runs in the benchmark process.`);
+  const settings = r.workers === undefined ? null : isDefault(r.workers.core) && (r.fleet === undefined || isDefault(r.workers.fleet));
+  L.push(
+    settings === null
+      ? "- The workers' settings were not recorded in this run."
+      : `- The workers behind the figures run ${settings ? '' : '**not** '}at the settings of \`lbaas worker\` without environment (bench/defaults.ts: its adaptive Engine budget and its heap limit); a mode that changes one (\`no-budget\`) shows that setting's effect beside them.`,
+  );
   L.push(`- Seed ${r.seed}; repetition *k* reseeds the simulator's delay draws with seed ${r.seed} + *k* before every mode, so all modes of a repetition draw from the same stream (which object gets which draw depends on the order of creates, so the lower bound is computed per run from the delays actually drawn).`);
   L.push(`- Core workload: one service with ${CORE_SHAPE.ports} ports, ${CORE_SHAPE.addresses} external addresses (IPv4 + IPv6) and ${CORE_SHAPE.servers} servers on 2 load balancers (${CORE_SHAPE.objectsPerLoadBalancer} objects each, ${CORE_SHAPE.objectsPerLoadBalancer * 2} per service). Simulator deploy delay ${CORE_DEPLOY_MS.min}-${CORE_DEPLOY_MS.max} ms (uniform), no faults. Converged from empty, then re-applied unchanged (no-op). ${r.reps} repetition(s) per mode.`);
   L.push(`- Modes:`);

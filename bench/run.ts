@@ -29,7 +29,8 @@ import { startDevServer, type DevServer } from '../dev/devserver';
 import { ensureTemporalCli } from '../dev/temporal-path';
 import { workflowsPath } from '../worker/main';
 import { reconcileService } from '../workflows';
-import { CORE_DEPLOY_MS, MODES, runCore, WORKER_DEPLOY_TIMES, WORKER_READINESS, type CoreContext, type CoreRun, type WorkerKind } from './core';
+import { CORE_DEPLOY_MS, MODES, runCore, WORKER_DEPLOY_TIMES, WORKER_PACING, WORKER_READINESS, type CoreContext, type CoreRun, type WorkerKind } from './core';
+import { WORKER_DEFAULTS } from './defaults';
 import { summarize, type BenchResult, type Machine } from './figures';
 import { markdown } from './report-md';
 import { svgChart } from './report-svg';
@@ -124,9 +125,6 @@ function report(result: BenchResult, args: Args): void {
   process.stdout.write(`${summary.line}\n`);
 }
 
-/** The controller fleet's worker runs with this node heap limit (`--max-old-space-size`), as docs/operations.md recommends. */
-const FLEET_WORKER_HEAP_MIB = 512;
-
 const log = (line: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 
 function machine(temporalPath: string): Machine {
@@ -194,7 +192,9 @@ async function main(): Promise<void> {
     writeFileSync(bundlePath, bundle.code);
     connection = await Connection.connect({ address: srv.address });
     const client = new Client({ connection, namespace: srv.namespace });
-    const startWorker = async (taskQueue: string, kind: WorkerKind, pacing?: PacingOptions) => {
+    // Every worker runs at the settings of `lbaas worker` without environment (bench/defaults.ts; the heap limit is
+    // dev/child-worker.ts's default) unless its kind or measurement says otherwise, to show that setting's effect.
+    const startWorker = async (taskQueue: string, kind: WorkerKind, pacing: PacingOptions | null = WORKER_PACING[kind]) => {
       const w = await startChildWorker({
         temporalAddress: srv.address,
         namespace: srv.namespace,
@@ -210,7 +210,8 @@ async function main(): Promise<void> {
       await w.ready;
       return w;
     };
-    const realisticContext = { client, admin: simProc.admin, seed: args.seed, startWorker: (q: string, p?: PacingOptions) => startWorker(q, 'heartbeat', p), log };
+    const workerSettings = { core: { pacing: WORKER_PACING.heartbeat, heapMiB: WORKER_DEFAULTS.heapMiB }, fleet: WORKER_DEFAULTS };
+    const realisticContext = { client, admin: simProc.admin, seed: args.seed, startWorker: (q: string, p?: PacingOptions) => startWorker(q, 'heartbeat', p ?? null), log };
     if (args.realisticOnly) {
       const runs = await runRealistic(realisticContext);
       process.stdout.write(`\n${textTable(realisticRows(runs))}\n`);
@@ -298,12 +299,12 @@ async function main(): Promise<void> {
       });
       try {
         const ctlQueue = `bench-ctl-${run}`;
-        // Run as docs/operations.md (Worker sizing) recommends for a fleet: NODE_OPTIONS=--max-old-space-size=512.
-        const ctlWorker = await startChildWorker({ temporalAddress: fleetSrv.address, namespace: fleetSrv.namespace, taskQueue: ctlQueue, engineUrl: fleetSim.url, token: BENCH_TOKEN, bundlePath, echo: true, heapMiB: FLEET_WORKER_HEAP_MIB });
+        // At the settings of `lbaas worker` without environment: its Engine budget and heap limit.
+        const ctlWorker = await startChildWorker({ temporalAddress: fleetSrv.address, namespace: fleetSrv.namespace, taskQueue: ctlQueue, engineUrl: fleetSim.url, token: BENCH_TOKEN, bundlePath, echo: true, ...(WORKER_DEFAULTS.pacing ? { pacing: WORKER_DEFAULTS.pacing } : {}), heapMiB: WORKER_DEFAULTS.heapMiB });
         workers.push(ctlWorker);
         await ctlWorker.ready;
         const fleetClient = new Client({ connection: fleetConnection, namespace: fleetSrv.namespace });
-        fleet = { workerNodeHeapMiB: FLEET_WORKER_HEAP_MIB, ...(await runFleet({ client: fleetClient, admin: fleetSim.admin, worker: ctlWorker, taskQueue: ctlQueue, services: args.fleet, seed: args.seed, pids: { temporal: fleetSrv.process.pid ?? -1, simulator: fleetSim.child.pid ?? -1 }, log })) };
+        fleet = { workerNodeHeapMiB: WORKER_DEFAULTS.heapMiB, ...(await runFleet({ client: fleetClient, admin: fleetSim.admin, worker: ctlWorker, taskQueue: ctlQueue, services: args.fleet, seed: args.seed, pids: { temporal: fleetSrv.process.pid ?? -1, simulator: fleetSim.child.pid ?? -1 }, log })) };
         await Promise.all(workers.splice(0).map((w) => w.stop()));
       } finally {
         await fleetConnection.close();
@@ -317,7 +318,7 @@ async function main(): Promise<void> {
     const realistic = await runRealistic(realisticContext);
 
     mach.loadAvgEnd = os.loadavg();
-    const result: BenchResult = { quick: args.quick, seed: args.seed, reps: args.reps, startedAt, durationMs: Date.now() - t0, machine: mach, modes, core, throughput, realistic, ...(fleet ? { fleet } : {}), ...(budget ? { budget } : {}) };
+    const result: BenchResult = { quick: args.quick, seed: args.seed, reps: args.reps, startedAt, durationMs: Date.now() - t0, machine: mach, workers: workerSettings, modes, core, throughput, realistic, ...(fleet ? { fleet } : {}), ...(budget ? { budget } : {}) };
     if (args.saveJson) writeFileSync(args.saveJson, JSON.stringify(result, null, 1));
     report(result, args);
   } finally {

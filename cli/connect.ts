@@ -9,6 +9,7 @@ import { Client, Connection, isGrpcServiceError, ServiceError, WorkflowFailedErr
 import { NamespaceNotFoundError, WorkflowNotFoundError } from '@temporalio/common';
 import { CliError, EXIT, invalid, unreachable } from '../common/errors';
 import { LbaasClient } from '../client/service-client';
+import { searchAttributes } from '../contract';
 import { clientConnectionOptions, temporalSettings, type TemporalSettings } from '../common/settings';
 
 /** A CLI command gives up on an unreachable server after this long: long enough for a remote cluster over TLS. */
@@ -94,20 +95,42 @@ export function innermost(err: unknown): string {
 }
 
 /**
- * A warning on stderr when no worker polls the task queue (the settings' one unless given): the command would
- * otherwise wait in silence. Best effort: a server that does not answer the question is not an error here.
+ * How long a command keeps asking for pollers before it warns that no worker polls: 3 s. Temporal lists a poller
+ * only once its poll has reached the task queue's root partition (DescribeTaskQueue reads that one), which can lag
+ * a worker's start by a moment, longest on a cluster whose task queues have several partitions. A command cannot
+ * get an answer without a worker anyway, so waiting this long costs nothing when there is none.
  */
-export async function warnIfNoWorker(t: Temporal, stderr: (text: string) => void, taskQueue = t.settings.taskQueue): Promise<boolean> {
-  try {
-    const r = await t.client.workflowService.describeTaskQueue({ namespace: t.settings.namespace, taskQueue: { name: taskQueue }, taskQueueType: 1 });
-    if ((r.pollers ?? []).length === 0) {
-      stderr(`warning: no worker has polled task queue ${taskQueue} recently; nothing happens until one runs (lbaas worker)\n`);
-      return false;
+export const NO_WORKER_GRACE_MS = 3_000;
+/** How often the pollers are asked during the grace. */
+const POLLERS_EVERY_MS = 250;
+
+/**
+ * A warning on stderr when no worker polls the task queue (the settings' one unless given): the command would
+ * otherwise wait in silence. A worker polling for workflow or for activity tasks counts; the first answer that lists
+ * one ends the check at once, so a running worker costs one round trip. Best effort: a server that does not answer
+ * the question is not an error here.
+ */
+export async function warnIfNoWorker(t: Temporal, stderr: (text: string) => void, taskQueue = t.settings.taskQueue, graceMs = NO_WORKER_GRACE_MS): Promise<boolean> {
+  const until = Date.now() + graceMs;
+  for (;;) {
+    try {
+      if (await hasPollers(t, taskQueue)) return true;
+    } catch {
+      return true; // Not knowing is fine.
     }
-  } catch {
-    // Not knowing is fine.
+    if (Date.now() >= until) break;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(POLLERS_EVERY_MS, Math.max(0, until - Date.now()))));
   }
-  return true;
+  stderr(`warning: no worker has polled task queue ${taskQueue} recently; nothing happens until one runs (lbaas worker)\n`);
+  return false;
+}
+
+async function hasPollers(t: Temporal, taskQueue: string): Promise<boolean> {
+  // 1: workflow task queue, 2: activity task queue (TaskQueueType in Temporal's API).
+  const answers = await Promise.all(
+    [1, 2].map((taskQueueType) => t.client.workflowService.describeTaskQueue({ namespace: t.settings.namespace, taskQueue: { name: taskQueue }, taskQueueType })),
+  );
+  return answers.some((r) => (r.pollers ?? []).length > 0);
 }
 
 /** Why a call that needs a worker may not have been answered, for timeout messages. */
@@ -146,11 +169,12 @@ function tcpProbe(host: string, port: number): Promise<{ reason: string; definit
 }
 
 /**
- * Makes sure the service has a running controller and returns its task queue. An unknown service is invalid input
+ * Makes sure the service has a running controller and returns its task queue and load balancers (its
+ * LbaasLoadBalancers search attribute, which needs no worker to read). An unknown service is invalid input
  * (exit 2): the uid names nothing this Temporal namespace knows; one whose controller has ended (deleted,
  * terminated) likewise.
  */
-export async function requireController(t: Temporal, uid: string): Promise<{ taskQueue: string }> {
+export async function requireController(t: Temporal, uid: string): Promise<{ taskQueue: string; loadBalancers: string[] }> {
   const workflowId = `lbaas/${uid}`;
   let d: Awaited<ReturnType<WorkflowHandle['describe']>>;
   try {
@@ -161,5 +185,5 @@ export async function requireController(t: Temporal, uid: string): Promise<{ tas
   }
   const status = d.status.name;
   if (status !== 'RUNNING') throw invalid(`service ${uid} has no running controller (workflow ${workflowId} is ${status.toLowerCase().replace(/_/g, ' ')})`);
-  return { taskQueue: d.taskQueue };
+  return { taskQueue: d.taskQueue, loadBalancers: d.typedSearchAttributes.get(searchAttributes.loadBalancers) ?? [] };
 }

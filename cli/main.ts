@@ -85,6 +85,7 @@ function buildProgram(io: CliIo = processIo): Command {
     .argument('<uid>', 'service uid')
     .option('--wait', 'wait until the teardown has finished')
     .option('--timeout <duration>', 'give up waiting after this long', '10m')
+    .addOption(outputOption())
     .action((uid, opts) => (require('./commands/delete') as typeof DeleteModule).deleteService(uid, opts, io));
 
   program
@@ -92,6 +93,9 @@ function buildProgram(io: CliIo = processIo): Command {
     .description('reconcile now: one service, or every service with --all')
     .argument('[uid]', 'service uid')
     .option('--all', 'every service (runs the full resync)')
+    .option('--wait', 'wait until the pass it triggers has finished (one service)')
+    .option('--timeout <duration>', 'give up waiting after this long', '10m')
+    .addOption(outputOption())
     .action((uid, opts) => (require('./commands/resync') as typeof ResyncModule).resync(uid, opts, io));
 
   const pool = program.command('pool').description('server pools: the servers many services share (serverPool: NAME in a spec)');

@@ -10,6 +10,7 @@ import {
   controllerStatusQuery,
   deleteUpdate,
   loadBalancerStatusQuery,
+  resyncPassUpdate,
   resyncSignal,
   runningControllersQuery,
   searchAttributes,
@@ -27,7 +28,7 @@ import {
 import type { ServiceSpec } from '../domain/types';
 import { resolveSpecDocument } from '../domain';
 import { PoolClient } from './pool-client';
-import { updateUntilAnswered } from './update';
+import { untilAnswered, updateUntilAnswered } from './update';
 
 export interface ServiceSummary {
   serviceUid: string;
@@ -130,6 +131,12 @@ export class LbaasClient {
 
   async resync(serviceUid: string): Promise<void> {
     await this.controller(serviceUid).signal(resyncSignal);
+  }
+
+  /** Resyncs and waits until the controller has settled after it; resolves with the result of the pass that did it. */
+  async resyncAndWait(serviceUid: string): Promise<PassResult> {
+    const updateId = `resync-${randomUUID()}`;
+    return untilAnswered(() => this.controller(serviceUid).executeUpdate(resyncPassUpdate, { updateId }));
   }
 
   /**

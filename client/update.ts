@@ -8,9 +8,14 @@ import { WorkflowUpdateRPCTimeoutOrCancelledError, type WorkflowHandle } from '@
 import type { UpdateDefinition } from '@temporalio/common';
 
 export async function updateUntilAnswered<R, A extends [unknown, ...unknown[]]>(handle: () => WorkflowHandle, def: UpdateDefinition<R, A>, args: A, updateId: string): Promise<R> {
+  return untilAnswered(() => handle().executeUpdate(def, { args, updateId }));
+}
+
+/** `send` (an update sent with a fixed update id) again until it is answered. */
+export async function untilAnswered<R>(send: () => Promise<R>): Promise<R> {
   for (;;) {
     try {
-      return await handle().executeUpdate(def, { args, updateId });
+      return await send();
     } catch (err) {
       if (!(err instanceof WorkflowUpdateRPCTimeoutOrCancelledError)) throw err;
     }

@@ -21,6 +21,11 @@ export const waitConvergedUpdate = defineUpdate<PassResult, [revision: number]>(
 export const deleteUpdate = defineUpdate<PassResult, []>('delete');
 export const resyncSignal = defineSignal<[]>('resync');
 /**
+ * A resync that answers when the controller has settled after it: the result of the pass that carried the request
+ * (or of a newer one, when an apply came meanwhile). `lbaas resync UID --wait` waits on it.
+ */
+export const resyncPassUpdate = defineUpdate<PassResult, []>('resyncPass');
+/**
  * Sent by a worker whose Engine requests for this service are answered 429 (worker/rate-limit-notice.ts): the summary
  * and `status` say "rate limited by the Engine" until `until` (epoch ms), then stop saying it.
  */
@@ -52,7 +57,7 @@ export const poolResyncSignal = defineSignal<[]>('resync');
 
 /** Which workflow type handles which messages: what docs/spec.md lists per workflow (test/unit/doc-surface.test.ts). */
 export const MESSAGES_BY_WORKFLOW = {
-  serviceController: [applyUpdate, waitConvergedUpdate, deleteUpdate, resyncSignal, engineRateLimitedSignal, poolMembersSignal, controllerStatusQuery],
+  serviceController: [applyUpdate, waitConvergedUpdate, deleteUpdate, resyncSignal, resyncPassUpdate, engineRateLimitedSignal, poolMembersSignal, controllerStatusQuery],
   reconcileLoadBalancer: [loadBalancerStatusQuery, objectsProgressSignal],
   serverPool: [
     poolSetUpdate,

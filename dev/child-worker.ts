@@ -9,6 +9,7 @@ import type { DeployTimesOptions } from '../activities/deploy-times';
 import type { PacingOptions } from '../activities/engine';
 import type { AwaitReadyOptions } from '../activities/objects';
 import type { ChildWorkerConfig, ChildWorkerStats, FromChild, ToChild } from './worker-process';
+import { DEFAULT_WORKFLOW_HEAP_MIB } from '../worker/heap';
 
 export type { ChildWorkerStats } from './worker-process';
 
@@ -27,7 +28,10 @@ export interface ChildWorkerOptions {
   pacing?: PacingOptions;
   /** Workflow runs the worker keeps cached; the SDK's default when absent. */
   maxCachedWorkflows?: number;
-  /** The V8 heap limit of the child's isolates (main and workflow threads), `--max-old-space-size`; Node's default when absent. */
+  /**
+   * The V8 heap limit of the child's isolates (main and workflow threads), `--max-old-space-size`; when absent, what
+   * `lbaas worker` starts node with (DEFAULT_WORKFLOW_HEAP_MIB, worker/heap.ts).
+   */
   heapMiB?: number;
   /** Variables added to the child's environment (for example MALLOC_ARENA_MAX, read by the C library at start). */
   env?: Record<string, string>;
@@ -71,7 +75,7 @@ export async function startChildWorker(o: ChildWorkerOptions): Promise<ChildWork
   };
   const child = fork(path.join(__dirname, 'worker-process.js'), [], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, LBAAS_CHILD_WORKER: JSON.stringify(config), ...o.env },
-    ...(o.heapMiB ? { execArgv: [...process.execArgv, `--max-old-space-size=${o.heapMiB}`] } : {}),
+    execArgv: [...process.execArgv, `--max-old-space-size=${o.heapMiB ?? DEFAULT_WORKFLOW_HEAP_MIB}`],
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   let out = '';

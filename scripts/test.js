@@ -32,6 +32,7 @@ const LONGEST = [
   'workflow/pools.test.js',
   'workflow/reconcile-faults.test.js',
   'workflow/realistic-limits.test.js',
+  'workflow/realistic-defaults.test.js',
   'cli/service.test.js',
   'workflow/reconcile-crash.test.js',
   'workflow/pools-crash.test.js',

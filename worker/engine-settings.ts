@@ -9,7 +9,8 @@ import {
   DEFAULT_BACKOFF_CAP_MS,
   DEFAULT_BACKOFF_START_MS,
   DEFAULT_BURST,
-  DEFAULT_REQUESTS_PER_SECOND,
+  DEFAULT_INITIAL_REQUESTS_PER_SECOND,
+  DEFAULT_MAX_REQUESTS_PER_SECOND,
   type PacingOptions,
 } from '../activities/engine';
 import { invalid } from '../common/errors';
@@ -31,14 +32,30 @@ function positiveNumber(env: NodeJS.ProcessEnv, name: string): number | undefine
 }
 
 /**
- * LBAAS_ENGINE_REQUESTS_PER_SECOND (default 10) and LBAAS_ENGINE_BURST (default 10): this worker's Engine budget.
+ * This worker's Engine budget. By default adaptive: it starts at 10 requests/s and grows while requests queue and
+ * the Engine answers without 429, up to LBAAS_ENGINE_MAX_REQUESTS_PER_SECOND (default 50); 429s halve it.
+ * LBAAS_ENGINE_REQUESTS_PER_SECOND sets a fixed budget instead (the rate never grows above it; 429s still halve it).
+ * LBAAS_ENGINE_BURST (default 10): requests that may go out at once.
  * LBAAS_ENGINE_BACKOFF_START_SECONDS (default 1) and LBAAS_ENGINE_BACKOFF_MAX_SECONDS (default 60): the bounds of the
  * backoff after a 429 without Retry-After. LBAAS_TASK_QUEUE_ACTIVITIES_PER_SECOND (unset): Temporal's task-queue
  * rate; LBAAS_ENGINE_RPS, its old and misleading name, still sets it, with a warning.
  */
 export function engineBudgetFromEnv(env: NodeJS.ProcessEnv): EngineBudgetSettings {
   const warnings: string[] = [];
-  const requestsPerSecond = positiveNumber(env, 'LBAAS_ENGINE_REQUESTS_PER_SECOND') ?? DEFAULT_REQUESTS_PER_SECOND;
+  const fixed = positiveNumber(env, 'LBAAS_ENGINE_REQUESTS_PER_SECOND');
+  const ceiling = positiveNumber(env, 'LBAAS_ENGINE_MAX_REQUESTS_PER_SECOND');
+  if (fixed !== undefined && ceiling !== undefined) {
+    throw invalid(
+      'LBAAS_ENGINE_MAX_REQUESTS_PER_SECOND: the ceiling of the adaptive budget, while LBAAS_ENGINE_REQUESTS_PER_SECOND sets a fixed budget: set one of them',
+    );
+  }
+  const rate =
+    fixed !== undefined
+      ? { requestsPerSecond: fixed }
+      : {
+          requestsPerSecond: ceiling ?? DEFAULT_MAX_REQUESTS_PER_SECOND,
+          initialRequestsPerSecond: Math.min(DEFAULT_INITIAL_REQUESTS_PER_SECOND, ceiling ?? DEFAULT_MAX_REQUESTS_PER_SECOND),
+        };
   const burst = positiveNumber(env, 'LBAAS_ENGINE_BURST') ?? DEFAULT_BURST;
   const start = positiveNumber(env, 'LBAAS_ENGINE_BACKOFF_START_SECONDS');
   const cap = positiveNumber(env, 'LBAAS_ENGINE_BACKOFF_MAX_SECONDS');
@@ -58,7 +75,7 @@ export function engineBudgetFromEnv(env: NodeJS.ProcessEnv): EngineBudgetSetting
     taskQueue ??= legacy;
   }
   return {
-    pacing: { requestsPerSecond, burst, backoffStartMs, backoffCapMs },
+    pacing: { ...rate, burst, backoffStartMs, backoffCapMs },
     ...(taskQueue === undefined ? {} : { taskQueueActivitiesPerSecond: taskQueue }),
     warnings,
   };

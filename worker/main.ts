@@ -3,7 +3,6 @@
  * worker's limits. start.ts opens the connections it needs; everything that runs a worker goes through there.
  */
 import path from 'node:path';
-import v8 from 'node:v8';
 import type { Client } from '@temporalio/client';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivitiesOptions } from '../activities';
@@ -12,6 +11,7 @@ import { createImportActivities } from '../activities/import';
 import type { EngineClient } from '../activities/engine';
 import { ProgressSignals } from './progress-signals';
 import { noticeRateLimits } from './rate-limit-notice';
+import { DEFAULT_WORKFLOW_HEAP_MIB } from './heap';
 
 /**
  * Activity slots. Most activities spend their time waiting on the Engine (readiness polls sleep between GETs), so
@@ -23,28 +23,14 @@ export const DEFAULT_SHUTDOWN_GRACE = '30s';
 
 export const workflowsPath = path.join(__dirname, '..', 'workflows', 'index.js');
 
-/**
- * The V8 heap limit of the worker's workflow thread (LBAAS_WORKFLOW_HEAP_MIB), where the SDK keeps its cached runs.
- * Why bound it: with Node's default limit (about 4 GiB here) V8 lets that heap fill with garbage long before it
- * collects; at 1000 services applied at once the live data was about 230-300 MiB while the heap reached 860 MiB
- * and the worker 2 GiB of RSS (docs/scaling.md). 512 MiB keeps the worker's RSS under 1 GiB with the cache below.
- */
-export const DEFAULT_WORKFLOW_HEAP_MIB = 512;
+/** The heap limit of the worker's process and its workflow thread: set where the process starts (heap.ts). */
+export { DEFAULT_WORKFLOW_HEAP_MIB };
 /**
  * Cached runs per MiB of workflow heap when LBAAS_MAX_CACHED_WORKFLOWS is not set: 2,048 at 512 MiB. A cached run of
  * ours holds about 0.1 MiB of live data (measured: about 300 MiB for 2,300 runs with the activities' heap), so the
  * cache fills at most about half the heap; the SDK's own default (about 2,300) follows the main thread's limit instead.
  */
 export const CACHED_WORKFLOWS_PER_HEAP_MIB = 4;
-
-/**
- * Bounds the heap of V8 isolates created from now on in this process, which is how the SDK's workflow thread gets its
- * limit (it passes none of its own); the main thread's heap, created at start, keeps the limit node started with.
- */
-export function limitWorkflowHeap(mib: number): void {
-  if (!(Number.isInteger(mib) && mib >= 64)) throw new RangeError(`workflow heap: expected an integer of at least 64 MiB, got ${mib}`);
-  v8.setFlagsFromString(`--max-old-space-size=${mib}`);
-}
 
 export interface LbaasWorkerOptions {
   connection: NativeConnection;
@@ -68,7 +54,10 @@ export interface LbaasWorkerOptions {
    * CACHED_WORKFLOWS_PER_HEAP_MIB per MiB of workflow heap when absent: docs/scaling.md has the measured trade-off.
    */
   maxCachedWorkflows?: number;
-  /** The workflow thread's heap limit in MiB (LBAAS_WORKFLOW_HEAP_MIB); DEFAULT_WORKFLOW_HEAP_MIB when absent. */
+  /**
+   * The workflow thread's heap limit in MiB, which sizes the cache when maxCachedWorkflows is absent;
+   * DEFAULT_WORKFLOW_HEAP_MIB when absent. The limit itself is the process's `--max-old-space-size` (heap.ts).
+   */
   workflowHeapMiB?: number;
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   identity?: string;
@@ -76,8 +65,6 @@ export interface LbaasWorkerOptions {
 
 export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> {
   const heapMiB = o.workflowHeapMiB ?? DEFAULT_WORKFLOW_HEAP_MIB;
-  // Before Worker.create, which starts the workflow thread.
-  limitWorkflowHeap(heapMiB);
   noticeRateLimits(o.engine.pacer, o.temporalClient);
   return Worker.create({
     connection: o.connection,

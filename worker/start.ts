@@ -11,6 +11,7 @@ import { DEFAULT_BASE_URL, EngineClient, type EngineClientOptions, type PacingOp
 import { invalid, unreachable } from '../common/errors';
 import { clientConnectionOptions, temporalSettings, type TemporalSettings } from '../common/settings';
 import { engineBudgetFromEnv } from './engine-settings';
+import { MIN_WORKFLOW_HEAP_MIB } from './heap';
 import { createLbaasWorker, type LbaasWorkerOptions } from './main';
 
 export interface StartWorkerOptions extends Omit<LbaasWorkerOptions, 'connection' | 'namespace' | 'taskQueue' | 'engine' | 'temporalClient'> {
@@ -116,7 +117,7 @@ export interface WorkerEnv {
   workflowBundlePath?: string;
   /** LBAAS_MAX_CACHED_WORKFLOWS: workflow runs the worker keeps cached (worker/main.ts). */
   maxCachedWorkflows?: number;
-  /** LBAAS_WORKFLOW_HEAP_MIB: the workflow thread's V8 heap limit (worker/main.ts). */
+  /** LBAAS_WORKFLOW_HEAP_MIB: the V8 heap limit `lbaas worker` starts node with (worker/heap.ts). */
   workflowHeapMiB?: number;
 }
 
@@ -141,8 +142,7 @@ function workflowHeap(env: NodeJS.ProcessEnv): { workflowHeapMiB?: number } {
   const raw = env.LBAAS_WORKFLOW_HEAP_MIB;
   if (raw === undefined || raw === '') return {};
   const n = Number(raw);
-  // Below about 128 MiB the SDK's own workflow code and a handful of runs leave no room to work in.
-  if (!Number.isInteger(n) || n < 128) throw invalid(`LBAAS_WORKFLOW_HEAP_MIB: must be an integer of at least 128 (MiB), got "${raw}"`);
+  if (!Number.isInteger(n) || n < MIN_WORKFLOW_HEAP_MIB) throw invalid(`LBAAS_WORKFLOW_HEAP_MIB: must be an integer of at least ${MIN_WORKFLOW_HEAP_MIB} (MiB), got "${raw}"`);
   return { workflowHeapMiB: n };
 }
 

@@ -14,6 +14,7 @@
  */
 import {
   allHandlersFinished,
+  ApplicationFailure,
   CancellationScope,
   condition,
   continueAsNew,
@@ -40,6 +41,7 @@ import {
   poolReportSignal,
   poolSubscribeSignal,
   poolUnsubscribeSignal,
+  resyncPassUpdate,
   resyncSignal,
   searchAttributes,
   waitConvergedUpdate,
@@ -140,6 +142,29 @@ export async function serviceController(input: ServiceControllerInput): Promise<
     { description: 'Remove everything the service owns on every load balancer, then end this controller.' },
   );
   setHandler(resyncSignal, () => st.requestResync());
+  setHandler(
+    resyncPassUpdate,
+    async () => {
+      const before = st.lastResult;
+      st.requestResync();
+      // Settled: no pass running, none pending (a failed pass waits for its retry), and a result newer than the
+      // request's. A pass already running when the request came ends with work still pending, so it never answers.
+      // A service waiting for its pool's members runs no pass: that answers too, or the handler would hold off
+      // continue-as-new.
+      await condition(() => st.deleting || (st.running === null && !st.hasWork() && (st.lastResult !== before || !st.poolReady())));
+      if (st.deleting) throw ApplicationFailure.create({ type: 'ServiceDeleting', message: `service ${uid} is being deleted`, nonRetryable: true });
+      if (st.lastResult === before || st.lastResult === null) {
+        throw ApplicationFailure.create({ type: 'NoPass', message: `service ${uid}: no pass ran: waiting for the members of server pool ${st.poolName}`, nonRetryable: true });
+      }
+      return st.lastResult;
+    },
+    {
+      validator: () => {
+        if (st.deleting) throw new Error(`service ${uid} is being deleted; nothing to resync`);
+      },
+      description: 'Reconcile now against what the Engine has; returns the result of the pass that did it.',
+    },
+  );
   setHandler(poolMembersSignal, (m) => {
     st.receiveMembers(m);
     publish();

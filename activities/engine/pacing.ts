@@ -4,6 +4,11 @@
  * Two mechanisms, one for each thing the Engine tells us:
  * - A token bucket (`requestsPerSecond`, `burst`): the budget an operator grants the worker. Requests queue for a
  *   token in arrival order, so a busy worker sends at the budget instead of in bursts the Engine will refuse.
+ *   With `initialRequestsPerSecond` the budget is adaptive (a worker's default): the bucket starts at that rate and,
+ *   while requests queue for it and no 429 has come, its rate doubles every `doublingMs` up to `requestsPerSecond`,
+ *   the ceiling (the slow start of TCP, applied to a request rate). The first 429 ends the growth and halves the rate,
+ *   which holds for `recoveryMs` and then grows only by `increasePerSecond` (the growth overshot by up to twice what
+ *   the Engine accepts); from then on the rate is the 429 handling's, still under the ceiling.
  * - A shared backoff on 429: the Engine limits per token, not per request, so one 429 pauses everything this client
  *   sends (not just the request that got it) and halves the bucket's rate (multiplicative decrease). Without
  *   Retry-After the pause is capped exponential with full jitter (`backoffStartMs` doubling to `backoffCapMs`,
@@ -22,11 +27,24 @@
 import { setTimeout as delay } from 'node:timers/promises';
 
 /**
- * The budget a worker gets when the operator names none: 10 requests/s with a burst of 10. The Engine's per-token
- * limit is not published; 10/s is an account-friendly share that still runs a service's first apply (about 170-290
- * requests) within half a minute, and the 429 handling below finds a lower limit by itself.
+ * Where the adaptive budget a worker gets by default starts: 10 requests/s. The Engine's per-token limit is not
+ * published; 10/s is an account-friendly first rate, and a worker with little to do never goes beyond it.
  */
-export const DEFAULT_REQUESTS_PER_SECOND = 10;
+export const DEFAULT_INITIAL_REQUESTS_PER_SECOND = 10;
+/**
+ * The adaptive budget's ceiling: 50 requests/s. Above the rate the bench's core workload (a service on two load
+ * balancers, about 155 requests in 7.6 s at its fastest, with peaks near 40/s) asks for, so a default worker is not
+ * slower than one without a budget; and a bound on what one worker sends with one token against an Engine that does
+ * not say 429 until late.
+ */
+export const DEFAULT_MAX_REQUESTS_PER_SECOND = 50;
+/**
+ * While requests queue and no 429 comes, the adaptive rate doubles every second: from 10/s to the ceiling in about
+ * 2.3 s, so a burst of work waits little; and an Engine limit below the rate is met within a second or two, at
+ * most twice that limit, which the first 429 halves.
+ */
+export const DEFAULT_DOUBLING_MS = 1_000;
+/** Requests that may go out at once after a quiet spell: 10, the number of objects one load balancer's pass creates side by side. */
 export const DEFAULT_BURST = 10;
 /** The first backoff bound without Retry-After: 1 s, the upstream controller's first retry delay. */
 export const DEFAULT_BACKOFF_START_MS = 1_000;
@@ -49,8 +67,15 @@ export const DEFAULT_RECOVERY_MS = 10_000;
 export const DEFAULT_MIN_REQUESTS_PER_SECOND = 0.5;
 
 export interface PacingOptions {
-  /** Granted budget in requests per second; `Infinity` (the default) sends without a bucket until the first 429. */
+  /**
+   * Granted budget in requests per second; `Infinity` (the default) sends without a bucket until the first 429.
+   * With `initialRequestsPerSecond`, the ceiling the adaptive budget grows to.
+   */
   requestsPerSecond?: number;
+  /** Makes the budget adaptive: the rate it starts at (at most `requestsPerSecond`). Absent: a fixed budget. */
+  initialRequestsPerSecond?: number;
+  /** How fast the adaptive rate grows while requests queue and no 429 came: it doubles every this many ms. */
+  doublingMs?: number;
   /** Requests that may go out at once after a quiet spell; default `DEFAULT_BURST`. */
   burst?: number;
   backoffStartMs?: number;
@@ -106,6 +131,8 @@ export class RequestPacer {
   readonly #increase: number;
   readonly #recovery: number;
   readonly #min: number;
+  /** The adaptive budget's doubling time; null for a fixed budget. */
+  readonly #doubling: number | null;
   readonly #now: () => number;
   readonly #sleep: (ms: number) => Promise<void>;
   readonly #random: () => number;
@@ -122,6 +149,12 @@ export class RequestPacer {
   #rateLimited = 0;
   #backoffMs = 0;
   #recent: number[] = [];
+  /**
+   * Since when the request at the head of the queue waits for a token; null while none does. The adaptive rate grows
+   * only during such waits: a worker with little to do keeps its rate, so a later burst does not meet the Engine at a
+   * rate nothing has tried.
+   */
+  #waitingSince: number | null = null;
   /** The rate of the last decrease before and after halving, and when its climb back started; null before any 429. */
   #climb: { from: number; to: number; since: number } | null = null;
   #queue: Promise<void> = Promise.resolve();
@@ -137,7 +170,12 @@ export class RequestPacer {
     this.#now = options.now ?? (() => performance.now());
     this.#sleep = options.sleep ?? ((ms) => delay(ms));
     this.#random = options.random ?? Math.random;
-    this.#rate = this.#max;
+    const initial = options.initialRequestsPerSecond;
+    if (initial !== undefined && positive('initialRequestsPerSecond', initial) > this.#max) {
+      throw new TypeError(`initialRequestsPerSecond must not exceed requestsPerSecond (${this.#max}), got ${initial}`);
+    }
+    this.#doubling = initial === undefined ? null : positive('doublingMs', options.doublingMs ?? DEFAULT_DOUBLING_MS);
+    this.#rate = initial ?? this.#max;
     this.#tokens = this.#burst;
     this.#refilledAt = this.#now();
   }
@@ -170,9 +208,11 @@ export class RequestPacer {
       }
       if (!Number.isFinite(this.#rate) || this.#tokens >= 1) {
         if (Number.isFinite(this.#rate)) this.#tokens -= 1;
+        this.#waitingSince = null;
         this.#noteSent(now);
         return this.#epoch;
       }
+      this.#waitingSince ??= now;
       await this.#sleep(Math.ceil(((1 - this.#tokens) / this.#rate) * 1000));
     }
   }
@@ -190,7 +230,12 @@ export class RequestPacer {
     if (!Number.isFinite(this.#rate)) return;
     this.#tokens = Math.min(this.#burst, this.#tokens + elapsed * this.#rate);
     const climb = this.#climb;
-    if (!climb) return;
+    if (!climb) {
+      // Adaptive and no 429 yet: grow for the part of the interval during which a request waited for a token.
+      const waited = this.#waitingSince === null ? 0 : now - Math.max(from, this.#waitingSince);
+      if (this.#doubling !== null && waited > 0) this.#rate = Math.min(this.#max, this.#rate * 2 ** (waited / this.#doubling));
+      return;
+    }
     // The climb starts when the pause ends: time spent paused says nothing about what the Engine would accept.
     const t = Math.max(0, now - Math.max(climb.since, this.#pauseUntil));
     const k = this.#recovery;
@@ -217,7 +262,12 @@ export class RequestPacer {
       this.#streak++;
       const current = Number.isFinite(this.#rate) ? this.#rate : Math.max(this.#min * 2, (this.#recent.length * 1000) / RATE_WINDOW_MS);
       this.#rate = Math.max(this.#min, current / 2);
-      this.#climb = { from: this.#rate, to: current, since: now };
+      // The first 429 of an adaptive budget ends a growth that doubled the rate every `doublingMs`: the rate it came
+      // at may be twice what the Engine accepted, so the climb aims at the halved rate, the last one known to pass
+      // (it holds there for `recoveryMs`), and probes beyond it only by `increasePerSecond`. Later 429s come at rates
+      // the rate approached slowly: the climb back to them is the fixed budget's.
+      const overshoot = this.#doubling !== null && this.#climb === null;
+      this.#climb = { from: this.#rate, to: overshoot ? this.#rate : current, since: now };
       this.#tokens = 0;
       const bound = Math.min(this.#cap, this.#start * 2 ** (this.#streak - 1));
       const pause = retryAfterMs ?? this.#random() * bound;

@@ -2,13 +2,20 @@
  * `lbaas worker`: a worker configured only by its environment (Temporal's TEMPORAL_* / temporal.toml settings, the
  * Engine from ANEXIA_ENGINE_URL and ANEXIA_TOKEN), running until SIGINT/SIGTERM, then draining for the grace time.
  */
+import v8 from 'node:v8';
 import { CACHED_WORKFLOWS_PER_HEAP_MIB, DEFAULT_WORKFLOW_HEAP_MIB } from '../../worker/main';
 import { createMetrics, installMetrics } from '../../worker/metrics';
 import { startWorker, workerEnv } from '../../worker/start';
+import { processHeapMiB } from '../../worker/heap';
+import { workerIdentity } from '../relaunch';
 import type { CliIo } from '../io';
 
 export async function worker(io: CliIo): Promise<void> {
   const env = workerEnv(io.env);
+  // The limit this process runs with (bin/lbaas.js starts node with LBAAS_WORKFLOW_HEAP_MIB; an operator's own
+  // --max-old-space-size wins); the cache is sized from it. Null: started some other way, without a limit.
+  const processHeap = processHeapMiB(process.execArgv, io.env);
+  const heapMiB = processHeap ?? env.workflowHeapMiB ?? DEFAULT_WORKFLOW_HEAP_MIB;
   for (const warning of env.warnings) io.stderr(`lbaas worker: warning: ${warning}\n`);
   // The Prometheus exporter belongs to the Temporal runtime, which must be installed before any connection.
   if (env.metricsAddress) installMetrics(env.metricsAddress);
@@ -20,17 +27,19 @@ export async function worker(io: CliIo): Promise<void> {
     ...(env.taskQueueActivitiesPerSecond ? { taskQueueActivitiesPerSecond: env.taskQueueActivitiesPerSecond } : {}),
     ...(env.workflowBundlePath ? { workflowBundle: { codePath: env.workflowBundlePath } } : {}),
     ...(env.maxCachedWorkflows ? { maxCachedWorkflows: env.maxCachedWorkflows } : {}),
-    ...(env.workflowHeapMiB ? { workflowHeapMiB: env.workflowHeapMiB } : {}),
+    workflowHeapMiB: heapMiB,
+    identity: workerIdentity(io.env),
   });
   metrics?.watchPacer(running.engine.pacer);
-  const heapMiB = env.workflowHeapMiB ?? DEFAULT_WORKFLOW_HEAP_MIB;
   const { pacing } = env.engine;
   const { temporal } = env;
   io.stderr(
     `lbaas worker: task queue ${temporal.taskQueue} on ${temporal.connection.address} (namespace ${temporal.namespace}), Engine ${env.engine.baseUrl}` +
-      `, Engine budget ${pacing.requestsPerSecond} requests/s (burst ${pacing.burst})` +
+      (pacing.initialRequestsPerSecond === undefined
+        ? `, Engine budget ${pacing.requestsPerSecond} requests/s (burst ${pacing.burst})`
+        : `, Engine budget adaptive from ${pacing.initialRequestsPerSecond} up to ${pacing.requestsPerSecond} requests/s (burst ${pacing.burst})`) +
       `${env.taskQueueActivitiesPerSecond ? `, task queue ${env.taskQueueActivitiesPerSecond} activities/s` : ''}` +
-      `, workflow heap ${heapMiB} MiB, ${env.maxCachedWorkflows ?? CACHED_WORKFLOWS_PER_HEAP_MIB * heapMiB} cached workflows${env.metricsAddress ? `, metrics on http://${env.metricsAddress}/metrics` : ''}\n`,
+      `, ${processHeap === null ? `V8 heap limit Node's default (${Math.round(v8.getHeapStatistics().heap_size_limit / 2 ** 20)} MiB: node was started without --max-old-space-size)` : `V8 heap limit ${processHeap} MiB (main and workflow threads)`}, ${env.maxCachedWorkflows ?? CACHED_WORKFLOWS_PER_HEAP_MIB * heapMiB} cached workflows${env.metricsAddress ? `, metrics on http://${env.metricsAddress}/metrics` : ''}\n`,
   );
   try {
     await running.running;

@@ -15,6 +15,7 @@ import { countByName, describeObjects, expectedLines, objectsOn, tagOf, type Ora
 import { exampleSpec, seedLoadBalancer } from './fixtures';
 import { TrackedLbaas, valid } from './ops-services';
 import { startStack, stopTemporalServer, type Stack } from './stack';
+import { engineBudgetFromEnv } from '../../worker/engine-settings';
 
 /** The realistic manners, with a looser rate limit where a test is not about it (5/s would make each apply ~30 s). */
 export const REALISTIC = { profile: 'realistic', deleteMs: { min: 500, max: 1500 }, deployMs: { min: 200, max: 600 } };
@@ -29,7 +30,8 @@ export let lbaas: TrackedLbaas;
 /** Registers the file's hooks: the stack before the first test, every controller ended after each, the stack stopped after the last. */
 export function useRealisticStack(): void {
   before(async () => {
-    stack = await startStack({ sim: { profile: 'realistic' }, engine: { pacing: { requestsPerSecond: 10, burst: 10 } } });
+    // The budget `lbaas worker` has without environment (worker/engine-settings.ts).
+    stack = await startStack({ sim: { profile: 'realistic' }, engine: { pacing: engineBudgetFromEnv({}).pacing } });
     lbaas = new TrackedLbaas(stack.client, stack.taskQueue);
   });
   afterEach(async () => {

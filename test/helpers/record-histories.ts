@@ -44,6 +44,7 @@ export const RECORDED = [
   'reconcile-service-busy-child',
   'plan-service',
   'service-controller',
+  'service-controller-resync-pass',
   'server-pool',
   'service-controller-pool',
   'import-services',
@@ -61,11 +62,12 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
   if (only.length > 0) {
     for (const name of only) {
       if (name === 'service-controller') await recordController(stack, out);
+      else if (name === 'service-controller-resync-pass') await recordResyncPass(stack, out);
       else if (name === 'server-pool' || name === 'service-controller-pool') await recordPool(stack, out);
       else if (name === 'reconcile-lb-converge-progress') await recordProgress(stack, out);
       else if (name === 'import-services') await recordImport(stack, out);
       else if (name === 'reconcile-service-plan-first' || name === 'reconcile-service-plan-first-child') await recordPlanFirst(stack, out);
-      else throw new Error(`only service-controller, server-pool, service-controller-pool, reconcile-lb-converge-progress, import-services and reconcile-service-plan-first(-child) can be recorded alone (got ${name})`);
+      else throw new Error(`only service-controller, service-controller-resync-pass, server-pool, service-controller-pool, reconcile-lb-converge-progress, import-services and reconcile-service-plan-first(-child) can be recorded alone (got ${name})`);
     }
     return;
   }
@@ -168,6 +170,7 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
   }
   await recordProgress(stack, out);
   await recordController(stack, out);
+  await recordResyncPass(stack, out);
   await recordImport(stack, out);
   await recordPlanFirst(stack, out);
   await runs.terminateRunning();
@@ -268,6 +271,26 @@ async function recordController(stack: Stack, out: string): Promise<void> {
   const history = await handle.fetchHistory();
   writeFileSync(path.join(out, 'service-controller.json'), `${JSON.stringify(historyToJson(history), null, 1)}\n`);
   process.stderr.write(`recorded service-controller: ${history.events?.length ?? 0} events\n`);
+}
+
+/** A controller from apply to delete with a resync waited for (`lbaas resync UID --wait`: the resyncPass update). */
+async function recordResyncPass(stack: Stack, out: string): Promise<void> {
+  const lbaas = new LbaasClient(stack.client, stack.taskQueue);
+  const lb = seedLoadBalancer(stack.sim, 'lb-controller-resync');
+  const uid = 'record-controller-resync';
+  const raw = exampleSpec([lb], { serviceUid: uid });
+  const r = validateSpec(raw);
+  if (!r.ok) throw new Error(formatIssues(r.issues));
+  const { revision } = await lbaas.apply(raw, r.spec);
+  await lbaas.waitConverged(uid, revision);
+  const pass = await lbaas.resyncAndWait(uid);
+  if (!pass.converged || pass.pass !== 2) throw new Error(`the resync pass: ${JSON.stringify({ pass: pass.pass, converged: pass.converged, error: pass.error })}`);
+  await lbaas.delete(uid);
+  const handle = lbaas.controller(uid);
+  await handle.result();
+  const history = await handle.fetchHistory();
+  writeFileSync(path.join(out, 'service-controller-resync-pass.json'), `${JSON.stringify(historyToJson(history), null, 1)}\n`);
+  process.stderr.write(`recorded service-controller-resync-pass: ${history.events?.length ?? 0} events\n`);
 }
 
 /**

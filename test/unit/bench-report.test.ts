@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { keepSections, SECTION_END, SECTION_START } from '../../bench/cluster-report';
 import { SUITE_TIME_MARK, withKeptSections } from '../../bench/kept-sections';
 import { MODES, type CoreRun, type ModeName } from '../../bench/core';
+import { WORKER_DEFAULTS } from '../../bench/defaults';
 import { summarize, type BenchResult } from '../../bench/figures';
 import { POOL_MARK } from '../../bench/pools';
 import { markdown } from '../../bench/report-md';
@@ -56,7 +57,7 @@ test('the summary line keeps its keys, adds the economy and fleet keys, and judg
   const sm = summarize(result({ heartbeat: 5000, waves: 10_000 }));
   assert.equal(
     sm.line,
-    'summary: convergence_vs_bound=1.25 convergence_vs_waves=0.50 requests_vs_waves=0.50 noop_writes=0 core_requests=200 history_events_per_lb=61 readiness_gets_per_object=2.0 fleet_services_per_min=100 fleet_peak_rss_mib=128 fleet_noop_resync_s=3.0 budget_goodput=n/a',
+    'summary: convergence_vs_bound=1.25 convergence_vs_waves=0.50 requests_vs_waves=0.50 noop_writes=0 core_requests=200 history_events_per_lb=61 readiness_gets_per_object=2.0 fleet_services_per_min=100 fleet_peak_rss_mib=128 fleet_noop_resync_s=3.0 budget_goodput=n/a fleet_run_peak_rss_mib=n/a defaults=no',
   );
   assert.deepEqual(
     sm.targets.map((t) => [t.key, t.met, t.text]),
@@ -101,7 +102,7 @@ test('the controller fleet and the budget run, when measured, give the fleet and
     budget: { services: 30, requestsPerSecond: 20, wallMs: 1000, requests: 20, throttled: 0, goodput: 0.93, throttledShare: 0.01 },
   };
   const sm = summarize(r);
-  assert.match(sm.line, / noop_writes=2 .* fleet_services_per_min=300 fleet_peak_rss_mib=900 fleet_noop_resync_s=45\.0 budget_goodput=0\.93$/);
+  assert.match(sm.line, / noop_writes=2 .* fleet_services_per_min=300 fleet_peak_rss_mib=900 fleet_noop_resync_s=45\.0 budget_goodput=0\.93 fleet_run_peak_rss_mib=n\/a defaults=no$/);
   assert.deepEqual(
     sm.targets.filter((t) => t.key.startsWith('fleet') || t.key === 'budget_goodput' || t.key === 'noop_writes').map((t) => [t.key, t.met]),
     [
@@ -112,6 +113,29 @@ test('the controller fleet and the budget run, when measured, give the fleet and
       ['budget_goodput', true],
     ],
   );
+});
+
+test('fleet_run_peak_rss_mib is the fleet worker\'s peak over the whole run; defaults=yes only when every worker behind the figures ran as lbaas worker does without environment', () => {
+  const base = result({ heartbeat: 5000, waves: 10_000 });
+  const p = { wallMs: 1, requests: 1, mutations: 0, throttled: 0, cpuSeconds: {}, machineBusySeconds: 1 };
+  const fleet = {
+    services: 1000, loadBalancers: 2, objects: 28_000, deployMs: { min: 100, max: 300 }, apply: p, servicesPerMinute: 300, serviceP50Ms: 1, serviceP95Ms: 2,
+    noop: p, resyncSignalled: 1000, remove: p, leftAfterDelete: 0, workerPeakRssBytes: 700 * 2 ** 20, workerRunPeakRssBytes: 1000.4 * 2 ** 20, workerIdleRssBytes: 1, controllerEvents: 1, fullResyncEvents: 1,
+  };
+  const line = (r: BenchResult) => / fleet_run_peak_rss_mib=(\S+) defaults=(\S+)$/.exec(summarize(r).line)?.slice(1);
+  const defaults = { core: WORKER_DEFAULTS, fleet: WORKER_DEFAULTS };
+  assert.deepEqual(line({ ...base, fleet, workers: defaults }), ['1000', 'yes']);
+  // The same settings written in another key order are still the defaults.
+  const reordered = { ...WORKER_DEFAULTS, pacing: Object.fromEntries(Object.entries(WORKER_DEFAULTS.pacing ?? {}).reverse()) };
+  assert.deepEqual(line({ ...base, fleet, workers: { core: reordered, fleet: WORKER_DEFAULTS } }), ['1000', 'yes']);
+  assert.deepEqual(line({ ...base, fleet, workers: { ...defaults, fleet: { ...WORKER_DEFAULTS, heapMiB: 768 } } }), ['1000', 'no']);
+  assert.deepEqual(line({ ...base, fleet, workers: { ...defaults, fleet: { ...WORKER_DEFAULTS, env: { MALLOC_ARENA_MAX: '2' } } } }), ['1000', 'no']);
+  assert.deepEqual(line({ ...base, fleet, workers: { ...defaults, core: { ...WORKER_DEFAULTS, pacing: null } } }), ['1000', 'no']);
+  assert.deepEqual(line({ ...base, fleet, workers: { ...defaults, core: { ...WORKER_DEFAULTS, pacing: { requestsPerSecond: 10, burst: 10 } } } }), ['1000', 'no']);
+  // Without a fleet run only the core workers count, and there is no whole-run peak to report.
+  assert.deepEqual(line({ ...base, workers: { ...defaults, fleet: { ...WORKER_DEFAULTS, heapMiB: 768 } } }), ['n/a', 'yes']);
+  // A run saved before the settings were recorded cannot claim them.
+  assert.deepEqual(line({ ...base, fleet }), ['1000', 'no']);
 });
 
 test('the markdown states the figures of the run and the sentences follow them', () => {

@@ -231,3 +231,65 @@ describe('EngineClient goes through its pacer', () => {
     await b.done();
   });
 });
+
+describe('RequestPacer adaptive budget (initialRequestsPerSecond: the worker default)', () => {
+  const close = (actual: number, expected: number, what: string) => assert.ok(Math.abs(actual - expected) <= expected * 1e-9, `${what}: ${actual}, expected ${expected}`);
+
+  test('while requests queue and no 429 came, the rate doubles every doublingMs from the initial rate, up to the ceiling', async () => {
+    const c = fakeClock({ requestsPerSecond: 40, initialRequestsPerSecond: 10, burst: 1, doublingMs: 1_000 });
+    let sent = 0;
+    while (c.now < 3_000) {
+      await c.pacer.acquire();
+      sent++;
+      close(c.pacer.stats().requestsPerSecond, Math.min(40, 10 * 2 ** (c.now / 1_000)), `rate at ${c.now} ms`);
+    }
+    assert.equal(c.pacer.stats().requestsPerSecond, 40);
+    // A fixed 10/s sends 31 in these 3 s; this sends the first, the integral of 10 * 2^t over 2 s (30 / ln 2 = 43.3)
+    // and 40 in the last second.
+    assert.equal(sent, 84);
+  });
+
+  test('a worker whose requests never queue keeps the initial rate', async () => {
+    const c = fakeClock({ requestsPerSecond: 40, initialRequestsPerSecond: 10, burst: 10 });
+    for (let i = 0; i < 50; i++) {
+      await c.pacer.acquire();
+      c.advance(200);
+    }
+    assert.equal(c.pacer.stats().requestsPerSecond, 10);
+  });
+
+  test('a fixed budget (no initial rate) never grows, however long requests queue', async () => {
+    const c = fakeClock({ requestsPerSecond: 10, burst: 1 });
+    const at = await c.sends(31);
+    assert.equal(at.at(-1), 3_000);
+    assert.equal(c.pacer.stats().requestsPerSecond, 10);
+  });
+
+  test('the first 429 ends the growth: the rate halves, holds for recoveryMs (the growth overshot), then grows by increasePerSecond; a later 429 climbs back as a fixed budget does', async () => {
+    const c = fakeClock({ requestsPerSecond: 50, initialRequestsPerSecond: 10, burst: 1 }, [0, 0]);
+    let epoch = 0;
+    while (c.now < 1_000) epoch = await c.pacer.acquire();
+    const at429 = c.pacer.stats().requestsPerSecond;
+    close(at429, 10 * 2 ** (c.now / 1_000), 'grown rate');
+    c.pacer.settle(epoch, 429);
+    const halved = at429 / 2;
+    assert.equal(c.pacer.stats().requestsPerSecond, halved);
+    // Queueing no longer doubles the rate: it holds for the 10 s of recovery, then grows by 0.1 requests/s each second.
+    const start = c.now;
+    while (c.now < start + 5_000) epoch = await c.pacer.acquire();
+    close(c.pacer.stats().requestsPerSecond, halved, 'held after the first 429');
+    c.advance(start + 15_000 - c.now);
+    close(c.pacer.stats().requestsPerSecond, halved + 5 * 0.1, 'additive growth after the recovery');
+    // A second 429: halved again, and back at the rate it came at within recoveryMs.
+    const atSecond = c.pacer.stats().requestsPerSecond;
+    c.pacer.settle(epoch, 429);
+    assert.equal(c.pacer.stats().requestsPerSecond, atSecond / 2);
+    c.advance(10_000);
+    close(c.pacer.stats().requestsPerSecond, atSecond, 'back at the rate of the second 429 after recoveryMs');
+  });
+
+  test('an initial rate above the ceiling is refused, naming both', () => {
+    assert.throws(() => new RequestPacer({ requestsPerSecond: 5, initialRequestsPerSecond: 10 }), new TypeError('initialRequestsPerSecond must not exceed requestsPerSecond (5), got 10'));
+    assert.throws(() => new RequestPacer({ requestsPerSecond: 5, initialRequestsPerSecond: 1, doublingMs: 0 }), new TypeError('doublingMs must be a positive number, got 0'));
+  });
+});

@@ -1,29 +1,54 @@
 /**
  * The worker's Engine budget and task-queue rate, as `lbaas worker` reads them from its environment: stated defaults,
  * the old LBAAS_ENGINE_RPS still working with a deprecation warning, bad values refused naming the variable; and the
- * prebuilt workflow bundle it may load (LBAAS_WORKFLOW_BUNDLE).
+ * prebuilt workflow bundle it may load (LBAAS_WORKFLOW_BUNDLE); the heap limit it starts node with (worker/heap.ts).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import v8 from 'node:v8';
-import { Worker } from 'node:worker_threads';
-import { DEFAULT_BACKOFF_CAP_MS, DEFAULT_BACKOFF_START_MS, DEFAULT_BURST, DEFAULT_REQUESTS_PER_SECOND } from '../../activities/engine';
+import { execFileSync } from 'node:child_process';
+import { DEFAULT_BACKOFF_CAP_MS, DEFAULT_BACKOFF_START_MS, DEFAULT_BURST, DEFAULT_INITIAL_REQUESTS_PER_SECOND, DEFAULT_MAX_REQUESTS_PER_SECOND } from '../../activities/engine';
 import { engineBudgetFromEnv } from '../../worker/engine-settings';
-import { limitWorkflowHeap } from '../../worker/main';
+import { relaunchArgs } from '../../cli/relaunch';
+import { processHeapMiB } from '../../worker/heap';
 import { workerEnv } from '../../worker/start';
 
-test('defaults: 10 requests/s, burst 10, backoff 1 s to 60 s, no task-queue rate, no warnings', () => {
+test('defaults: an adaptive budget from 10 up to 50 requests/s, burst 10, backoff 1 s to 60 s, no task-queue rate, no warnings', () => {
   assert.deepEqual(engineBudgetFromEnv({}), {
-    pacing: { requestsPerSecond: DEFAULT_REQUESTS_PER_SECOND, burst: DEFAULT_BURST, backoffStartMs: DEFAULT_BACKOFF_START_MS, backoffCapMs: DEFAULT_BACKOFF_CAP_MS },
+    pacing: {
+      requestsPerSecond: DEFAULT_MAX_REQUESTS_PER_SECOND,
+      initialRequestsPerSecond: DEFAULT_INITIAL_REQUESTS_PER_SECOND,
+      burst: DEFAULT_BURST,
+      backoffStartMs: DEFAULT_BACKOFF_START_MS,
+      backoffCapMs: DEFAULT_BACKOFF_CAP_MS,
+    },
     warnings: [],
   });
-  assert.deepEqual([DEFAULT_REQUESTS_PER_SECOND, DEFAULT_BURST, DEFAULT_BACKOFF_START_MS, DEFAULT_BACKOFF_CAP_MS], [10, 10, 1_000, 60_000]);
+  assert.deepEqual([DEFAULT_INITIAL_REQUESTS_PER_SECOND, DEFAULT_MAX_REQUESTS_PER_SECOND, DEFAULT_BURST, DEFAULT_BACKOFF_START_MS, DEFAULT_BACKOFF_CAP_MS], [10, 50, 10, 1_000, 60_000]);
 });
 
-test('every setting is read under its own name', () => {
+test('LBAAS_ENGINE_MAX_REQUESTS_PER_SECOND sets the adaptive ceiling (a ceiling below 10 is also where it starts); with LBAAS_ENGINE_REQUESTS_PER_SECOND it is refused', () => {
+  assert.deepEqual(engineBudgetFromEnv({ LBAAS_ENGINE_MAX_REQUESTS_PER_SECOND: '200' }).pacing, {
+    requestsPerSecond: 200,
+    initialRequestsPerSecond: 10,
+    burst: 10,
+    backoffStartMs: 1_000,
+    backoffCapMs: 60_000,
+  });
+  const low = engineBudgetFromEnv({ LBAAS_ENGINE_MAX_REQUESTS_PER_SECOND: '4' }).pacing;
+  assert.deepEqual([low.requestsPerSecond, low.initialRequestsPerSecond], [4, 4]);
+  assert.throws(
+    () => engineBudgetFromEnv({ LBAAS_ENGINE_MAX_REQUESTS_PER_SECOND: '200', LBAAS_ENGINE_REQUESTS_PER_SECOND: '20' }),
+    (err: unknown) =>
+      (err as Error).message ===
+      'LBAAS_ENGINE_MAX_REQUESTS_PER_SECOND: the ceiling of the adaptive budget, while LBAAS_ENGINE_REQUESTS_PER_SECOND sets a fixed budget: set one of them',
+  );
+  assert.throws(() => engineBudgetFromEnv({ LBAAS_ENGINE_MAX_REQUESTS_PER_SECOND: 'fast' }), (err: unknown) => (err as Error).message === 'LBAAS_ENGINE_MAX_REQUESTS_PER_SECOND: must be a positive number, got "fast"');
+});
+
+test('every setting is read under its own name; LBAAS_ENGINE_REQUESTS_PER_SECOND makes the budget fixed (no initial rate to grow from)', () => {
   const s = engineBudgetFromEnv({
     LBAAS_ENGINE_REQUESTS_PER_SECOND: '2.5',
     LBAAS_ENGINE_BURST: '4',
@@ -37,7 +62,7 @@ test('every setting is read under its own name', () => {
 test('LBAAS_ENGINE_RPS still sets the task-queue rate, with a warning that names what it is; the new name wins when both are set', () => {
   const old = engineBudgetFromEnv({ LBAAS_ENGINE_RPS: '20' });
   assert.equal(old.taskQueueActivitiesPerSecond, 20);
-  assert.equal(old.pacing.requestsPerSecond, DEFAULT_REQUESTS_PER_SECOND, 'the old name never set an Engine request budget, and still does not');
+  assert.deepEqual(old.pacing, engineBudgetFromEnv({}).pacing, 'the old name never set an Engine request budget, and still does not');
   assert.deepEqual(old.warnings, [
     'LBAAS_ENGINE_RPS is deprecated: it limits activity starts per second on the task queue, not Engine requests; set LBAAS_TASK_QUEUE_ACTIVITIES_PER_SECOND instead (and LBAAS_ENGINE_REQUESTS_PER_SECOND for the Engine budget)',
   ]);
@@ -100,20 +125,39 @@ test('LBAAS_WORKFLOW_HEAP_MIB is the workflow thread\'s heap limit; left out, th
   }
 });
 
-test('limitWorkflowHeap bounds the heap of a thread started afterwards (as the SDK\'s workflow thread is), not the running main thread\'s', async () => {
-  const mainBefore = v8.getHeapStatistics().heap_size_limit;
-  const threadLimit = () =>
-    new Promise<number>((resolve, reject) => {
-      const t = new Worker("require('node:worker_threads').parentPort.postMessage(require('node:v8').getHeapStatistics().heap_size_limit)", { eval: true });
-      t.once('message', (n: number) => resolve(n));
-      t.once('error', reject);
-    });
-  limitWorkflowHeap(256);
-  const limited = await threadLimit();
-  // The old generation's limit plus the young generation's, which V8 sizes itself (about 16 MiB on Node 20, 192 on
-  // Node 24 for this limit): far below the default of about 4 GiB either way.
-  assert.ok(limited >= 256 * 2 ** 20 && limited <= 512 * 2 ** 20, `thread heap limit ${limited / 2 ** 20} MiB`);
-  assert.ok(limited < mainBefore / 2, `thread heap limit ${limited / 2 ** 20} MiB against the main thread's ${mainBefore / 2 ** 20} MiB`);
-  assert.equal(v8.getHeapStatistics().heap_size_limit, mainBefore);
-  assert.throws(() => limitWorkflowHeap(10), /at least 64 MiB, got 10/);
+test('a thread started without resource limits, as the SDK starts its workflow thread, takes the heap limit of the process\'s --max-old-space-size', () => {
+  const script =
+    "const v8 = require('node:v8'); const { Worker } = require('node:worker_threads');" +
+    "const t = new Worker(\"require('node:worker_threads').parentPort.postMessage(require('node:v8').getHeapStatistics().heap_size_limit)\", { eval: true });" +
+    "t.once('message', (n) => { console.log(JSON.stringify({ main: v8.getHeapStatistics().heap_size_limit, thread: n })); process.exit(0); });";
+  const limits = (args: string[]) => JSON.parse(execFileSync(process.execPath, [...args, '-e', script], { encoding: 'utf8', env: { PATH: process.env.PATH } })) as { main: number; thread: number };
+  const bounded = limits(['--max-old-space-size=256']);
+  const unbounded = limits([]);
+  // The old generation's limit plus the young generation's, which V8 sizes itself (about 48 MiB on Node 20 for this
+  // limit, more on Node 24): far below the default of several GiB either way.
+  assert.equal(bounded.thread, bounded.main);
+  assert.ok(bounded.thread >= 256 * 2 ** 20 && bounded.thread <= 512 * 2 ** 20, `thread heap limit ${bounded.thread / 2 ** 20} MiB`);
+  assert.ok(bounded.thread < unbounded.thread / 2, `bounded ${bounded.thread / 2 ** 20} MiB against Node's default ${unbounded.thread / 2 ** 20} MiB`);
+});
+
+test('lbaas worker and lbaas dev start node again with --max-old-space-size from LBAAS_WORKFLOW_HEAP_MIB (default 512), unless the process already has one', () => {
+  const argv = (...a: string[]) => ['/usr/bin/node', '/opt/lbaas/bin/lbaas.js', ...a];
+  assert.deepEqual(relaunchArgs(argv('worker'), {}, []), ['--max-old-space-size=512', '/opt/lbaas/bin/lbaas.js', 'worker']);
+  assert.deepEqual(relaunchArgs(argv('dev', '--port', '7233'), { LBAAS_WORKFLOW_HEAP_MIB: '768' }, ['--enable-source-maps']), [
+    '--enable-source-maps',
+    '--max-old-space-size=768',
+    '/opt/lbaas/bin/lbaas.js',
+    'dev',
+    '--port',
+    '7233',
+  ]);
+  // Already set, by the command line or NODE_OPTIONS: the operator's flag wins, and the relaunched node does not loop.
+  assert.equal(relaunchArgs(argv('worker'), {}, ['--max-old-space-size=300']), null);
+  assert.equal(relaunchArgs(argv('worker'), { NODE_OPTIONS: '--trace-warnings --max_old_space_size=300' }, []), null);
+  // Other commands, help, and a bad LBAAS_WORKFLOW_HEAP_MIB (the worker refuses it, naming the variable) run as they are.
+  assert.equal(relaunchArgs(argv('apply', '-f', 'x.yaml'), {}, []), null);
+  assert.equal(relaunchArgs(argv('worker', '--help'), {}, []), null);
+  assert.equal(relaunchArgs(argv('worker'), { LBAAS_WORKFLOW_HEAP_MIB: '64' }, []), null);
+  assert.equal(processHeapMiB(['--max-old-space-size=300', '--max-old-space-size=400'], { NODE_OPTIONS: '--max-old-space-size=500' }), 400);
+  assert.equal(processHeapMiB([], { NODE_OPTIONS: '--max-old-space-size=500' }), 500);
 });
