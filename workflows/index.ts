@@ -16,3 +16,5 @@ export {
   poolMembersSignal,
 } from './pool-messages';
 export { importServices } from './import';
+// Each type's Worker Versioning behavior (PINNED passes, AUTO_UPGRADE entities).
+import './versioning';

@@ -5,6 +5,7 @@
 import { CACHED_WORKFLOWS_PER_HEAP_MIB, DEFAULT_WORKFLOW_HEAP_MIB } from '../../worker/main';
 import { createMetrics, installMetrics } from '../../worker/metrics';
 import { startWorker, workerEnv } from '../../worker/start';
+import { versionText } from '../../worker/versioning';
 import type { CliIo } from '../io';
 
 export async function worker(io: CliIo): Promise<void> {
@@ -21,13 +22,16 @@ export async function worker(io: CliIo): Promise<void> {
     ...(env.workflowBundlePath ? { workflowBundle: { codePath: env.workflowBundlePath } } : {}),
     ...(env.maxCachedWorkflows ? { maxCachedWorkflows: env.maxCachedWorkflows } : {}),
     ...(env.workflowHeapMiB ? { workflowHeapMiB: env.workflowHeapMiB } : {}),
+    deployment: env.deployment,
+    setCurrent: env.setCurrent,
   });
   metrics?.watchPacer(running.engine.pacer);
   const heapMiB = env.workflowHeapMiB ?? DEFAULT_WORKFLOW_HEAP_MIB;
   const { pacing } = env.engine;
   const { temporal } = env;
   io.stderr(
-    `lbaas worker: task queue ${temporal.taskQueue} on ${temporal.connection.address} (namespace ${temporal.namespace}), Engine ${env.engine.baseUrl}` +
+    `lbaas worker: task queue ${temporal.taskQueue} on ${temporal.connection.address} (namespace ${temporal.namespace})` +
+      `, build ${versionText(env.deployment)}${env.setCurrent ? ' (made current)' : ''}, Engine ${env.engine.baseUrl}` +
       `, Engine budget ${pacing.requestsPerSecond} requests/s (burst ${pacing.burst})` +
       `${env.taskQueueActivitiesPerSecond ? `, task queue ${env.taskQueueActivitiesPerSecond} activities/s` : ''}` +
       `, workflow heap ${heapMiB} MiB, ${env.maxCachedWorkflows ?? CACHED_WORKFLOWS_PER_HEAP_MIB * heapMiB} cached workflows${env.metricsAddress ? `, metrics on http://${env.metricsAddress}/metrics` : ''}\n`,

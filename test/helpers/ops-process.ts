@@ -57,6 +57,8 @@ export function spawnWorker(o: WorkerProcessOptions): WorkerProcess {
     LBAAS_TASK_QUEUE: o.taskQueue,
     ANEXIA_ENGINE_URL: o.engineUrl,
     ANEXIA_TOKEN: o.token,
+    // Tasks reach only the Current Version: like every test worker, this one makes its build current.
+    LBAAS_SET_CURRENT_VERSION: 'true',
     ...(o.metricsAddress ? { LBAAS_METRICS_ADDRESS: o.metricsAddress } : {}),
     ...(!o.bundleAtStart && process.env.LBAAS_TEST_WORKFLOW_BUNDLE ? { LBAAS_WORKFLOW_BUNDLE: process.env.LBAAS_TEST_WORKFLOW_BUNDLE } : {}),
   };
