@@ -10,6 +10,7 @@ import { NamespaceNotFoundError, WorkflowNotFoundError } from '@temporalio/commo
 import { CliError, EXIT, invalid, unreachable } from '../common/errors';
 import { LbaasClient } from '../client/service-client';
 import { clientConnectionOptions, temporalSettings, type TemporalSettings } from '../common/settings';
+import { buildView, type BuildView } from './views';
 
 /** A CLI command gives up on an unreachable server after this long: long enough for a remote cluster over TLS. */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -150,7 +151,7 @@ function tcpProbe(host: string, port: number): Promise<{ reason: string; definit
  * (exit 2): the uid names nothing this Temporal namespace knows; one whose controller has ended (deleted,
  * terminated) likewise.
  */
-export async function requireController(t: Temporal, uid: string): Promise<{ taskQueue: string }> {
+export async function requireController(t: Temporal, uid: string): Promise<{ taskQueue: string; build: BuildView | null }> {
   const workflowId = `lbaas/${uid}`;
   let d: Awaited<ReturnType<WorkflowHandle['describe']>>;
   try {
@@ -161,5 +162,5 @@ export async function requireController(t: Temporal, uid: string): Promise<{ tas
   }
   const status = d.status.name;
   if (status !== 'RUNNING') throw invalid(`service ${uid} has no running controller (workflow ${workflowId} is ${status.toLowerCase().replace(/_/g, ' ')})`);
-  return { taskQueue: d.taskQueue };
+  return { taskQueue: d.taskQueue, build: buildView(d.raw.workflowExecutionInfo?.versioningInfo) };
 }

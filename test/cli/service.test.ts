@@ -17,6 +17,9 @@ import { cliEnv, runCli, tableColumns, type CliRun } from '../helpers/cli';
 import { exampleSpec, seedLoadBalancer, taggedLines } from '../helpers/fixtures';
 import { startStack, stopTemporalServer, temporalServer, type Stack } from '../helpers/stack';
 import { until } from '../helpers/workflows';
+import { defaultBuildId } from '../../worker/versioning';
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 const FAST_DEPLOYS = { deployMs: { min: 20, max: 60 } };
 
@@ -157,7 +160,9 @@ test('status -o json has exactly the documented keys and every object; status te
   const j = await cli(['status', uid, '-o', 'json']);
   ok(j, 'status json');
   const s = JSON.parse(j.stdout);
-  assert.deepEqual(Object.keys(s), ['serviceUid', 'phase', 'revision', 'status', 'loadBalancers', 'objects']);
+  assert.deepEqual(Object.keys(s), ['serviceUid', 'phase', 'revision', 'build', 'status', 'loadBalancers', 'objects']);
+  // The controller runs on the test worker's build, and moves with the Current Version (AUTO_UPGRADE).
+  assert.deepEqual(s.build, { deploymentName: 'lbaas', buildId: defaultBuildId(), behavior: 'AUTO_UPGRADE' });
   assert.equal(s.serviceUid, uid);
   assert.equal(s.phase, 'Converged');
   assert.equal(s.revision, 1);
@@ -178,7 +183,7 @@ test('status -o json has exactly the documented keys and every object; status te
   const blocks = t.stdout.trimEnd().split('\n\n');
   assert.equal(blocks.length, 3);
   const head = blocks[0] as string;
-  assert.match(head, new RegExp(`^service {4}${uid}\\nphase {6}Converged\\nrevision {3}1\\nlast pass  1 \\(revision 1\\) converged at \\S+Z\\nrunning {4}-\\nstatus {5}2001:db8::10: 80, 443\\n {11}203\\.0\\.113\\.10: 80, 443$`));
+  assert.match(head, new RegExp(`^service {4}${uid}\\nphase {6}Converged\\nrevision {3}1\\nlast pass  1 \\(revision 1\\) converged at \\S+Z\\nrunning {4}-\\nbuild {6}lbaas\\.${escapeRegExp(defaultBuildId())} \\(auto-upgrade\\)\\nstatus {5}2001:db8::10: 80, 443\\n {11}203\\.0\\.113\\.10: 80, 443$`));
   const lbs = tableColumns((blocks[1] as string).split('\n'));
   assert.deepEqual(lbs.headers, ['LOAD BALANCER', 'RESULT', 'CREATED', 'DESTROYED', 'RECOVERED', 'ERROR']);
   assert.deepEqual(lbs.rows, [[lb, 'converged', '12', '0', '0', '']]);
