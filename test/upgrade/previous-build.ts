@@ -5,7 +5,9 @@
  * Which commit: the test's first argument (`npm run test:upgrade -- <commit or tag>`), else LBAAS_UPGRADE_FROM, else
  * the tag `versioned-base` when it exists, else the first versioned commit: the oldest one that put
  * `workerDeploymentOptions` into worker/main.ts (`git log -S`). Earlier commits run unversioned workers, which an
- * upgrade to a versioned build must drain first (docs/operations.md#upgrading-lbaas).
+ * upgrade to a versioned build must drain first (docs/operations.md#from-a-release-without-worker-versioning): the
+ * second scenario starts from the last of them (LBAAS_UPGRADE_FROM_UNVERSIONED, else the first versioned commit's
+ * parent).
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
@@ -43,9 +45,25 @@ export async function upgradeFrom(argv: readonly string[] = process.argv.slice(2
   }
   const tagged = await git(['rev-parse', '--verify', '--quiet', 'versioned-base^{commit}']).catch(() => '');
   if (tagged) return { commit: tagged, named: 'tag versioned-base' };
+  return { commit: await firstVersioned(), named: 'the first versioned commit' };
+}
+
+/** The last commit before Worker Versioning: LBAAS_UPGRADE_FROM_UNVERSIONED, else the first versioned commit's parent. */
+export async function lastUnversioned(env: NodeJS.ProcessEnv = process.env): Promise<{ commit: string; named: string }> {
+  const given = env.LBAAS_UPGRADE_FROM_UNVERSIONED;
+  if (given) {
+    const commit = await git(['rev-parse', '--verify', `${given}^{commit}`]).catch(() => {
+      throw new Error(`LBAAS_UPGRADE_FROM_UNVERSIONED: ${given} is not a commit of this repository`);
+    });
+    return { commit, named: given };
+  }
+  return { commit: await git(['rev-parse', '--verify', `${await firstVersioned()}^`]), named: 'the last unversioned commit' };
+}
+
+async function firstVersioned(): Promise<string> {
   const introduced = (await git(['log', '--reverse', '--format=%H', '-S', 'workerDeploymentOptions', 'HEAD', '--', 'worker/main.ts'])).split('\n')[0];
   if (!introduced) throw new Error('no commit to upgrade from: no argument, no LBAAS_UPGRADE_FROM, no tag versioned-base, and no commit put workerDeploymentOptions into worker/main.ts (is this a shallow clone?)');
-  return { commit: introduced, named: 'the first versioned commit' };
+  return introduced;
 }
 
 /**
