@@ -101,14 +101,42 @@ export function innermost(err: unknown): string {
 export async function warnIfNoWorker(t: Temporal, stderr: (text: string) => void, taskQueue = t.settings.taskQueue): Promise<boolean> {
   try {
     const r = await t.client.workflowService.describeTaskQueue({ namespace: t.settings.namespace, taskQueue: { name: taskQueue }, taskQueueType: 1 });
-    if ((r.pollers ?? []).length === 0) {
+    const pollers = r.pollers ?? [];
+    if (pollers.length === 0) {
       stderr(`warning: no worker has polled task queue ${taskQueue} recently; nothing happens until one runs (lbaas worker)\n`);
       return false;
     }
+    return await warnIfNoCurrentVersion(t, stderr, taskQueue, pollers);
   } catch {
     // Not knowing is fine.
   }
   return true;
+}
+
+/** The protocol's WORKER_VERSIONING_MODE_VERSIONED: a worker that receives only the tasks of its own Version. */
+const VERSIONED_MODE = 2;
+type Poller = { deploymentOptions?: { deploymentName?: string | null; buildId?: string | null; workerVersioningMode?: number | null } | null };
+
+/**
+ * Workers that all poll as Versions of a Worker Deployment without a Current Version receive nothing: the first
+ * install's missing `set-current-version` (docs/operations.md#first-install).
+ */
+async function warnIfNoCurrentVersion(t: Temporal, stderr: (text: string) => void, taskQueue: string, pollers: readonly Poller[]): Promise<boolean> {
+  const versioned = pollers.map((p) => p.deploymentOptions).filter((d) => d?.workerVersioningMode === VERSIONED_MODE && d.deploymentName && d.buildId);
+  if (versioned.length < pollers.length) return true;
+  const deployments = [...new Set(versioned.map((d) => d?.deploymentName as string))];
+  let ok = true;
+  for (const deploymentName of deployments) {
+    const d = await t.client.workflowService.describeWorkerDeployment({ namespace: t.settings.namespace, deploymentName });
+    if (d.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId) continue;
+    const builds = [...new Set(versioned.filter((v) => v?.deploymentName === deploymentName).map((v) => v?.buildId as string))].sort();
+    stderr(
+      `warning: the workers on task queue ${taskQueue} (Worker Deployment ${deploymentName}, builds ${builds.join(', ')}) receive nothing: ` +
+        `no build is current (temporal worker deployment set-current-version --deployment-name ${deploymentName} --build-id ${builds[0]})\n`,
+    );
+    ok = false;
+  }
+  return ok;
 }
 
 /** Why a call that needs a worker may not have been answered, for timeout messages. */

@@ -105,7 +105,7 @@ export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> 
     workerDeploymentOptions: {
       version: o.deployment ?? defaultDeploymentVersion(),
       useWorkerVersioning: true,
-      // Applies only to a workflow type without a behavior of its own; every lbaas type has one (workflows/index.ts).
+      // Applies only to a workflow type without a behavior of its own; every lbaas type has one (workflows/versioning.ts).
       // PINNED is the safe default: such a run finishes on the code that started it.
       defaultVersioningBehavior: 'PINNED',
     },

@@ -6,12 +6,12 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
+import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';
 import { DEFAULT_BASE_URL, EngineClient, type EngineClientOptions, type PacingOptions } from '../activities/engine';
 import { invalid, unreachable } from '../common/errors';
 import { clientConnectionOptions, temporalSettings, type TemporalSettings } from '../common/settings';
 import { engineBudgetFromEnv } from './engine-settings';
-import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { createLbaasWorker, type LbaasWorkerOptions } from './main';
 import { defaultDeploymentVersion, deploymentVersionFromEnv, setCurrentVersion } from './versioning';
 

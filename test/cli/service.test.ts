@@ -15,7 +15,8 @@ import { WorkflowNotFoundError } from '@temporalio/common';
 import { LbaasClient } from '../../client/service-client';
 import { cliEnv, runCli, tableColumns, type CliRun } from '../helpers/cli';
 import { exampleSpec, seedLoadBalancer, taggedLines } from '../helpers/fixtures';
-import { startStack, stopTemporalServer, temporalServer, type Stack } from '../helpers/stack';
+import { startStack, stopTemporalServer, temporalServer, workflowBundle, type Stack } from '../helpers/stack';
+import { startWorker } from '../../worker/start';
 import { until } from '../helpers/workflows';
 import { defaultBuildId } from '../../worker/versioning';
 
@@ -342,4 +343,38 @@ test('with no worker on the task queue, apply warns and exits 3 once --timeout r
       `lbaas: timed out after 2s: the controller of service cli-no-worker did not accept the spec (is a worker polling task queue ${queue}?)\n`,
   );
   await stack.client.workflow.getHandle('lbaas/cli-no-worker').terminate('test cleanup');
+});
+
+test('with workers of a Worker Deployment that has no Current Version, apply says they receive nothing and how to make their build current', async () => {
+  const srv = await temporalServer();
+  const queue = `${stack.taskQueue}-idle`;
+  const deployment = { deploymentName: `lbaas-idle-${Date.now().toString(36)}`, buildId: 'b1' };
+  const idle = await startWorker({
+    temporal: { connection: { address: srv.address }, namespace: stack.namespace, taskQueue: queue },
+    connections: { native: stack.nativeConnection, client: stack.client },
+    engine: stack.engine,
+    workflowBundle: await workflowBundle(),
+    shutdownGraceTime: '1s',
+    deployment,
+    setCurrent: false,
+  });
+  try {
+    const spec = exampleSpec(['lb-unused'], { serviceUid: 'cli-no-current' });
+    // The poll reaches the server's poller list a moment after the worker starts.
+    const envIdle = cliEnv({ address: srv.address, namespace: stack.namespace, taskQueue: queue });
+    const r = await until('a run that sees the poller', async () => {
+      const run = await runCli(['apply', '-f', await specFile('no-current.json', spec), '--timeout', '2s'], { env: envIdle });
+      return run.stderr.startsWith('warning: no worker has polled') ? false : run;
+    }, 30_000, 200);
+    assert.equal(r.code, 3, r.stderr);
+    assert.equal(
+      r.stderr,
+      `warning: the workers on task queue ${queue} (Worker Deployment ${deployment.deploymentName}, builds b1) receive nothing: ` +
+        `no build is current (temporal worker deployment set-current-version --deployment-name ${deployment.deploymentName} --build-id b1)\n` +
+        `lbaas: timed out after 2s: the controller of service cli-no-current did not accept the spec (is a worker polling task queue ${queue}?)\n`,
+    );
+  } finally {
+    await idle.stop();
+    await stack.client.workflow.getHandle('lbaas/cli-no-current').terminate('test cleanup').catch(() => undefined);
+  }
 });
