@@ -103,7 +103,8 @@ test('from the last unversioned build: the versioned build waits beside it, the 
     await newWorker.ready;
     assert.equal(buildOf(newWorker), newBuild);
     await until('B half done', () => u.taggedB() >= 4, 60_000, 20);
-    const before = await u.client.workflowService.describeWorkerDeployment({ namespace: u.server.namespace, deploymentName: 'lbaas' });
+    // The server knows the Deployment once the new worker's first poll reached it (its start-up line comes earlier).
+    const before = await until('the new Version registered', () => u.client.workflowService.describeWorkerDeployment({ namespace: u.server.namespace, deploymentName: 'lbaas' }).catch(() => undefined), 30_000, 100);
     assert.equal(before.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion ?? null, null, 'no Current Version before the switch');
 
     // The drain of docs/operations.md: no pass running (nothing else starts one here), then switch at once.
