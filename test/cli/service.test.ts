@@ -360,11 +360,12 @@ test('with workers of a Worker Deployment that has no Current Version, apply say
   });
   try {
     const spec = exampleSpec(['lb-unused'], { serviceUid: 'cli-no-current' });
-    // The poll reaches the server's poller list a moment after the worker starts.
+    // The poll reaches the server's poller list, and the Deployment its records, a moment after the worker starts: until
+    // then the CLI warns of no worker at all, or (not knowing) not at all.
     const envIdle = cliEnv({ address: srv.address, namespace: stack.namespace, taskQueue: queue });
-    const r = await until('a run that sees the poller', async () => {
+    const r = await until('a run that sees the poller and its Deployment', async () => {
       const run = await runCli(['apply', '-f', await specFile('no-current.json', spec), '--timeout', '2s'], { env: envIdle });
-      return run.stderr.startsWith('warning: no worker has polled') ? false : run;
+      return run.stderr.startsWith('warning: the workers') ? run : false;
     }, 30_000, 200);
     assert.equal(r.code, 3, r.stderr);
     assert.equal(
