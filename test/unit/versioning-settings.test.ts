@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -19,11 +19,23 @@ test('the build id is the version plus the first 12 characters of the commit, or
   assert.equal(defaultBuildId({ version: '1.2.3', commit: null }), '1.2.3');
 });
 
-test('dist/build-info.json names the package version and the commit HEAD this checkout was built from', () => {
-  const recorded = buildInfo(path.join(REPO_ROOT, 'dist'));
-  const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
-  const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
-  assert.deepEqual(recorded, { version: pkg.version, commit: head });
+test('the build records the package version and, in a git checkout, its HEAD commit; outside git no commit', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'lbaas-build-info-'));
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  try {
+    mkdirSync(path.join(dir, 'scripts'));
+    copyFileSync(path.join(REPO_ROOT, 'scripts', 'build-info.js'), path.join(dir, 'scripts', 'build-info.js'));
+    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ version: '4.5.6' }));
+    execFileSync(process.execPath, [path.join(dir, 'scripts', 'build-info.js')]);
+    assert.deepEqual(buildInfo(path.join(dir, 'dist')), { version: '4.5.6', commit: null });
+    git('init', '-q');
+    git('add', '.');
+    git('-c', 'user.name=t', '-c', 'user.email=t@example.invalid', 'commit', '-q', '-m', 'x');
+    execFileSync(process.execPath, [path.join(dir, 'scripts', 'build-info.js')]);
+    assert.deepEqual(buildInfo(path.join(dir, 'dist')), { version: '4.5.6', commit: git('rev-parse', 'HEAD') });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('without build-info.json the build id falls back to the package version', () => {
