@@ -35,17 +35,17 @@ export interface PreviousBuild {
 }
 
 /** The commit to upgrade from, resolved as the file comment says; throws naming what was tried when none is found. */
-export async function upgradeFrom(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<{ commit: string; named: string }> {
+export async function upgradeFrom(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<{ commit: string; named: string; explicit: boolean }> {
   const given = argv.find((a) => !a.startsWith('-')) ?? env.LBAAS_UPGRADE_FROM;
   if (given) {
     const commit = await git(['rev-parse', '--verify', `${given}^{commit}`]).catch(() => {
       throw new Error(`LBAAS_UPGRADE_FROM / argument: ${given} is not a commit of this repository`);
     });
-    return { commit, named: given };
+    return { commit, named: given, explicit: true };
   }
   const tagged = await git(['rev-parse', '--verify', '--quiet', 'versioned-base^{commit}']).catch(() => '');
-  if (tagged) return { commit: tagged, named: 'tag versioned-base' };
-  return { commit: await firstVersioned(), named: 'the first versioned commit' };
+  if (tagged) return { commit: tagged, named: 'tag versioned-base', explicit: false };
+  return { commit: await firstVersioned(), named: 'the first versioned commit', explicit: false };
 }
 
 /** The last commit before Worker Versioning: LBAAS_UPGRADE_FROM_UNVERSIONED, else the first versioned commit's parent. */
