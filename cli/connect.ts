@@ -11,6 +11,7 @@ import { CliError, EXIT, invalid, unreachable } from '../common/errors';
 import { LbaasClient } from '../client/service-client';
 import { searchAttributes } from '../contract';
 import { clientConnectionOptions, temporalSettings, type TemporalSettings } from '../common/settings';
+import { buildView, type BuildView } from './views';
 
 /** A CLI command gives up on an unreachable server after this long: long enough for a remote cluster over TLS. */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -114,7 +115,8 @@ export async function warnIfNoWorker(t: Temporal, stderr: (text: string) => void
   const until = Date.now() + graceMs;
   for (;;) {
     try {
-      if (await hasPollers(t, taskQueue)) return true;
+      const pollers = await pollersOf(t, taskQueue);
+      if (pollers.length > 0) return await warnIfNoCurrentVersion(t, stderr, taskQueue, pollers);
     } catch {
       return true; // Not knowing is fine.
     }
@@ -125,12 +127,38 @@ export async function warnIfNoWorker(t: Temporal, stderr: (text: string) => void
   return false;
 }
 
-async function hasPollers(t: Temporal, taskQueue: string): Promise<boolean> {
+async function pollersOf(t: Temporal, taskQueue: string): Promise<Poller[]> {
   // 1: workflow task queue, 2: activity task queue (TaskQueueType in Temporal's API).
   const answers = await Promise.all(
     [1, 2].map((taskQueueType) => t.client.workflowService.describeTaskQueue({ namespace: t.settings.namespace, taskQueue: { name: taskQueue }, taskQueueType })),
   );
-  return answers.some((r) => (r.pollers ?? []).length > 0);
+  return answers.flatMap((r) => r.pollers ?? []);
+}
+
+/** The protocol's WORKER_VERSIONING_MODE_VERSIONED: a worker that receives only the tasks of its own Version. */
+const VERSIONED_MODE = 2;
+type Poller = { deploymentOptions?: { deploymentName?: string | null; buildId?: string | null; workerVersioningMode?: number | null } | null };
+
+/**
+ * Workers that all poll as Versions of a Worker Deployment without a Current Version receive nothing: the first
+ * install's missing `set-current-version` (docs/operations.md#first-install).
+ */
+async function warnIfNoCurrentVersion(t: Temporal, stderr: (text: string) => void, taskQueue: string, pollers: readonly Poller[]): Promise<boolean> {
+  const versioned = pollers.map((p) => p.deploymentOptions).filter((d) => d?.workerVersioningMode === VERSIONED_MODE && d.deploymentName && d.buildId);
+  if (versioned.length < pollers.length) return true;
+  const deployments = [...new Set(versioned.map((d) => d?.deploymentName as string))];
+  let ok = true;
+  for (const deploymentName of deployments) {
+    const d = await t.client.workflowService.describeWorkerDeployment({ namespace: t.settings.namespace, deploymentName });
+    if (d.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId) continue;
+    const builds = [...new Set(versioned.filter((v) => v?.deploymentName === deploymentName).map((v) => v?.buildId as string))].sort();
+    stderr(
+      `warning: the workers on task queue ${taskQueue} (Worker Deployment ${deploymentName}, builds ${builds.join(', ')}) receive nothing: ` +
+        `no build is current (temporal worker deployment set-current-version --deployment-name ${deploymentName} --build-id ${builds[0]})\n`,
+    );
+    ok = false;
+  }
+  return ok;
 }
 
 /** Why a call that needs a worker may not have been answered, for timeout messages. */
@@ -174,7 +202,7 @@ function tcpProbe(host: string, port: number): Promise<{ reason: string; definit
  * (exit 2): the uid names nothing this Temporal namespace knows; one whose controller has ended (deleted,
  * terminated) likewise.
  */
-export async function requireController(t: Temporal, uid: string): Promise<{ taskQueue: string; loadBalancers: string[] }> {
+export async function requireController(t: Temporal, uid: string): Promise<{ taskQueue: string; loadBalancers: string[]; build: BuildView | null }> {
   const workflowId = `lbaas/${uid}`;
   let d: Awaited<ReturnType<WorkflowHandle['describe']>>;
   try {
@@ -185,5 +213,5 @@ export async function requireController(t: Temporal, uid: string): Promise<{ tas
   }
   const status = d.status.name;
   if (status !== 'RUNNING') throw invalid(`service ${uid} has no running controller (workflow ${workflowId} is ${status.toLowerCase().replace(/_/g, ' ')})`);
-  return { taskQueue: d.taskQueue, loadBalancers: d.typedSearchAttributes.get(searchAttributes.loadBalancers) ?? [] };
+  return { taskQueue: d.taskQueue, loadBalancers: d.typedSearchAttributes.get(searchAttributes.loadBalancers) ?? [], build: buildView(d.raw.workflowExecutionInfo?.versioningInfo) };
 }

@@ -2,6 +2,7 @@
  * What the CLI prints: the JSON documents of docs/cli.md#json-documents and their text forms for people, as pure
  * functions of the controller's data, plus the small argument checks every command shares.
  */
+import { decodeVersioningBehavior } from '@temporalio/common';
 import { invalid } from '../common/errors';
 import { ellipsize, formatStatus, formatTime, keyValues, table } from './output';
 import type { ServiceSummary } from '../client/service-client';
@@ -97,6 +98,8 @@ export interface StatusView {
   serviceUid: string;
   phase: string;
   revision: number;
+  /** The build the controller runs on (its Worker Deployment Version); null before its first workflow task. */
+  build: BuildView | null;
   /** For a service with `serverPool`: the pool, its newest revision received, and the revision last converged. */
   pool?: { name: string; revision: number | null; servers: number | null; convergedRevision: number | null };
   status: AddressStatus;
@@ -113,7 +116,41 @@ const objectView = (o: ObjectStatus): ObjectView => ({
   ...(o.error ? { error: o.error } : {}),
 });
 
-export function statusView(s: ControllerStatus): StatusView {
+/** Where a workflow runs, from its describe(): Temporal's versioning info (docs/operations.md#upgrading-lbaas). */
+export interface BuildView {
+  deploymentName: string;
+  buildId: string;
+  behavior: 'PINNED' | 'AUTO_UPGRADE' | null;
+  /** An AUTO_UPGRADE workflow on its way to the Current Version (`<deployment>.<build id>`): its next task runs there. */
+  movingTo?: string;
+}
+
+type DeploymentVersionInfo = { deploymentName?: string | null; buildId?: string | null } | null | undefined;
+/** The part of a describe()'s raw workflowExecutionInfo.versioningInfo that says where the workflow runs. */
+export interface VersioningInfo {
+  behavior?: Parameters<typeof decodeVersioningBehavior>[0];
+  deploymentVersion?: DeploymentVersionInfo;
+  versionTransition?: { deploymentVersion?: DeploymentVersionInfo } | null;
+}
+
+export function buildView(info: VersioningInfo | null | undefined): BuildView | null {
+  const v = info?.deploymentVersion;
+  if (!v?.deploymentName || !v.buildId) return null;
+  const to = info?.versionTransition?.deploymentVersion;
+  return {
+    deploymentName: v.deploymentName,
+    buildId: v.buildId,
+    behavior: decodeVersioningBehavior(info?.behavior) ?? null,
+    ...(to?.deploymentName && to.buildId ? { movingTo: `${to.deploymentName}.${to.buildId}` } : {}),
+  };
+}
+
+function buildText(b: BuildView | null): string {
+  if (!b) return '- (no workflow task completed on a versioned worker yet)';
+  return `${b.deploymentName}.${b.buildId}${b.behavior ? ` (${b.behavior.toLowerCase().replace('_', '-')})` : ''}${b.movingTo ? `, moving to ${b.movingTo}` : ''}`;
+}
+
+export function statusView(s: ControllerStatus, build: BuildView | null = null): StatusView {
   const loadBalancers: StatusView['loadBalancers'] = {};
   for (const lb of Object.keys(s.loadBalancers).sort()) {
     const x = s.loadBalancers[lb];
@@ -121,10 +158,10 @@ export function statusView(s: ControllerStatus): StatusView {
     loadBalancers[lb] = { converged: x.converged, status: x.status, created: x.created, destroyed: x.destroyed, recovered: x.recovered, ...(x.error ? { error: x.error } : {}) };
   }
   const pool = s.pool ? { pool: { ...s.pool, convergedRevision: s.lastPass?.converged ? (s.lastPass.poolRevision ?? null) : null } } : {};
-  return { serviceUid: s.serviceUid, phase: s.phase, revision: s.revision, ...pool, status: s.status, loadBalancers, objects: s.objects.map(objectView) };
+  return { serviceUid: s.serviceUid, phase: s.phase, revision: s.revision, build, ...pool, status: s.status, loadBalancers, objects: s.objects.map(objectView) };
 }
 
-export function statusText(s: ControllerStatus): string {
+export function statusText(s: ControllerStatus, build: BuildView | null = null): string {
   const last = s.lastPass;
   const pairs: [string, string][] = [
     ['service', s.serviceUid],
@@ -137,6 +174,7 @@ export function statusText(s: ControllerStatus): string {
         : '-',
     ],
     ['running', s.running ? `pass ${s.running.pass} (revision ${s.running.revision}${s.running.teardown ? ', delete' : ''}) since ${formatTime(s.running.startedAt)}` : '-'],
+    ['build', buildText(build)],
   ];
   if (s.pool) {
     const converged = last?.poolRevision === undefined ? '' : `, last pass on pool revision ${last.poolRevision}`;

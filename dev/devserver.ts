@@ -16,6 +16,18 @@ export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'KeywordList'> = {
   LbaasServerPool: 'Keyword',
 };
 
+/**
+ * Dynamic configuration Worker Versioning needs (worker/versioning.ts). Both are on by default in Temporal 1.29; set
+ * explicitly, as in the local cluster (cluster/config.ts), so that a server whose defaults differ fails loudly at
+ * `setCurrentVersion` rather than leaving tasks undelivered.
+ */
+export const VERSIONING_DYNAMIC_CONFIG: Readonly<Record<string, boolean>> = {
+  // Worker Deployment Versions and their APIs (describe, set-current-version, set-ramping-version).
+  'system.enableDeploymentVersions': true,
+  // Versioning fields in workflow APIs: the versioning info of describe(), versioning overrides at start.
+  'frontend.workerVersioningWorkflowAPIs': true,
+};
+
 export interface DevServerOptions {
   /** Path of the Temporal CLI; found or installed with ensureTemporalCli when absent. */
   temporalPath?: string;
@@ -81,6 +93,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   else args.push('--headless');
   if (opts.dbFile) args.push('--db-filename', opts.dbFile);
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
+  for (const [key, value] of Object.entries(VERSIONING_DYNAMIC_CONFIG)) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
 
   const child = spawn(temporalPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let tail = '';

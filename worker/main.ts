@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
+import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivitiesOptions } from '../activities';
 import { createControlActivities } from '../activities/control';
@@ -12,6 +13,7 @@ import type { EngineClient } from '../activities/engine';
 import { ProgressSignals } from './progress-signals';
 import { noticeRateLimits } from './rate-limit-notice';
 import { DEFAULT_WORKFLOW_HEAP_MIB } from './heap';
+import { defaultDeploymentVersion } from './versioning';
 
 /**
  * Activity slots. Most activities spend their time waiting on the Engine (readiness polls sleep between GETs), so
@@ -61,6 +63,11 @@ export interface LbaasWorkerOptions {
   workflowHeapMiB?: number;
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   identity?: string;
+  /**
+   * The Worker Deployment Version this worker polls as (worker/versioning.ts): LBAAS_DEPLOYMENT_NAME and
+   * LBAAS_BUILD_ID for `lbaas worker`; `lbaas` and this build's id when absent.
+   */
+  deployment?: WorkerDeploymentVersion;
 }
 
 export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> {
@@ -82,5 +89,12 @@ export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> 
     maxCachedWorkflows: o.maxCachedWorkflows ?? CACHED_WORKFLOWS_PER_HEAP_MIB * heapMiB,
     shutdownGraceTime: o.shutdownGraceTime ?? DEFAULT_SHUTDOWN_GRACE,
     ...(o.identity ? { identity: o.identity } : {}),
+    workerDeploymentOptions: {
+      version: o.deployment ?? defaultDeploymentVersion(),
+      useWorkerVersioning: true,
+      // Applies only to a workflow type without a behavior of its own; every lbaas type has one (workflows/versioning.ts).
+      // PINNED is the safe default: such a run finishes on the code that started it.
+      defaultVersioningBehavior: 'PINNED',
+    },
   });
 }

@@ -6,6 +6,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
+import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';
 import { DEFAULT_BASE_URL, EngineClient, type EngineClientOptions, type PacingOptions } from '../activities/engine';
 import { invalid, unreachable } from '../common/errors';
@@ -13,6 +14,7 @@ import { clientConnectionOptions, temporalSettings, type TemporalSettings } from
 import { engineBudgetFromEnv } from './engine-settings';
 import { MIN_WORKFLOW_HEAP_MIB } from './heap';
 import { createLbaasWorker, type LbaasWorkerOptions } from './main';
+import { defaultDeploymentVersion, deploymentVersionFromEnv, setCurrentVersion } from './versioning';
 
 export interface StartWorkerOptions extends Omit<LbaasWorkerOptions, 'connection' | 'namespace' | 'taskQueue' | 'engine' | 'temporalClient'> {
   temporal: TemporalSettings;
@@ -20,6 +22,13 @@ export interface StartWorkerOptions extends Omit<LbaasWorkerOptions, 'connection
   engine: EngineClientOptions | EngineClient;
   /** Connections the caller keeps open (and closes); the worker opens and closes its own otherwise. */
   connections?: { native: NativeConnection; client: Client };
+  /**
+   * Make the worker's Version its Deployment's Current Version once it polls (worker/versioning.ts), so that tasks
+   * reach it. Default true: `lbaas dev`, the local cluster, the tests and the benchmarks run one build at a time.
+   * `lbaas worker` passes LBAAS_SET_CURRENT_VERSION (default false), since in production which build runs new work
+   * is the operator's decision (docs/operations.md#upgrading-lbaas).
+   */
+  setCurrent?: boolean;
 }
 
 export interface RunningWorker {
@@ -27,6 +36,8 @@ export interface RunningWorker {
   /** A client on the worker's namespace (for callers that also start workflows or schedules). */
   client: Client;
   engine: EngineClient;
+  /** The Worker Deployment Version the worker polls as. */
+  deployment: WorkerDeploymentVersion;
   /** Settles when the worker has stopped polling and drained. */
   running: Promise<void>;
   /** Asks the worker to stop (idempotent), waits for it, and closes what the worker opened. */
@@ -35,7 +46,8 @@ export interface RunningWorker {
 
 /** Connects, builds and starts the worker. A Temporal server that cannot be reached is `unreachable` (exit 4). */
 export async function startWorker(o: StartWorkerOptions): Promise<RunningWorker> {
-  const { temporal, engine: engineOption, connections, ...workerOptions } = o;
+  const { temporal, engine: engineOption, connections, setCurrent, ...workerOptions } = o;
+  const deployment = o.deployment ?? defaultDeploymentVersion();
   const closes: (() => Promise<void>)[] = [];
   const closeAll = async () => {
     for (const close of closes.reverse()) await close();
@@ -68,6 +80,7 @@ export async function startWorker(o: StartWorkerOptions): Promise<RunningWorker>
     }
     const worker = await createLbaasWorker({
       ...workerOptions,
+      deployment,
       connection: native,
       namespace: temporal.namespace,
       taskQueue: temporal.taskQueue,
@@ -77,20 +90,30 @@ export async function startWorker(o: StartWorkerOptions): Promise<RunningWorker>
     const running = worker.run();
     // A failed run is reported by whoever awaits `running` or `stop()`; this keeps it from being unhandled meanwhile.
     running.catch(() => {});
+    const stopWorker = async () => {
+      // The SDK already begins the shutdown on SIGINT/SIGTERM; asking again would throw.
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      try {
+        await running;
+      } finally {
+        await closeAll();
+      }
+    };
+    if (setCurrent ?? true) {
+      try {
+        await setCurrentVersion(client, temporal.namespace, deployment, o.identity ? { identity: o.identity } : {});
+      } catch (err) {
+        await stopWorker().catch(() => {});
+        throw err;
+      }
+    }
     return {
       worker,
       client,
       engine,
+      deployment,
       running,
-      async stop() {
-        // The SDK already begins the shutdown on SIGINT/SIGTERM; asking again would throw.
-        if (worker.getState() === 'RUNNING') worker.shutdown();
-        try {
-          await running;
-        } finally {
-          await closeAll();
-        }
-      },
+      stop: stopWorker,
     };
   } catch (err) {
     await closeAll();
@@ -119,6 +142,10 @@ export interface WorkerEnv {
   maxCachedWorkflows?: number;
   /** LBAAS_WORKFLOW_HEAP_MIB: the V8 heap limit `lbaas worker` starts node with (worker/heap.ts). */
   workflowHeapMiB?: number;
+  /** LBAAS_DEPLOYMENT_NAME and LBAAS_BUILD_ID: the Worker Deployment Version the worker polls as (worker/versioning.ts). */
+  deployment: WorkerDeploymentVersion;
+  /** LBAAS_SET_CURRENT_VERSION=true: make that Version current once the worker polls. */
+  setCurrent: boolean;
 }
 
 /** Reads and checks the worker's settings; a bad value is `invalid` (exit 2), naming the variable. */
@@ -135,7 +162,16 @@ export function workerEnv(env: NodeJS.ProcessEnv): WorkerEnv {
     ...(env.LBAAS_WORKFLOW_BUNDLE ? { workflowBundlePath: bundleFile(env.LBAAS_WORKFLOW_BUNDLE) } : {}),
     ...cachedWorkflows(env),
     ...workflowHeap(env),
+    deployment: deploymentVersionFromEnv(env),
+    setCurrent: flag(env, 'LBAAS_SET_CURRENT_VERSION'),
   };
+}
+
+function flag(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '' || raw === 'false' || raw === '0') return false;
+  if (raw === 'true' || raw === '1') return true;
+  throw invalid(`${name}: must be true or false, got "${raw}"`);
 }
 
 function workflowHeap(env: NodeJS.ProcessEnv): { workflowHeapMiB?: number } {

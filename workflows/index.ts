@@ -9,3 +9,5 @@ export { serviceController } from './controller';
 export { fullResync } from './full-resync';
 export { serverPool } from './pool';
 export { importServices } from './import';
+// Each type's Worker Versioning behavior (PINNED passes, AUTO_UPGRADE entities).
+import './versioning';

@@ -15,6 +15,7 @@ import { startDevServer } from '../../dev/devserver';
 import { ensureTemporalCli } from '../../dev/temporal-path';
 import { DEMO_LOAD_BALANCERS, seedDemo, startSimulator } from '../../simulator';
 import { startWorker } from '../../worker/start';
+import { versionText } from '../../worker/versioning';
 import type { CliIo } from '../io';
 import { startDevKube } from './dev-kube';
 
@@ -82,6 +83,7 @@ export async function dev(opts: DevOptions, io: CliIo): Promise<void> {
         `Temporal Web UI     ${server.uiUrl}`,
         `Temporal gRPC       ${server.address} (namespace ${server.namespace}, task queue ${DEFAULT_TASK_QUEUE})`,
         `Engine simulator    ${sim.url} (token ${DEV_TOKEN}; admin API ${sim.url}/_sim/objects)`,
+        `worker build        ${versionText(worker.deployment)} (the Current Version of Worker Deployment ${worker.deployment.deploymentName})`,
         `full resync         Schedule lbaas-full-resync, every 10m`,
         '',
       ].join('\n'),

@@ -15,7 +15,7 @@ const QUERY_TIMEOUT_MS = 30_000;
 export async function status(uid: string, opts: { output: OutputFormat }, io: CliIo): Promise<void> {
   checkUid(uid);
   await withTemporal(io.env, async (t) => {
-    const { taskQueue } = await requireController(t, uid);
+    const { taskQueue, build } = await requireController(t, uid);
     await warnIfNoWorker(t, io.stderr, taskQueue);
     const s = await within(
       t.client,
@@ -23,7 +23,7 @@ export async function status(uid: string, opts: { output: OutputFormat }, io: Cl
       () => t.lbaas.status(uid),
       () => new CliError(`no answer to the status query of service ${uid} within ${QUERY_TIMEOUT_MS / 1000}s (${noAnswerHint(taskQueue)})`, EXIT.timeout),
     );
-    io.stdout(opts.output === 'json' ? json(statusView(s)) : statusText(s));
+    io.stdout(opts.output === 'json' ? json(statusView(s, build)) : statusText(s, build));
   });
 }
 

@@ -8,6 +8,7 @@ import { createMetrics, installMetrics } from '../../worker/metrics';
 import { startWorker, workerEnv } from '../../worker/start';
 import { processHeapMiB } from '../../worker/heap';
 import { workerIdentity } from '../relaunch';
+import { versionText } from '../../worker/versioning';
 import type { CliIo } from '../io';
 
 export async function worker(io: CliIo): Promise<void> {
@@ -29,12 +30,15 @@ export async function worker(io: CliIo): Promise<void> {
     ...(env.maxCachedWorkflows ? { maxCachedWorkflows: env.maxCachedWorkflows } : {}),
     workflowHeapMiB: heapMiB,
     identity: workerIdentity(io.env),
+    deployment: env.deployment,
+    setCurrent: env.setCurrent,
   });
   metrics?.watchPacer(running.engine.pacer);
   const { pacing } = env.engine;
   const { temporal } = env;
   io.stderr(
-    `lbaas worker: task queue ${temporal.taskQueue} on ${temporal.connection.address} (namespace ${temporal.namespace}), Engine ${env.engine.baseUrl}` +
+    `lbaas worker: task queue ${temporal.taskQueue} on ${temporal.connection.address} (namespace ${temporal.namespace})` +
+      `, build ${versionText(env.deployment)}${env.setCurrent ? ' (made current)' : ''}, Engine ${env.engine.baseUrl}` +
       (pacing.initialRequestsPerSecond === undefined
         ? `, Engine budget ${pacing.requestsPerSecond} requests/s (burst ${pacing.burst})`
         : `, Engine budget adaptive from ${pacing.initialRequestsPerSecond} up to ${pacing.requestsPerSecond} requests/s (burst ${pacing.burst})`) +

@@ -143,6 +143,8 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
       LBAAS_TASK_QUEUE: taskQueue,
       ANEXIA_ENGINE_URL: sim.url,
       ANEXIA_TOKEN: token,
+      // Tasks reach only the Current Version: the workers make their build current (worker/versioning.ts).
+      LBAAS_SET_CURRENT_VERSION: 'true',
       ...(o.workflowBundle ? { LBAAS_WORKFLOW_BUNDLE: o.workflowBundle } : {}),
     });
     pool = new WorkerPool({ slots: o.workers, env, logDir: workDir, event: say });

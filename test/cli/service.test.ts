@@ -15,8 +15,12 @@ import { WorkflowNotFoundError } from '@temporalio/common';
 import { LbaasClient } from '../../client/service-client';
 import { cliEnv, runCli, tableColumns, type CliRun } from '../helpers/cli';
 import { exampleSpec, seedLoadBalancer, taggedLines } from '../helpers/fixtures';
-import { startStack, stopTemporalServer, temporalServer, type Stack } from '../helpers/stack';
+import { startStack, stopTemporalServer, temporalServer, workflowBundle, type Stack } from '../helpers/stack';
+import { startWorker } from '../../worker/start';
 import { until } from '../helpers/workflows';
+import { defaultBuildId } from '../../worker/versioning';
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 const FAST_DEPLOYS = { deployMs: { min: 20, max: 60 } };
 
@@ -157,7 +161,9 @@ test('status -o json has exactly the documented keys and every object; status te
   const j = await cli(['status', uid, '-o', 'json']);
   ok(j, 'status json');
   const s = JSON.parse(j.stdout);
-  assert.deepEqual(Object.keys(s), ['serviceUid', 'phase', 'revision', 'status', 'loadBalancers', 'objects']);
+  assert.deepEqual(Object.keys(s), ['serviceUid', 'phase', 'revision', 'build', 'status', 'loadBalancers', 'objects']);
+  // The controller runs on the test worker's build, and moves with the Current Version (AUTO_UPGRADE).
+  assert.deepEqual(s.build, { deploymentName: 'lbaas', buildId: defaultBuildId(), behavior: 'AUTO_UPGRADE' });
   assert.equal(s.serviceUid, uid);
   assert.equal(s.phase, 'Converged');
   assert.equal(s.revision, 1);
@@ -178,7 +184,7 @@ test('status -o json has exactly the documented keys and every object; status te
   const blocks = t.stdout.trimEnd().split('\n\n');
   assert.equal(blocks.length, 3);
   const head = blocks[0] as string;
-  assert.match(head, new RegExp(`^service {4}${uid}\\nphase {6}Converged\\nrevision {3}1\\nlast pass  1 \\(revision 1\\) converged at \\S+Z\\nrunning {4}-\\nstatus {5}2001:db8::10: 80, 443\\n {11}203\\.0\\.113\\.10: 80, 443$`));
+  assert.match(head, new RegExp(`^service {4}${uid}\\nphase {6}Converged\\nrevision {3}1\\nlast pass  1 \\(revision 1\\) converged at \\S+Z\\nrunning {4}-\\nbuild {6}lbaas\\.${escapeRegExp(defaultBuildId())} \\(auto-upgrade\\)\\nstatus {5}2001:db8::10: 80, 443\\n {11}203\\.0\\.113\\.10: 80, 443$`));
   const lbs = tableColumns((blocks[1] as string).split('\n'));
   assert.deepEqual(lbs.headers, ['LOAD BALANCER', 'RESULT', 'CREATED', 'DESTROYED', 'RECOVERED', 'ERROR']);
   assert.deepEqual(lbs.rows, [[lb, 'converged', '12', '0', '0', '']]);
@@ -337,4 +343,39 @@ test('with no worker on the task queue, apply warns and exits 3 once --timeout r
       `lbaas: timed out after 2s: the controller of service cli-no-worker did not accept the spec (is a worker polling task queue ${queue}?)\n`,
   );
   await stack.client.workflow.getHandle('lbaas/cli-no-worker').terminate('test cleanup');
+});
+
+test('with workers of a Worker Deployment that has no Current Version, apply says they receive nothing and how to make their build current', async () => {
+  const srv = await temporalServer();
+  const queue = `${stack.taskQueue}-idle`;
+  const deployment = { deploymentName: `lbaas-idle-${Date.now().toString(36)}`, buildId: 'b1' };
+  const idle = await startWorker({
+    temporal: { connection: { address: srv.address }, namespace: stack.namespace, taskQueue: queue },
+    connections: { native: stack.nativeConnection, client: stack.client },
+    engine: stack.engine,
+    workflowBundle: await workflowBundle(),
+    shutdownGraceTime: '1s',
+    deployment,
+    setCurrent: false,
+  });
+  try {
+    const spec = exampleSpec(['lb-unused'], { serviceUid: 'cli-no-current' });
+    // The poll reaches the server's poller list, and the Deployment its records, a moment after the worker starts: until
+    // then the CLI warns of no worker at all, or (not knowing) not at all.
+    const envIdle = cliEnv({ address: srv.address, namespace: stack.namespace, taskQueue: queue });
+    const r = await until('a run that sees the poller and its Deployment', async () => {
+      const run = await runCli(['apply', '-f', await specFile('no-current.json', spec), '--timeout', '2s'], { env: envIdle });
+      return run.stderr.startsWith('warning: the workers') ? run : false;
+    }, 30_000, 200);
+    assert.equal(r.code, 3, r.stderr);
+    assert.equal(
+      r.stderr,
+      `warning: the workers on task queue ${queue} (Worker Deployment ${deployment.deploymentName}, builds b1) receive nothing: ` +
+        `no build is current (temporal worker deployment set-current-version --deployment-name ${deployment.deploymentName} --build-id b1)\n` +
+        `lbaas: timed out after 2s: the controller of service cli-no-current did not accept the spec (is a worker polling task queue ${queue}?)\n`,
+    );
+  } finally {
+    await idle.stop();
+    await stack.client.workflow.getHandle('lbaas/cli-no-current').terminate('test cleanup').catch(() => undefined);
+  }
 });

@@ -122,7 +122,8 @@ export async function runClusterChaos(o: ClusterChaosOptions): Promise<ClusterCh
     const taskQueue = `cluster-chaos-${o.seed}`;
     const lbaas = new LbaasClient(client, taskQueue);
     const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TEMPORAL_') && !k.startsWith('LBAAS_') && k !== 'ANEXIA_TOKEN'));
-    Object.assign(env, { TEMPORAL_ADDRESS: c.address, TEMPORAL_NAMESPACE: c.namespace, LBAAS_TASK_QUEUE: taskQueue, ANEXIA_ENGINE_URL: sim.url, ANEXIA_TOKEN: token });
+    // LBAAS_SET_CURRENT_VERSION: tasks reach only the Current Version; the workers make their build current.
+    Object.assign(env, { TEMPORAL_ADDRESS: c.address, TEMPORAL_NAMESPACE: c.namespace, LBAAS_TASK_QUEUE: taskQueue, ANEXIA_ENGINE_URL: sim.url, ANEXIA_TOKEN: token, LBAAS_SET_CURRENT_VERSION: 'true' });
     pool = new WorkerPool({ slots: o.workers, env, logDir: workDir, event: say });
     pool.start();
     await pool.waitAllReady(240_000);

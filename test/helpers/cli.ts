@@ -36,11 +36,14 @@ export function cliEnv(target: CliTarget, extra: Record<string, string> = {}): N
   return { ...env, ...extra };
 }
 
-/** Runs `node bin/lbaas.js ...args`; resolves with exit code and output, or rejects when it outlives `timeoutMs`. */
-export function runCli(args: readonly string[], o: { env: NodeJS.ProcessEnv; input?: string | Uint8Array; timeoutMs?: number }): Promise<CliRun> {
+/**
+ * Runs `node bin/lbaas.js ...args` (or another build's lbaas.js, `bin`); resolves with exit code and output, or rejects
+ * when it outlives `timeoutMs`.
+ */
+export function runCli(args: readonly string[], o: { env: NodeJS.ProcessEnv; input?: string | Uint8Array; timeoutMs?: number; bin?: string }): Promise<CliRun> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [LBAAS_BIN, ...args], { env: o.env, cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [o.bin ?? LBAAS_BIN, ...args], { env: o.env, cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (d: Buffer) => out.push(d));

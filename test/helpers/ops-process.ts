@@ -18,6 +18,10 @@ export interface WorkerProcessOptions {
   token: string;
   /** `host:port` for LBAAS_METRICS_ADDRESS. */
   metricsAddress?: string;
+  /** The lbaas.js to run: another build's (the upgrade test); this checkout's when absent. */
+  bin?: string;
+  /** LBAAS_SET_CURRENT_VERSION: make the worker's build current once it polls. Default true. */
+  setCurrent?: boolean;
   /**
    * Bundle the workflows at start as a worker without LBAAS_WORKFLOW_BUNDLE does. Otherwise the worker loads the
    * run's prebuilt bundle (LBAAS_TEST_WORKFLOW_BUNDLE, set by `npm test`) through LBAAS_WORKFLOW_BUNDLE when there
@@ -57,11 +61,14 @@ export function spawnWorker(o: WorkerProcessOptions): WorkerProcess {
     LBAAS_TASK_QUEUE: o.taskQueue,
     ANEXIA_ENGINE_URL: o.engineUrl,
     ANEXIA_TOKEN: o.token,
+    // Tasks reach only the Current Version: like every test worker, this one makes its build current.
+    LBAAS_SET_CURRENT_VERSION: String(o.setCurrent ?? true),
     ...(o.metricsAddress ? { LBAAS_METRICS_ADDRESS: o.metricsAddress } : {}),
     ...(!o.bundleAtStart && process.env.LBAAS_TEST_WORKFLOW_BUNDLE ? { LBAAS_WORKFLOW_BUNDLE: process.env.LBAAS_TEST_WORKFLOW_BUNDLE } : {}),
   };
-  const proc = spawn(process.execPath, [LBAAS_BIN, 'worker'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  if (proc.pid === undefined) throw new Error(`could not start ${LBAAS_BIN} worker`);
+  const bin = o.bin ?? LBAAS_BIN;
+  const proc = spawn(process.execPath, [bin, 'worker'], { cwd: path.dirname(path.dirname(bin)), env, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (proc.pid === undefined) throw new Error(`could not start ${bin} worker`);
   let out = '';
   let exit: ProcessExit | null = null;
   const exited = new Promise<ProcessExit>((resolve) =>

@@ -14,6 +14,7 @@ import { EngineClient } from '../../activities/engine';
 import { startDevServer, type DevServer } from '../../dev/devserver';
 import { startSimulator, type RunningSimulator } from '../../simulator';
 import { createLbaasWorker } from '../../worker/main';
+import { defaultDeploymentVersion, setCurrentVersion } from '../../worker/versioning';
 import { seedLoadBalancer } from '../helpers/fixtures';
 import { REPO_ROOT } from '../helpers/ops-process';
 import { serviceSpec, TrackedLbaas, uniqueUid, untilVisible } from '../helpers/ops-services';
@@ -54,6 +55,7 @@ before(async () => {
     shutdownGraceTime: '1s',
   });
   running = worker.run();
+  await setCurrentVersion(client, server.namespace, defaultDeploymentVersion());
   lbaas = new TrackedLbaas(client, taskQueue);
   const { chromium } = await import('playwright-core');
   browser = await chromium.launch({

@@ -59,6 +59,12 @@ test('the dynamic config turns on what lbaas apply needs, in the server file for
   assert.deepEqual(d['frontend.enableExecuteMultiOperation'], [{ value: true }]);
 });
 
+test('the dynamic config turns on Worker Deployment Versions and their workflow APIs, which every lbaas worker polls with', () => {
+  const d = parse(renderDynamicConfig()) as Record<string, { value: unknown }[]>;
+  assert.deepEqual(d['system.enableDeploymentVersions'], [{ value: true }]);
+  assert.deepEqual(d['frontend.workerVersioningWorkflowAPIs'], [{ value: true }]);
+});
+
 test('an explicit server path that is not executable fails naming the variable; explicit binaries are used as they are', async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'lbaas-cluster-unit-'));
   try {

@@ -1,0 +1,76 @@
+/**
+ * The Worker Deployment Version `lbaas worker` polls as (worker/versioning.ts): the build id recorded at build time,
+ * the settings that override it, and bad values refused naming the variable.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { buildInfo, defaultBuildId, deploymentVersionFromEnv, versionText } from '../../worker/versioning';
+import { workerEnv } from '../../worker/start';
+
+const REPO_ROOT = path.join(__dirname, '..', '..', '..');
+const info = { version: '1.2.3', commit: '0123456789abcdef0123456789abcdef01234567' };
+
+test('the build id is the version plus the first 12 characters of the commit, or the version alone outside git', () => {
+  assert.equal(defaultBuildId(info), '1.2.3+0123456789ab');
+  assert.equal(defaultBuildId({ version: '1.2.3', commit: null }), '1.2.3');
+});
+
+test('the build records the package version and, in a git checkout, its HEAD commit; outside git no commit', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'lbaas-build-info-'));
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  try {
+    mkdirSync(path.join(dir, 'scripts'));
+    copyFileSync(path.join(REPO_ROOT, 'scripts', 'build-info.js'), path.join(dir, 'scripts', 'build-info.js'));
+    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ version: '4.5.6' }));
+    execFileSync(process.execPath, [path.join(dir, 'scripts', 'build-info.js')]);
+    assert.deepEqual(buildInfo(path.join(dir, 'dist')), { version: '4.5.6', commit: null });
+    git('init', '-q');
+    git('add', '.');
+    git('-c', 'user.name=t', '-c', 'user.email=t@example.invalid', 'commit', '-q', '-m', 'x');
+    execFileSync(process.execPath, [path.join(dir, 'scripts', 'build-info.js')]);
+    assert.deepEqual(buildInfo(path.join(dir, 'dist')), { version: '4.5.6', commit: git('rev-parse', 'HEAD') });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('without build-info.json the build id falls back to the package version', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'lbaas-build-info-'));
+  try {
+    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ version: '9.8.7' }));
+    assert.deepEqual(buildInfo(path.join(dir, 'dist')), { version: '9.8.7', commit: null });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('defaults: Deployment lbaas, this build; LBAAS_DEPLOYMENT_NAME and LBAAS_BUILD_ID override them', () => {
+  assert.deepEqual(deploymentVersionFromEnv({}, info), { deploymentName: 'lbaas', buildId: '1.2.3+0123456789ab' });
+  assert.deepEqual(deploymentVersionFromEnv({ LBAAS_DEPLOYMENT_NAME: 'lbaas-eu', LBAAS_BUILD_ID: 'release-42' }, info), { deploymentName: 'lbaas-eu', buildId: 'release-42' });
+  assert.equal(versionText({ deploymentName: 'lbaas', buildId: '1.2.3+0123456789ab' }), 'lbaas.1.2.3+0123456789ab');
+});
+
+test('bad names are refused naming the variable', () => {
+  const cases: [Record<string, string>, RegExp][] = [
+    [{ LBAAS_DEPLOYMENT_NAME: 'lbaas.eu' }, /^LBAAS_DEPLOYMENT_NAME: must not contain "\." or ":", got "lbaas\.eu"$/],
+    [{ LBAAS_DEPLOYMENT_NAME: 'lbaas:eu' }, /^LBAAS_DEPLOYMENT_NAME: must not contain "\." or ":"/],
+    [{ LBAAS_DEPLOYMENT_NAME: '__lbaas' }, /^LBAAS_DEPLOYMENT_NAME: must not start with "__"/],
+    [{ LBAAS_BUILD_ID: '__unversioned__' }, /^LBAAS_BUILD_ID: must not start with "__", got "__unversioned__"$/],
+    [{ LBAAS_BUILD_ID: 'a b' }, /^LBAAS_BUILD_ID: must not contain white space/],
+    [{ LBAAS_BUILD_ID: 'x'.repeat(201) }, /^LBAAS_BUILD_ID: at most 200 characters, got 201$/],
+  ];
+  for (const [env, message] of cases) assert.throws(() => deploymentVersionFromEnv(env, info), (err: Error) => (assert.match(err.message, message), true), JSON.stringify(env));
+});
+
+test('lbaas worker makes its Version current only when LBAAS_SET_CURRENT_VERSION says so', () => {
+  const base = { ANEXIA_TOKEN: 't', LBAAS_BUILD_ID: 'b1' };
+  assert.equal(workerEnv(base).setCurrent, false);
+  assert.equal(workerEnv({ ...base, LBAAS_SET_CURRENT_VERSION: 'true' }).setCurrent, true);
+  assert.equal(workerEnv({ ...base, LBAAS_SET_CURRENT_VERSION: 'false' }).setCurrent, false);
+  assert.deepEqual(workerEnv(base).deployment, { deploymentName: 'lbaas', buildId: 'b1' });
+  assert.throws(() => workerEnv({ ...base, LBAAS_SET_CURRENT_VERSION: 'yes' }), (err: Error) => (assert.equal(err.message, 'LBAAS_SET_CURRENT_VERSION: must be true or false, got "yes"'), true));
+});
