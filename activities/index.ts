@@ -22,6 +22,8 @@ import {
 } from './objects';
 import { DeployTimes, type DeployTimesOptions } from './deploy-times';
 import { realizeObjects, type ProgressSink, type RealizedObject, type RealizeObjectsInput } from './realize';
+import { planObservedService, type PlanObservedInput, type PlanObservedResult } from './plan-observed';
+import { settleObjects, type SettledObject, type SettleObjectsInput } from './settle';
 import { scanTaggedServices, type TaggedService } from './scan';
 import { IdentifierCache, listTagged, observeService, retrieveState, type ServiceOnLoadBalancer } from './state';
 
@@ -59,6 +61,10 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
     /** The load balancers that hold objects tagged for the service, with what each holds. */
     async observeService(input: { serviceUid: string; known?: string[] }): Promise<Record<string, ObservedObject[]>> {
       return translated(async () => Object.fromEntries(await observeService(engine, known, input.serviceUid, undefined, input.known ?? [])));
+    },
+    /** Observes the service and plans each load balancer in the worker; returns what has work, never the objects. */
+    async planObservedService(input: PlanObservedInput): Promise<PlanObservedResult> {
+      return translated(() => planObservedService(engine, known, input));
     },
     /** Identifiers of every object tagged for the service (one list request; cheap check for stray objects). */
     async listTagged(input: { serviceUid: string; known?: string[] }): Promise<string[]> {
@@ -138,6 +144,10 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
     },
     async awaitReady(input: AwaitReadyInput): Promise<ReadyOutcome> {
       return translated(() => awaitReady(engine, input, options.readiness));
+    },
+    /** Recovers (when asked) and awaits a group of existing objects at once (activities/settle.ts). */
+    async settleObjects(input: SettleObjectsInput): Promise<SettledObject[]> {
+      return translated(() => settleObjects(engine, input, options.readiness, (o) => events.recovered?.(o.kind)));
     },
   };
 }

@@ -53,6 +53,8 @@ export interface ControllerStatus {
   status: ReconcileServiceResult['status'];
   loadBalancers: ReconcileServiceResult['loadBalancers'];
   objects: ReconcileServiceResult['objects'];
+  /** Objects the last pass's result left out (ready ones past MAX_LISTED_OBJECTS): `LbaasClient.status` fetches them. */
+  objectsOmitted?: number;
   lastPass: { pass: number; revision: number; converged: boolean; finishedAt: number; error?: string; poolRevision?: number } | null;
   running: { pass: number; revision: number; startedAt: number; teardown: boolean } | null;
   nextRetryAt: number | null;
@@ -146,6 +148,7 @@ export class ControllerState {
       status: last?.status ?? {},
       loadBalancers: last?.loadBalancers ?? {},
       objects: last?.objects ?? [],
+      ...(last?.objectsOmitted ? { objectsOmitted: last.objectsOmitted } : {}),
       pass: this.passCount,
       finishedAt: this.now(),
       error,
@@ -265,6 +268,7 @@ export class ControllerState {
       status: r?.status ?? {},
       loadBalancers: r?.loadBalancers ?? {},
       objects: r?.objects ?? [],
+      ...(r?.objectsOmitted ? { objectsOmitted: r.objectsOmitted } : {}),
       lastPass: r
         ? { pass: r.pass, revision: r.revision, converged: r.converged, finishedAt: r.finishedAt, ...(r.error ? { error: r.error } : {}), ...(r.pool ? { poolRevision: r.pool.revision } : {}) }
         : null,

@@ -10,7 +10,7 @@ import { optionalIdentifiers, optionalInteger, specOf } from './input';
 import { ENGINE_CALL, FAILURE_TYPES, searchAttributes, workflowIds } from './options';
 import { desiredObjects, isPlanEmpty, mergeStatus, planLoadBalancer, statusFromSnapshot } from '../domain';
 import type { AddressStatus, LoadBalancerResult, ObjectStatus, ObservedObject, Plan, Snapshot } from '../domain/types';
-import { StatusBook } from './status-book';
+import { listedObjects, MAX_LISTED_OBJECTS, StatusBook } from './status-book';
 import { reconcileLoadBalancer, type LoadBalancerFailureDetails, type ReconcileLoadBalancerResult } from './reconcile-lb';
 import { causeOf, failureDetails } from './failures';
 
@@ -35,7 +35,10 @@ export interface ReconcileServiceResult {
   /** Address/port pairs present on every load balancer of the spec. */
   status: AddressStatus;
   loadBalancers: Record<string, LoadBalancerSummary>;
+  /** Every object's status, or, past MAX_LISTED_OBJECTS, those not ready (workflows/status-book.ts, listedObjects). */
   objects: ObjectStatus[];
+  /** Objects left out of `objects`: each load balancer workflow's `status` query has them. */
+  objectsOmitted?: number;
   error?: string;
 }
 
@@ -53,11 +56,23 @@ const BUSY_WAIT_MAX_MS = 30_000;
  */
 export const PLAN_FIRST_PATCH = 'plan-before-children';
 
+/**
+ * Since this patch the service is observed and planned in the worker (planObservedService): the activity returns
+ * which load balancers have work and what those without work hold, never the objects, and a child reads its own load
+ * balancer, taking this worker's reads of the observation (`observedSince`) instead of an `observed` list in its
+ * input. Before it, the observation of every load balancer travelled as one activity result and again in every
+ * child's input: two load balancers at the validator's limit of 5,000 objects passed Temporal's 2 MiB payload limit
+ * (docs/scaling.md, "Temporal's limits"). Runs recorded before it replay PLAN_FIRST_PATCH's path.
+ */
+export const PLAN_IN_WORKER_PATCH = 'plan-in-worker';
+
 interface Run {
   loadBalancer: string;
   cleanup: boolean;
   /** The parent's observation of this load balancer: the child's first snapshot (first start attempt only). */
   observed?: ObservedObject[];
+  /** When the parent's observation began: the child's first read may take the worker's answers since then. */
+  observedSince?: number;
 }
 
 export async function reconcileService(input: ReconcileServiceInput): Promise<ReconcileServiceResult> {
@@ -69,11 +84,11 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   const uid = spec.serviceUid;
   const engine = proxyActivities<Activities>(ENGINE_CALL);
 
-  const runChild = async ({ loadBalancer, cleanup, observed }: Run): Promise<ReconcileLoadBalancerResult> => {
+  const runChild = async ({ loadBalancer, cleanup, observed, observedSince }: Run): Promise<ReconcileLoadBalancerResult> => {
     const workflowId = workflowIds.loadBalancer(uid, loadBalancer);
     for (let attempt = 0; ; attempt++) {
       // After waiting for a reconciliation started elsewhere, the parent's observation is stale: the child reads again.
-      const first = attempt === 0 && observed ? { observed } : {};
+      const first = attempt === 0 && observed ? { observed } : attempt === 0 && observedSince !== undefined ? { observedSince } : {};
       try {
         return await executeChild(reconcileLoadBalancer, {
           workflowId,
@@ -97,6 +112,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
 
   const results: Record<string, LoadBalancerSummary> = {};
   const objects: ObjectStatus[] = [];
+  let omitted = 0;
   const errors: { loadBalancer: string; err: unknown }[] = [];
   /** Runs each load balancer's child, except those `inline` already has the result of (their plan was empty). */
   const runAll = async (runs: Run[], inline: (run: Run) => ReconcileLoadBalancerResult | undefined = () => undefined) => {
@@ -107,6 +123,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
         const r = s.value;
         results[run.loadBalancer] = { converged: r.converged, status: r.status, created: r.created, destroyed: r.destroyed, recovered: r.recovered, passes: r.passes, cleanup: run.cleanup };
         objects.push(...r.objects);
+        omitted += r.objectsOmitted ?? 0;
       } else {
         if (isCancellation(s.reason)) throw s.reason;
         errors.push({ loadBalancer: run.loadBalancer, err: s.reason });
@@ -122,12 +139,35 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
           error: causeOf(s.reason),
         };
         objects.push(...(d?.objects ?? []));
+        omitted += d?.objectsOmitted ?? 0;
       }
     });
   };
 
   const lookup = { serviceUid: uid, ...(knownBefore.length > 0 ? { known: knownBefore } : {}) };
-  if (patched(PLAN_FIRST_PATCH)) {
+  if (patched(PLAN_IN_WORKER_PATCH)) {
+    const seen = await engine.planObservedService.executeWithOptions(
+      { summary: `observe and plan ${uid}` },
+      [{ spec: fields.spec, listUpTo: MAX_LISTED_OBJECTS, ...(teardown ? { teardown: true } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}) }],
+    );
+    // A load balancer whose plan is empty is reported from the observation without a child (as in PLAN_FIRST_PATCH).
+    const outlook = (lb: string) => seen.loadBalancers[lb];
+    const inline = (run: Run): ReconcileLoadBalancerResult | undefined => {
+      const o = outlook(run.loadBalancer);
+      if (!o?.empty || run.cleanup) return undefined;
+      const result = { serviceUid: uid, revision, loadBalancer: run.loadBalancer, converged: true, status: o.status, created: 0, destroyed: 0, recovered: 0, passes: 1 };
+      if (!o.objects) return { ...result, objects: [], objectsOmitted: o.held };
+      const snapshot: Snapshot = { loadBalancer: run.loadBalancer, objects: o.objects };
+      const book = new StatusBook(run.loadBalancer, () => Date.now());
+      book.observe(planLoadBalancer(desiredObjects(spec, run.loadBalancer), snapshot, spec.failedResources), snapshot);
+      return { ...result, objects: book.list() };
+    };
+    const since = seen.observedAt;
+    await runAll((teardown ? [] : spec.loadBalancers).map((loadBalancer) => ({ loadBalancer, cleanup: false, observedSince: since })), inline);
+    // New configuration first, old removed after, so traffic moves before anything is taken away.
+    const dropped = Object.keys(seen.loadBalancers).filter((lb) => outlook(lb)?.cleanup && (outlook(lb)?.held ?? 0) > 0).sort();
+    await runAll(dropped.map((loadBalancer) => ({ loadBalancer, cleanup: true, observedSince: since })));
+  } else if (patched(PLAN_FIRST_PATCH)) {
     const held = await engine.observeService.executeWithOptions({ summary: `observe ${uid}` }, [lookup]);
     // A load balancer whose plan is empty is reported from this observation without a child. (A reconciliation of it
     // started elsewhere is then not waited for; the controller never overlaps its own passes: a superseded pass is
@@ -169,7 +209,8 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   }
 
   const status = teardown ? {} : mergeStatus(spec.loadBalancers.map((lb) => results[lb]?.status ?? {}));
-  const result: ReconcileServiceResult = { serviceUid: uid, revision, converged: errors.length === 0, status, loadBalancers: results, objects };
+  const listed = listedObjects(objects, omitted);
+  const result: ReconcileServiceResult = { serviceUid: uid, revision, converged: errors.length === 0, status, loadBalancers: results, objects: listed.objects, ...(listed.objectsOmitted > 0 ? { objectsOmitted: listed.objectsOmitted } : {}) };
   const first = errors[0];
   if (first) {
     const message = `${uid} on ${first.loadBalancer}: ${causeOf(first.err)}`;
