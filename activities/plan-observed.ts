@@ -23,8 +23,8 @@ export interface PlanObservedInput {
   teardown?: boolean;
   known?: string[];
   /**
-   * Hand back the observed objects of load balancers with nothing to do while they total at most this many (for the
-   * per-object status of a small service's result; default 0).
+   * Hand back the observed objects of each load balancer while they total at most this many (default 0): a small
+   * service's children plan their first round from them, and its result lists them, without reading again.
    */
   listUpTo?: number;
 }
@@ -38,7 +38,7 @@ export interface LoadBalancerOutlook {
   empty: boolean;
   /** Address/port pairs present (for a load balancer with nothing to do). */
   status: AddressStatus;
-  /** The objects observed, for a load balancer with nothing to do, within `listUpTo`. */
+  /** The objects observed there, within `listUpTo`. */
   objects?: ObservedObject[];
 }
 
@@ -66,7 +66,7 @@ export async function planObservedService(engine: EngineClient, kinds: Identifie
     const snapshot = { loadBalancer: lb, objects };
     const plan = planLoadBalancer(cleanup ? [] : desiredObjects(spec, lb), snapshot, spec.failedResources);
     const empty = isPlanEmpty(plan);
-    const listed = empty && objects.length <= listable;
+    const listed = objects.length <= listable;
     if (listed) listable -= objects.length;
     loadBalancers[lb] = { held: objects.length, cleanup, empty, status: statusFromSnapshot(snapshot), ...(listed ? { objects } : {}) };
   }

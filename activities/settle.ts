@@ -108,10 +108,12 @@ async function settle(engine: EngineClient, input: SettleObjectsInput, opts: Awa
     interval = Math.max(interval, throttled);
     if (Date.now() + interval > deadline) {
       const still = input.objects.filter((o) => !settled.has(o.identifier));
-      const names = still.slice(0, MESSAGE_NAMES).map((o) => `${KIND_TITLE[o.kind]} ${o.name} (${states.get(o.identifier) ?? 'Unknown'})`);
+      // Worded as awaitReady words it for one object, so that a failure reads the same whichever waited.
+      const names = still.slice(0, MESSAGE_NAMES).map((o) => `${KIND_TITLE[o.kind]} ${o.name} (${o.identifier}) is still ${states.get(o.identifier) ?? 'Unknown'}`);
+      const more = still.length > MESSAGE_NAMES ? `, and ${still.length - MESSAGE_NAMES} more` : '';
       throw ApplicationFailure.create({
         type: FAILURE.notReady,
-        message: `${still.length} of ${input.objects.length} objects still deploying: ${names.join(', ')}${still.length > MESSAGE_NAMES ? ', …' : ''}`,
+        message: still.length === 1 ? (names[0] as string) : `${still.length} of ${input.objects.length} objects are not ready: ${names.join(', ')}${more}`,
         category: 'BENIGN',
       });
     }

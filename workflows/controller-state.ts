@@ -8,7 +8,7 @@
  */
 import { validateSpec } from '../domain';
 import type { Phase } from './options';
-import type { PoolMembers } from './pool-messages';
+import { applyPoolDelta, type PoolMembers, type PoolMembersMessage } from './pool-messages';
 import type { ReconcileServiceResult } from './reconcile-service';
 
 export interface PassResult extends Omit<ReconcileServiceResult, 'revision'> {
@@ -124,10 +124,20 @@ export class ControllerState {
   }
 
   /** Members from a pool: taken when they are from the spec's pool and newer than what is known. Latest wins. */
-  receiveMembers(m: PoolMembers): void {
+  receiveMembers(m: PoolMembersMessage): void {
     if (m.pool !== this.#poolName) return;
     if (this.pool?.pool === m.pool && this.pool.revision >= m.revision) return;
-    this.pool = m;
+    let servers = m.servers;
+    if (servers === undefined) {
+      // Changes since a revision this controller does not hold (a message lost with a run, or never received): ask
+      // the pool for every member again instead of guessing.
+      if (!m.delta || this.pool?.pool !== m.pool || this.pool.revision !== m.delta.base) {
+        this.resubscribe = true;
+        return;
+      }
+      servers = applyPoolDelta(this.pool.servers, m.delta);
+    }
+    this.pool = { pool: m.pool, revision: m.revision, servers };
     if (this.deleting) return;
     this.dirty = true;
     this.failures = 0;

@@ -8,12 +8,36 @@
  *   controller delete or pool switch ──unsubscribe──▶ pool
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ServerSpec } from '../domain';
+import { addMembers, removeMembers, type ServerSpec } from '../domain';
 
 export interface PoolMembers {
   pool: string;
   revision: number;
   servers: ServerSpec[];
+}
+
+/**
+ * What changed between revision `base` and the message's revision: members added or readdressed (`upsert`) and
+ * members removed. A pool sends it to a subscriber it sent `base` to, instead of every member again: 5,000 members
+ * are about 225 KB per signal, and a pool's history holds one signal per subscriber per change.
+ */
+export interface PoolDelta {
+  base: number;
+  upsert: ServerSpec[];
+  remove: string[];
+}
+
+/** What a pool sends a subscriber: every member (`servers`), or the changes since a revision it sent it (`delta`). */
+export interface PoolMembersMessage {
+  pool: string;
+  revision: number;
+  servers?: ServerSpec[];
+  delta?: PoolDelta;
+}
+
+/** The members after `delta`, from the members of its base revision (sorted by name, as the pool keeps them). */
+export function applyPoolDelta(base: readonly ServerSpec[], delta: PoolDelta): ServerSpec[] {
+  return removeMembers(addMembers(base, delta.upsert).servers, delta.remove).servers;
 }
 
 /** A controller's outcome for a pool revision: the pool's status shows it, and `waitConverged` waits on it. */
@@ -77,4 +101,4 @@ export const poolReportSignal = defineSignal<[PoolReport]>('report');
 export const poolResyncSignal = defineSignal<[]>('resync');
 
 // Controller side.
-export const poolMembersSignal = defineSignal<[PoolMembers]>('poolMembers');
+export const poolMembersSignal = defineSignal<[PoolMembersMessage]>('poolMembers');

@@ -58,9 +58,9 @@ export const PLAN_FIRST_PATCH = 'plan-before-children';
 
 /**
  * Since this patch the service is observed and planned in the worker (planObservedService): the activity returns
- * which load balancers have work and what those without work hold, never the objects, and a child reads its own load
- * balancer, taking this worker's reads of the observation (`observedSince`) instead of an `observed` list in its
- * input. Before it, the observation of every load balancer travelled as one activity result and again in every
+ * which load balancers have work, and their objects only while they total at most MAX_LISTED_OBJECTS; a child of a
+ * larger one reads its own load balancer, taking this worker's reads of the observation (`observedSince`) instead of
+ * an `observed` list in its input. Before it, the observation of every load balancer travelled as one activity result and again in every
  * child's input: two load balancers at the validator's limit of 5,000 objects passed Temporal's 2 MiB payload limit
  * (docs/scaling.md, "Temporal's limits"). Runs recorded before it replay PLAN_FIRST_PATCH's path.
  */
@@ -150,7 +150,8 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
       { summary: `observe and plan ${uid}` },
       [{ spec: fields.spec, listUpTo: MAX_LISTED_OBJECTS, ...(teardown ? { teardown: true } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}) }],
     );
-    // A load balancer whose plan is empty is reported from the observation without a child (as in PLAN_FIRST_PATCH).
+    // A load balancer whose plan is empty is reported from the observation without a child (as in PLAN_FIRST_PATCH),
+    // with its objects when they came back.
     const outlook = (lb: string) => seen.loadBalancers[lb];
     const inline = (run: Run): ReconcileLoadBalancerResult | undefined => {
       const o = outlook(run.loadBalancer);
@@ -162,11 +163,16 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
       book.observe(planLoadBalancer(desiredObjects(spec, run.loadBalancer), snapshot, spec.failedResources), snapshot);
       return { ...result, objects: book.list() };
     };
-    const since = seen.observedAt;
-    await runAll((teardown ? [] : spec.loadBalancers).map((loadBalancer) => ({ loadBalancer, cleanup: false, observedSince: since })), inline);
+    // A child plans its first round from the observation when it came back (a small load balancer), else reads its
+    // load balancer again, taking this worker's reads of the observation where it can.
+    const handDown = (loadBalancer: string, cleanup: boolean): Run => {
+      const objects = outlook(loadBalancer)?.objects;
+      return objects ? { loadBalancer, cleanup, observed: objects } : { loadBalancer, cleanup, observedSince: seen.observedAt };
+    };
+    await runAll((teardown ? [] : spec.loadBalancers).map((loadBalancer) => handDown(loadBalancer, false)), inline);
     // New configuration first, old removed after, so traffic moves before anything is taken away.
     const dropped = Object.keys(seen.loadBalancers).filter((lb) => outlook(lb)?.cleanup && (outlook(lb)?.held ?? 0) > 0).sort();
-    await runAll(dropped.map((loadBalancer) => ({ loadBalancer, cleanup: true, observedSince: since })));
+    await runAll(dropped.map((loadBalancer) => handDown(loadBalancer, true)));
   } else if (patched(PLAN_FIRST_PATCH)) {
     const held = await engine.observeService.executeWithOptions({ summary: `observe ${uid}` }, [lookup]);
     // A load balancer whose plan is empty is reported from this observation without a child. (A reconciliation of it
