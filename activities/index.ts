@@ -5,7 +5,7 @@
  */
 import type { ObservedObject, Snapshot } from '../domain/types';
 import type { EngineClient } from './engine';
-import { translated } from './failures';
+import { translated, withinPayloadLimit } from './failures';
 import { currentContext, withHeartbeat } from './heartbeat';
 import { destroyObject, destroyObjects, type DestroyedObject, type DestroyObjectInput, type DestroyObjectsInput, type DestroyOptions, type DestroyOutcome } from './destroy';
 import {
@@ -56,7 +56,10 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
   return {
     /** Every object tagged for the service on one load balancer. */
     async retrieveState(input: ServiceOnLoadBalancer): Promise<Snapshot> {
-      return translated(() => retrieveState(engine, known, input));
+      return translated(async () => {
+        const snapshot = await retrieveState(engine, known, input);
+        return withinPayloadLimit(`the observation of ${input.serviceUid} on ${input.loadBalancer} (${snapshot.objects.length} objects)`, snapshot);
+      });
     },
     /** The load balancers that hold objects tagged for the service, with what each holds. */
     async observeService(input: { serviceUid: string; known?: string[] }): Promise<Record<string, ObservedObject[]>> {

@@ -17,6 +17,7 @@ import { seedLoadBalancer, taggedLines } from '../helpers/fixtures';
 import { writeRequests } from '../helpers/engine-state';
 import { cliEnv, runCli } from '../helpers/cli';
 import { startStack, stopTemporalServer, temporalServer, type Stack } from '../helpers/stack';
+import type { PoolMembersMessage } from '../../workflows/pool-messages';
 
 const NODES = 1023;
 const PORTS = { p1: { external: 81, internal: 30081 }, p2: { external: 82, internal: 30082 }, p3: { external: 83, internal: 30083 }, p4: { external: 84, internal: 30084 } };
@@ -103,6 +104,13 @@ test("a node join writes exactly the joining node's 8 Servers (4 ports x 2 load 
   const stats = stack.sim.stats();
   assert.deepEqual(writeRequests(stats), { 'POST /api/LBaaS/v1/server.json': 8, 'POST /api/core/v1/resource.json/{id}/tags/{tag}': 8 });
   assert.equal(taggedLines(stack.sim, TAG).filter((l) => l.startsWith(`server ${joined.name}.`)).length, 8);
+  // The pool sent the controller what changed, not its 1,024 members.
+  const history = await lbaas.controller(UID).fetchHistory();
+  const signals = (history.events ?? []).flatMap((e) => {
+    const a = e.workflowExecutionSignaledEventAttributes;
+    return a?.signalName === 'poolMembers' ? [JSON.parse(Buffer.from(a.input?.payloads?.[0]?.data ?? new Uint8Array()).toString('utf8')) as PoolMembersMessage] : [];
+  });
+  assert.deepEqual(signals.at(-1), { pool: 'nodes', revision: change.revision, delta: { base: change.revision - 1, upsert: [joined], remove: [] } });
   console.log(`# big pool: node join converged in ${seconds(Date.now() - t0)}, ${total(stats)} Engine requests for 8 Server writes`);
 });
 

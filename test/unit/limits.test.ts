@@ -4,7 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { ApplicationFailure } from '@temporalio/common';
 import { concurrencyLimit, type ObjectStatus } from '../../domain';
+import { withinPayloadLimit } from '../../activities/failures';
 import { ControllerState } from '../../workflows/controller-state';
 import { applyPoolDelta } from '../../workflows/pool-messages';
 import { POOL_CHANGE_LOG, PoolState } from '../../workflows/pool-state';
@@ -114,5 +116,20 @@ describe('concurrencyLimit', () => {
     assert.deepEqual(started, [0, 1, 2, 3, 4]);
     assert.equal(most, 2);
     assert.throws(() => concurrencyLimit(0), /positive integer/);
+  });
+});
+
+describe('withinPayloadLimit', () => {
+  test('passes a result that fits; fails one that does not non-retryably, naming it and its size', () => {
+    const small = { objects: ['a'] };
+    assert.equal(withinPayloadLimit('x', small, 100), small);
+    assert.throws(
+      () => withinPayloadLimit('the observation of svc on lb (3 objects)', { objects: ['a'.repeat(200)] }, 100),
+      (err: unknown) =>
+        err instanceof ApplicationFailure &&
+        err.type === 'PayloadTooLarge' &&
+        err.nonRetryable === true &&
+        /^the observation of svc on lb \(3 objects\) is 0\.00 MiB, more than Temporal's 2 MiB payload limit allows \(at most 100 bytes per activity result\)$/.test(err.message),
+    );
   });
 });
