@@ -3,8 +3,8 @@
  * (docs/spec.md#reconciliation-semantics, docs/spec.md#temporal-surface).
  *
  * observe -> plan -> destroy -> create/recover/wait along the dependency graph -> observe again, until the plan is
- * empty or the pass budget is spent. (A little over 300 lines: the pass loop and its steps share the run's
- * closure: status book, counters, activity proxies.)
+ * empty or the pass budget is spent. (About 480 lines: the pass loop and its steps share the run's closure: status
+ * book, counters, activity proxies; and the paths from before the patches stay for the runs that replay them.)
  */
 import { ApplicationFailure, type ActivityOptions } from '@temporalio/common';
 import { CancellationScope, defineQuery, isCancellation, metricMeter, patched, proxyActivities, setHandler } from '@temporalio/workflow';
@@ -259,7 +259,8 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
 
   /**
    * Creates a group of siblings (same kind, same parent) in one realizeObjects activity whose summary names them;
-   * what is still deploying when its attempt window ends is awaited one by one on the spec's readiness policy.
+   * what is still deploying when its attempt window ends is awaited on the spec's readiness policy: together in one
+   * settleObjects activity (`settleGrouped`, SETTLE_GROUPS_PATCH), else one by one.
    */
   const realizeGroup = async (members: PlannedObject[], parentId: string, waitedOn: ReadonlySet<string | null>, settleGrouped: boolean): Promise<Map<string, string | null>> => {
     const kind = (members[0] as PlannedObject).desired.kind;
