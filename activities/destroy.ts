@@ -14,7 +14,7 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/common';
-import { KIND_DEFINITIONS, KIND_TITLE, LISTED_UNDER, REFERENCED_BY, SERVICE_TAG_PREFIX, serviceTag, type FieldTable, type Kind, type LinkTarget } from '../domain';
+import { concurrencyLimit, KIND_DEFINITIONS, KIND_TITLE, LISTED_UNDER, REFERENCED_BY, SERVICE_TAG_PREFIX, serviceTag, type FieldTable, type Kind, type LinkTarget } from '../domain';
 import { EngineConflictError, EngineNotFoundError, EngineRateLimitedError, type EngineClient, type EngineObjectMap, type EngineRef } from './engine';
 import { FAILURE_TYPES } from '../contract';
 import { SharedHeartbeat, withHeartbeat, type ProgressSlot } from './heartbeat';
@@ -40,6 +40,12 @@ export const GONE_POLL_MAX_MS = 2_000;
  * wait to a retry: well inside ENGINE_CALL's two-minute start-to-close timeout (workflows/options.ts).
  */
 export const DESTROY_WINDOW_MS = 60_000;
+
+/**
+ * Objects of one stage being destroyed at once, at most (each: tag check, DELETE, polls until gone): a stage holds up
+ * to 5,000 Servers, and sending all their requests at once left most of them queued past the client's request timeout.
+ */
+export const DESTROYS_AT_ONCE = 64;
 
 /**
  * How long a 409 from the service's own dependents is waited out. A pass destroys children before parents and waits
@@ -106,13 +112,14 @@ export async function destroyObjects(
   try {
     const deadline = Date.now() + (options.windowMs ?? DESTROY_WINDOW_MS);
     const failures: unknown[] = [];
+    const limit = concurrencyLimit(DESTROYS_AT_ONCE);
     const settled = await Promise.allSettled(
       input.objects.map(async (o): Promise<DestroyedObject> => {
         const slot = hb.slot(o.identifier);
         const done = slot.previous?.outcome;
         if (done) return { kind: o.kind, identifier: o.identifier, outcome: done };
         try {
-          const outcome = await destroyOne(engine, memory, { ...o, serviceUid: input.serviceUid }, slot, deadline, options);
+          const outcome = await limit(() => destroyOne(engine, memory, { ...o, serviceUid: input.serviceUid }, slot, deadline, options));
           slot.record({ deleteSent: slot.previous?.deleteSent === true, outcome });
           return { kind: o.kind, identifier: o.identifier, outcome };
         } catch (err) {

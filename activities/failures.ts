@@ -7,6 +7,24 @@ import { FAILURE_TYPES } from '../contract';
 import { EngineError, EngineRateLimitedError } from './engine';
 
 /**
+ * The largest activity result sent: Temporal refuses payloads over 2 MiB (`limit.blobSize.error`), and a refused
+ * result is retried until the schedule-to-close timeout, which for Engine calls is never: the pass would hang with
+ * nothing saying why. Results past this fail non-retryably instead, naming what was too large.
+ */
+export const MAX_RESULT_BYTES = 1_900_000;
+
+/** `value`, unless its JSON is larger than MAX_RESULT_BYTES: then a non-retryable failure naming `what`. */
+export function withinPayloadLimit<T>(what: string, value: T, max = MAX_RESULT_BYTES): T {
+  const bytes = Buffer.byteLength(JSON.stringify(value));
+  if (bytes <= max) return value;
+  throw ApplicationFailure.create({
+    type: FAILURE_TYPES.payloadTooLarge,
+    nonRetryable: true,
+    message: `${what} is ${(bytes / 1_048_576).toFixed(2)} MiB, more than Temporal's 2 MiB payload limit allows (at most ${max} bytes per activity result)`,
+  });
+}
+
+/**
  * How a 429 becomes a Temporal retry: the Engine client does not resend it (Temporal owns retries); the call fails
  * with EngineRateLimitedError, whose `retryAfterMs` is the client's shared backoff at that moment (Retry-After when
  * the Engine sent one, else the jittered exponential pause, at least one token's time at the lowered rate;

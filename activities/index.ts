@@ -5,7 +5,7 @@
  */
 import type { ObservedObject, Snapshot } from '../domain/types';
 import type { EngineClient } from './engine';
-import { translated } from './failures';
+import { translated, withinPayloadLimit } from './failures';
 import { currentContext, withHeartbeat } from './heartbeat';
 import { destroyObject, destroyObjects, type DestroyedObject, type DestroyObjectInput, type DestroyObjectsInput, type DestroyOptions, type DestroyOutcome } from './destroy';
 import {
@@ -22,6 +22,8 @@ import {
 } from './objects';
 import { DeployTimes, type DeployTimesOptions } from './deploy-times';
 import { realizeObjects, type ProgressSink, type RealizedObject, type RealizeObjectsInput } from './realize';
+import { planObservedService, type PlanObservedInput, type PlanObservedResult } from './plan-observed';
+import { settleObjects, type SettledObject, type SettleObjectsInput } from './settle';
 import { scanTaggedServices, type TaggedService } from './scan';
 import { IdentifierCache, listTagged, observeService, retrieveState, type ServiceOnLoadBalancer } from './state';
 
@@ -54,11 +56,18 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
   return {
     /** Every object tagged for the service on one load balancer. */
     async retrieveState(input: ServiceOnLoadBalancer): Promise<Snapshot> {
-      return translated(() => retrieveState(engine, known, input));
+      return translated(async () => {
+        const snapshot = await retrieveState(engine, known, input);
+        return withinPayloadLimit(`the observation of ${input.serviceUid} on ${input.loadBalancer} (${snapshot.objects.length} objects)`, snapshot);
+      });
     },
     /** The load balancers that hold objects tagged for the service, with what each holds. */
     async observeService(input: { serviceUid: string; known?: string[] }): Promise<Record<string, ObservedObject[]>> {
       return translated(async () => Object.fromEntries(await observeService(engine, known, input.serviceUid, undefined, input.known ?? [])));
+    },
+    /** Observes the service and plans each load balancer in the worker; returns what has work, never the objects. */
+    async planObservedService(input: PlanObservedInput): Promise<PlanObservedResult> {
+      return translated(() => planObservedService(engine, known, input));
     },
     /** Identifiers of every object tagged for the service (one list request; cheap check for stray objects). */
     async listTagged(input: { serviceUid: string; known?: string[] }): Promise<string[]> {
@@ -138,6 +147,10 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
     },
     async awaitReady(input: AwaitReadyInput): Promise<ReadyOutcome> {
       return translated(() => awaitReady(engine, input, options.readiness));
+    },
+    /** Recovers (when asked) and awaits a group of existing objects at once (activities/settle.ts). */
+    async settleObjects(input: SettleObjectsInput): Promise<SettledObject[]> {
+      return translated(() => settleObjects(engine, input, options.readiness, (o) => events.recovered?.(o.kind)));
     },
   };
 }

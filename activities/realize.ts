@@ -15,7 +15,7 @@
  * that is still deploying when the attempt window ends comes back as NotReady, for the workflow to wait for on the
  * spec's readiness policy (awaitReady).
  */
-import { KIND_DEFINITIONS, type Kind, type StateName } from '../domain';
+import { concurrencyLimit, KIND_DEFINITIONS, type Kind, type StateName } from '../domain';
 import { EngineNotFoundError, EngineRateLimitedError, type EngineClient } from './engine';
 import { priorSchedule, type DeployTimes } from './deploy-times';
 import { currentContext, SharedHeartbeat } from './heartbeat';
@@ -102,6 +102,13 @@ async function lookAlikesOfGroup(engine: EngineClient, memory: IdentifierCache, 
   for (const r of refs) if (!memory.isDeleting(r.identifier)) byName.set(r.name, [...(byName.get(r.name) ?? []), r.identifier]);
   return byName;
 }
+
+/**
+ * Members of one group being created (POST and tag) at once, at most: a group holds up to 1,000 Servers, and sending
+ * all their requests at once left most of them queued past the client's request timeout. Watches are not counted:
+ * they sleep between polls.
+ */
+export const CREATES_AT_ONCE = 8;
 
 type Learning = Pick<DeployTimes, 'schedule' | 'record'>;
 
@@ -193,11 +200,12 @@ export async function realizeObjects(engine: EngineClient, memory: IdentifierCac
       const byName = await lookAlikesOfGroup(engine, memory, input);
       for (const s of slots) if (s.slot.previous === undefined) s.slot.record({ preexisting: byName.get(s.member.fields.name) ?? [] });
     }
+    const creating = concurrencyLimit(CREATES_AT_ONCE);
     const settled = await Promise.allSettled(
       slots.map(async ({ member, slot }): Promise<RealizedObject> => {
         try {
           const fields = { serviceUid: input.serviceUid, kind: input.kind, fields: member.fields, loadBalancer: input.loadBalancer } as CreateObjectInput;
-          const created = await createObject(engine, memory, fields, slot, halt.signal);
+          const created = await creating(() => createObject(engine, memory, fields, slot, halt.signal));
           o.onProgress?.({ key: member.key, identifier: created.identifier, state: created.state, settled: false });
           // Deploy times count from the moment the create (and tag) returned, as the schedule does. An adopted object may
           // have been created long ago: its deploy time is unknown, so it is not learned from.

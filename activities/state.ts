@@ -117,6 +117,13 @@ interface ObserveProgress {
 /** Progress is recorded at most this often: serializing it is linear in the objects read. */
 const PROGRESS_EVERY_MS = 500;
 
+/**
+ * Objects read that are carried to the next attempt, at most: heartbeat details are a payload too (2 MiB), an Engine
+ * object is a few hundred bytes, and a service at the validator's limits holds 10,000 and more (its observation's
+ * heartbeat passed the limit and failed the activity). A retry reads the rest again.
+ */
+export const PROGRESS_MAX_OBJECTS = 1_000;
+
 async function observe(
   engine: EngineClient,
   kinds: IdentifierCache,
@@ -132,7 +139,7 @@ async function observe(
   const progress = (force = false) => {
     if (!force && Date.now() - recordedAt < PROGRESS_EVERY_MS) return;
     recordedAt = Date.now();
-    hb.record({ serviceUid, found: Object.fromEntries(done) });
+    hb.record({ serviceUid, found: Object.fromEntries(done.size <= PROGRESS_MAX_OBJECTS ? done : [...done].slice(0, PROGRESS_MAX_OBJECTS)) });
   };
   const tag = serviceTag(serviceUid);
   const listed = new Set((await engine.listResourcesByTag(tag)).map((r) => r.identifier));

@@ -83,8 +83,29 @@ export class LbaasClient {
     return updateUntilAnswered(() => this.controller(serviceUid), waitConvergedUpdate, [revision], `wait-${revision}-${randomUUID()}`);
   }
 
-  async status(serviceUid: string): Promise<ControllerStatus> {
-    return this.controller(serviceUid).query(controllerStatusQuery);
+  /**
+   * The controller's status. When its last pass listed only the objects not ready (a service past
+   * MAX_LISTED_OBJECTS, workflows/status-book.ts) and `allObjects` is asked for, the per-object status comes from
+   * each load balancer's own reconcileLoadBalancer workflow (its `status` query, answered after it closed too).
+   */
+  async status(serviceUid: string, o: { allObjects?: boolean } = {}): Promise<ControllerStatus> {
+    const st = await this.controller(serviceUid).query(controllerStatusQuery);
+    // Reading the load balancers' workflows replays each (seconds at thousands of objects): only when asked.
+    if (!st.objectsOmitted || !o.allObjects) return st;
+    const lbs = Object.keys(st.loadBalancers).filter((lb) => !st.loadBalancers[lb]?.cleanup).sort();
+    const perLb = await Promise.all(
+      lbs.map(async (lb) => {
+        try {
+          return (await this.client.workflow.getHandle(workflowIds.loadBalancer(serviceUid, lb)).query(loadBalancerStatusQuery)).objects;
+        } catch {
+          // Gone (past the namespace's retention) or not answering: keep what the pass result listed for it.
+          return st.objects.filter((o) => o.loadBalancer === lb);
+        }
+      }),
+    );
+    const full: ControllerStatus = { ...st, objects: perLb.flat() };
+    delete full.objectsOmitted;
+    return full;
   }
 
   /** Live progress of a service's running load balancer reconciliations (for progress lines while waiting). */

@@ -69,4 +69,6 @@ export const FAILURE_TYPES = {
   notReady: 'NotReady',
   /** Activity: a 4xx that retrying cannot fix; the reconciliation fails with the Engine's message. */
   engineRejected: 'EngineRejected',
+  /** Activity: a result too large for Temporal's payload limit; the reconciliation fails naming it. */
+  payloadTooLarge: 'PayloadTooLarge',
 } as const;

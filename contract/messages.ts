@@ -9,7 +9,7 @@ import type {
   ObjectsProgress,
   PassResult,
   PoolChangeResult,
-  PoolMembers,
+  PoolMembersMessage,
   PoolReport,
   PoolStatus,
   PoolWaitResult,
@@ -32,7 +32,7 @@ export const resyncPassUpdate = defineUpdate<PassResult, []>('resyncPass');
 export const engineRateLimitedSignal = defineSignal<[{ until: number }]>('engineRateLimited');
 export const controllerStatusQuery = defineQuery<ControllerStatus>('status');
 /** From the service's server pool: its current members (docs/architecture.md, "Server pools"). */
-export const poolMembersSignal = defineSignal<[PoolMembers]>('poolMembers');
+export const poolMembersSignal = defineSignal<[PoolMembersMessage]>('poolMembers');
 
 // reconcileLoadBalancer (`lbaas/<uid>/lb/<lb>`).
 export const loadBalancerStatusQuery = defineQuery<LoadBalancerProgress>('status');

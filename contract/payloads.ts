@@ -23,7 +23,10 @@ export interface ReconcileServiceResult {
   /** Address/port pairs present on every load balancer of the spec. */
   status: AddressStatus;
   loadBalancers: Record<string, LoadBalancerSummary>;
+  /** Every object's status, or, past MAX_LISTED_OBJECTS, those not ready (workflows/status-book.ts, listedObjects). */
   objects: ObjectStatus[];
+  /** Objects left out of `objects`: each load balancer workflow's `status` query has them. */
+  objectsOmitted?: number;
   error?: string;
 }
 
@@ -45,6 +48,8 @@ export interface ControllerStatus {
   status: ReconcileServiceResult['status'];
   loadBalancers: ReconcileServiceResult['loadBalancers'];
   objects: ReconcileServiceResult['objects'];
+  /** Objects the last pass's result left out (ready ones past MAX_LISTED_OBJECTS): `LbaasClient.status` fetches them. */
+  objectsOmitted?: number;
   lastPass: { pass: number; revision: number; converged: boolean; finishedAt: number; error?: string; poolRevision?: number } | null;
   running: { pass: number; revision: number; startedAt: number; teardown: boolean } | null;
   nextRetryAt: number | null;
@@ -90,6 +95,25 @@ export interface PoolMembers {
   pool: string;
   revision: number;
   servers: ServerSpec[];
+}
+
+/**
+ * What changed between revision `base` and the message's revision: members added or readdressed (`upsert`) and
+ * members removed. A pool sends it to a subscriber it sent `base` to, instead of every member again: 5,000 members
+ * are about 225 KB per signal, and a pool's history holds one signal per subscriber per change.
+ */
+export interface PoolDelta {
+  base: number;
+  upsert: ServerSpec[];
+  remove: string[];
+}
+
+/** What a pool sends a subscriber: every member (`servers`), or the changes since a revision it sent it (`delta`). */
+export interface PoolMembersMessage {
+  pool: string;
+  revision: number;
+  servers?: ServerSpec[];
+  delta?: PoolDelta;
 }
 
 /** A controller's outcome for a pool revision: the pool's status shows it, and `waitConverged` waits on it. */

@@ -6,6 +6,7 @@ export * from './types';
 export * from './kinds';
 export { canonicalIp, type CanonicalIp, type IpFamily } from './ip';
 export { parseDuration, formatDuration } from './duration';
+export { concurrencyLimit } from './limit';
 export {
   SERVICE_TAG_PREFIX,
   SERVICE_UID_PATTERN,
@@ -46,6 +47,7 @@ export {
   isNoChange,
   addMembers,
   removeMembers,
+  applyPoolDelta,
   resolvePool,
   resolveSpecDocument,
   type PoolFile,

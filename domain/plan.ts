@@ -53,7 +53,7 @@ export function planLoadBalancer(desired: readonly DesiredObject[], snapshot: Sn
       if (parentAction.type === 'create') return { type: 'create' };
       parentId = parentAction.identifier;
     }
-    const children = childrenOf.get(d.key) ?? [];
+    const children = groupBy(childrenOf.get(d.key) ?? [], (c) => nameKey(c.kind, c.fields.name));
     const ranked = observed
       .named(d.kind, d.fields.name)
       .filter((o) => !taken.has(o.identifier) && matches(d, o, parentId))
@@ -144,12 +144,17 @@ function destroyList(observed: ObservedIndex, outcome: Outcome): Destroy[] {
   );
 }
 
-/** How many existing children of `candidate` would match one of the desired children, were it kept. */
-function matchingChildren(observed: ObservedIndex, candidate: ObservedObject, desiredChildren: readonly DesiredObject[]): number {
-  if (desiredChildren.length === 0) return 0;
+/**
+ * How many existing children of `candidate` would match one of the desired children (`byName`: by kind and name),
+ * were it kept. A match has the same kind and name (both are compared fields), so each child is compared only with the
+ * desired children of its name: a Backend with 1,000 Servers costs 1,000 comparisons, not a million (2.5 s of a
+ * 4,108-object plan).
+ */
+function matchingChildren(observed: ObservedIndex, candidate: ObservedObject, byName: ReadonlyMap<string, DesiredObject[]>): number {
+  if (byName.size === 0) return 0;
   return observed
     .linkingTo(candidate.identifier)
-    .filter((child) => desiredChildren.some((d) => matches(d, child, candidate.identifier))).length;
+    .filter((child) => (byName.get(nameKey(child.kind, child.fields.name)) ?? []).some((d) => matches(d, child, candidate.identifier))).length;
 }
 
 function nameKey(kind: Kind, name: string): string {

@@ -92,6 +92,14 @@ export function removeMembers(current: readonly ServerSpec[], names: readonly st
 }
 
 /**
+ * The members after a pool's changes since a base revision (added or readdressed members `upsert`, names `remove`),
+ * from the members of that base revision (sorted by name, as the pool keeps them).
+ */
+export function applyPoolDelta(base: readonly ServerSpec[], delta: { upsert: readonly ServerSpec[]; remove: readonly string[] }): ServerSpec[] {
+  return removeMembers(addMembers(base, delta.upsert).servers, delta.remove).servers;
+}
+
+/**
  * The inline spec a pass reconciles: the pool spec with the pool's members as its servers. The Server objects are
  * named from the servers exactly as for inline servers, so a service moved to an equal pool means the same objects.
  * An empty pool means no Server objects: Backends, Frontends and Binds stay, and the load balancer has nothing to

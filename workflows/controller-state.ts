@@ -6,8 +6,8 @@
  * retry timing, delete. Pure and deterministic (time comes from the workflow clock); serializable for
  * continue-as-new.
  */
-import { validateSpec } from '../domain';
-import type { ControllerStatus, PassResult, Phase, PoolMembers } from '../contract';
+import { applyPoolDelta, validateSpec } from '../domain';
+import type { ControllerStatus, PassResult, Phase, PoolMembers, PoolMembersMessage } from '../contract';
 
 export interface RunningPass {
   number: number;
@@ -94,10 +94,20 @@ export class ControllerState {
   }
 
   /** Members from a pool: taken when they are from the spec's pool and newer than what is known. Latest wins. */
-  receiveMembers(m: PoolMembers): void {
+  receiveMembers(m: PoolMembersMessage): void {
     if (m.pool !== this.#poolName) return;
     if (this.pool?.pool === m.pool && this.pool.revision >= m.revision) return;
-    this.pool = m;
+    let servers = m.servers;
+    if (servers === undefined) {
+      // Changes since a revision this controller does not hold (a message lost with a run, or never received): ask
+      // the pool for every member again instead of guessing.
+      if (!m.delta || this.pool?.pool !== m.pool || this.pool.revision !== m.delta.base) {
+        this.resubscribe = true;
+        return;
+      }
+      servers = applyPoolDelta(this.pool.servers, m.delta);
+    }
+    this.pool = { pool: m.pool, revision: m.revision, servers };
     if (this.deleting) return;
     this.dirty = true;
     this.failures = 0;
@@ -118,6 +128,7 @@ export class ControllerState {
       status: last?.status ?? {},
       loadBalancers: last?.loadBalancers ?? {},
       objects: last?.objects ?? [],
+      ...(last?.objectsOmitted ? { objectsOmitted: last.objectsOmitted } : {}),
       pass: this.passCount,
       finishedAt: this.now(),
       error,
@@ -237,6 +248,7 @@ export class ControllerState {
       status: r?.status ?? {},
       loadBalancers: r?.loadBalancers ?? {},
       objects: r?.objects ?? [],
+      ...(r?.objectsOmitted ? { objectsOmitted: r.objectsOmitted } : {}),
       lastPass: r
         ? { pass: r.pass, revision: r.revision, converged: r.converged, finishedAt: r.finishedAt, ...(r.error ? { error: r.error } : {}), ...(r.pool ? { poolRevision: r.pool.revision } : {}) }
         : null,

@@ -64,6 +64,14 @@ export function optionalIdentifiers(fields: Record<string, unknown>, name: strin
   return v as string[];
 }
 
+/** An optional point in time (epoch ms), e.g. `observedSince`. */
+export function optionalTime(fields: Record<string, unknown>, name: string, workflow: string): number | undefined {
+  const v = fields[name];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw invalidInput(`${workflow}: ${name}: must be a time in ms since the epoch`);
+  return v;
+}
+
 export function optionalBoolean(fields: Record<string, unknown>, name: string, workflow: string): boolean | undefined {
   const v = fields[name];
   if (v === undefined || v === null) return undefined;

@@ -3,7 +3,20 @@
  * deliveries still owed. Pure and deterministic; serializable for continue-as-new (nothing owed is lost across it).
  */
 import { addMembers, diffMembers, isNoChange, removeMembers, type MemberChange, type ServerSpec } from '../domain';
-import type { PoolChangeResult, PoolReport, PoolServiceStatus, PoolStatus } from '../contract';
+import type { PoolChangeResult, PoolDelta, PoolMembersMessage, PoolReport, PoolServiceStatus, PoolStatus } from '../contract';
+
+/** One revision's changes, kept so that subscribers are sent what changed rather than every member. */
+interface LoggedChange {
+  revision: number;
+  upsert: ServerSpec[];
+  remove: string[];
+}
+
+/**
+ * Revisions whose changes are kept: a subscriber that is further behind (or new, or re-subscribing) is sent every
+ * member. Changes are small (a node joining or leaving), so the log stays a few KB.
+ */
+export const POOL_CHANGE_LOG = 16;
 
 export interface PoolSnapshot {
   servers: ServerSpec[];
@@ -11,6 +24,9 @@ export interface PoolSnapshot {
   subscribers: Record<string, Omit<PoolServiceStatus, 'serviceUid'>>;
   /** Subscribers still owed the current members. */
   owed: string[];
+  /** The revision each subscriber was last sent (absent in snapshots of pools from before member deltas). */
+  sent?: Record<string, number>;
+  log?: LoggedChange[];
 }
 
 export class PoolState {
@@ -19,6 +35,9 @@ export class PoolState {
   deleting = false;
   readonly subscribers = new Map<string, Omit<PoolServiceStatus, 'serviceUid'>>();
   readonly owed = new Set<string>();
+  /** The revision each subscriber was last sent: the base of the changes it is sent next. */
+  readonly sent = new Map<string, number>();
+  log: LoggedChange[] = [];
 
   constructor(
     readonly name: string,
@@ -29,6 +48,8 @@ export class PoolState {
       this.revision = restored.revision;
       for (const [uid, s] of Object.entries(restored.subscribers)) this.subscribers.set(uid, s);
       for (const uid of restored.owed) this.owed.add(uid);
+      for (const [uid, revision] of Object.entries(restored.sent ?? {})) this.sent.set(uid, revision);
+      this.log = restored.log ?? [];
     }
   }
 
@@ -36,8 +57,11 @@ export class PoolState {
   change(c: MemberChange): PoolChangeResult {
     const changed = !isNoChange(c);
     if (changed) {
+      const now = new Map(c.servers.map((m) => [m.name, m]));
+      const upsert = [...c.added, ...c.changed].sort().map((n) => now.get(n)).filter((m): m is ServerSpec => m !== undefined);
       this.servers = c.servers;
       this.revision++;
+      this.log = [...this.log, { revision: this.revision, upsert, remove: c.removed }].slice(-POOL_CHANGE_LOG);
       for (const uid of this.subscribers.keys()) this.owed.add(uid);
     }
     return { name: this.name, revision: this.revision, changed, added: c.added, removed: c.removed, readdressed: c.changed, services: this.services() };
@@ -57,13 +81,42 @@ export class PoolState {
 
   subscribe(uid: string): void {
     if (!this.subscribers.has(uid)) this.subscribers.set(uid, { convergedRevision: null, last: null });
-    // Always answered, also for a known subscriber: a controller re-subscribes to catch up (resync, new run).
+    // Always answered, also for a known subscriber: a controller re-subscribes to catch up (resync, new run), and is
+    // sent every member.
     this.owed.add(uid);
+    this.sent.delete(uid);
   }
 
   unsubscribe(uid: string): void {
     this.subscribers.delete(uid);
     this.owed.delete(uid);
+    this.sent.delete(uid);
+  }
+
+  /**
+   * The message for `uid` now: the changes since the revision it was last sent, when the log covers them, else every
+   * member. Recorded as sent: a subscriber that lost it asks again (it re-subscribes when a delta does not fit).
+   */
+  messageFor(uid: string): PoolMembersMessage {
+    const base = this.sent.get(uid);
+    this.sent.set(uid, this.revision);
+    const since = base === undefined ? [] : this.log.filter((c) => c.revision > base);
+    const covered = base !== undefined && base < this.revision && since.length === this.revision - base;
+    if (!covered) return { pool: this.name, revision: this.revision, servers: this.servers };
+    const upsert = new Map<string, ServerSpec>();
+    const remove = new Set<string>();
+    for (const c of since) {
+      for (const m of c.upsert) {
+        upsert.set(m.name, m);
+        remove.delete(m.name);
+      }
+      for (const n of c.remove) {
+        upsert.delete(n);
+        remove.add(n);
+      }
+    }
+    const delta: PoolDelta = { base: base as number, upsert: [...upsert.values()], remove: [...remove].sort() };
+    return { pool: this.name, revision: this.revision, delta };
   }
 
   /** A subscriber that cannot be signalled (its controller ended) is dropped: nobody is left to reference the pool. */
@@ -116,6 +169,13 @@ export class PoolState {
   }
 
   snapshot(): PoolSnapshot {
-    return { servers: this.servers, revision: this.revision, subscribers: Object.fromEntries(this.subscribers), owed: [...this.owed] };
+    return {
+      servers: this.servers,
+      revision: this.revision,
+      subscribers: Object.fromEntries(this.subscribers),
+      owed: [...this.owed],
+      sent: Object.fromEntries(this.sent),
+      log: this.log,
+    };
   }
 }

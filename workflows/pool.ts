@@ -12,12 +12,13 @@ import {
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
+  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { formatIssues, isPoolName, POOL_NAME_RULE, SPEC_LIMITS, validateMembers, type ServerSpec } from '../domain';
+import { concurrencyLimit, formatIssues, isPoolName, POOL_NAME_RULE, SPEC_LIMITS, validateMembers, type ServerSpec } from '../domain';
 import { invalidInput, optionalInteger } from './input';
 import {
   poolAddUpdate,
@@ -49,6 +50,14 @@ export interface ServerPoolInput {
  * the same 2,000 events as controllers: a few fan-outs per run, replays stay short.
  */
 export const POOL_CONTINUE_AS_NEW_EVENTS = 2_000;
+
+/**
+ * Since this patch a pool has at most MAX_SIGNALS_AT_ONCE signals to controllers pending: Temporal refuses more than
+ * 2,000 pending signals per workflow (`limit.numPendingSignals.error`), and a pool with more subscribers than that
+ * would have failed its workflow task for good. Deliveries replay unchanged up to that many subscribers.
+ */
+export const POOL_SIGNAL_LIMIT_PATCH = 'pool-signal-limit';
+export const MAX_SIGNALS_AT_ONCE = 500;
 
 export async function serverPool(input: ServerPoolInput): Promise<{ name: string; revision: number }> {
   if (!isPoolName(input?.name)) throw invalidInput(`serverPool: name: ${POOL_NAME_RULE}`);
@@ -137,20 +146,24 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
   }
 
   /**
-   * One signal per subscriber, all at once, each with the members as they are now (a change arriving meanwhile is
-   * owed again and sent next round: the latest revision always reaches everyone). A controller that is gone cannot
-   * be signalled; it is dropped from the subscribers.
+   * One signal per subscriber, each with what changed since the revision it was last sent, or every member when it
+   * is new, re-subscribing or too far behind (PoolState.messageFor); a change arriving meanwhile is owed again and
+   * sent next round: the latest revision always reaches everyone. A controller that is gone cannot be signalled; it is
+   * dropped from the subscribers.
    */
   async function deliver(uids: string[]): Promise<void> {
-    const message = { pool: name, revision: st.revision, servers: st.servers };
+    // POOL_SIGNAL_LIMIT_PATCH: at most MAX_SIGNALS_AT_ONCE signals pending; before it, all at once.
+    const limit = patched(POOL_SIGNAL_LIMIT_PATCH) ? concurrencyLimit(MAX_SIGNALS_AT_ONCE) : <T>(fn: () => Promise<T>) => fn();
     await Promise.all(
-      uids.map(async (uid) => {
-        try {
-          await getExternalWorkflowHandle(workflowIds.controller(uid)).signal(poolMembersSignal, message);
-        } catch {
-          st.drop(uid);
-        }
-      }),
+      uids.map((uid) =>
+        limit(async () => {
+          try {
+            await getExternalWorkflowHandle(workflowIds.controller(uid)).signal(poolMembersSignal, st.messageFor(uid));
+          } catch {
+            st.drop(uid);
+          }
+        }),
+      ),
     );
   }
 }

@@ -3,8 +3,8 @@
  * (docs/spec.md#reconciliation-semantics, docs/spec.md#temporal-surface).
  *
  * observe -> plan -> destroy -> create/recover/wait along the dependency graph -> observe again, until the plan is
- * empty or the pass budget is spent. (A little over 300 lines: the pass loop and its steps share the run's
- * closure: status book, counters, activity proxies.)
+ * empty or the pass budget is spent. (About 480 lines: the pass loop and its steps share the run's closure: status
+ * book, counters, activity proxies; and the paths from before the patches stay for the runs that replay them.)
  */
 import { ApplicationFailure, type ActivityOptions } from '@temporalio/common';
 import { CancellationScope, isCancellation, metricMeter, patched, proxyActivities, setHandler } from '@temporalio/workflow';
@@ -13,12 +13,12 @@ import type { CreateObjectInput, ReadyOutcome } from '../activities/objects';
 import type { RealizedObject } from '../activities/realize';
 import type { DestroyedObject, DestroyOutcome } from '../activities/destroy';
 import { causeOf } from './failures';
-import { invalidInput, loadBalancerId, optionalIdentifiers, optionalInteger, optionalObserved, specOf } from './input';
+import { invalidInput, loadBalancerId, optionalIdentifiers, optionalInteger, optionalObserved, optionalTime, specOf } from './input';
 import { ENGINE_CALL, listed, readinessOptions, short } from './options';
 import { FAILURE_TYPES, loadBalancerStatusQuery, objectsProgressSignal, type LoadBalancerProgress } from '../contract';
-import { completeFields, desiredObjects, isPlanEmpty, planLoadBalancer, statusFromSnapshot } from '../domain';
+import { completeFields, concurrencyLimit, desiredObjects, isPlanEmpty, planLoadBalancer, statusFromSnapshot } from '../domain';
 import { DESTROY_STAGES, KIND_TITLE, type Destroy, type LoadBalancerResult, type ObjectStatus, type ObservedObject, type Plan, type PlannedObject } from '../domain';
-import { describeOutstanding, StatusBook } from './status-book';
+import { describeOutstanding, listedObjects, StatusBook } from './status-book';
 import { objectsProgressOf } from './realize-progress';
 
 export interface ReconcileLoadBalancerInput {
@@ -38,12 +38,20 @@ export interface ReconcileLoadBalancerInput {
   known?: string[];
   /** What the parent just observed on this load balancer: the first pass plans from it instead of reading again. */
   observed?: ObservedObject[];
+  /**
+   * When the parent's observation of the service began (epoch ms): this run's observations may take the worker's
+   * reads since then of objects it has not written to (activities/state.ts, `readsSince`) instead of reading again.
+   */
+  observedSince?: number;
 }
 
 export interface ReconcileLoadBalancerResult extends LoadBalancerResult {
   serviceUid: string;
   revision: number | null;
+  /** Every object's status, or, past MAX_LISTED_OBJECTS, those not ready (workflows/status-book.ts, listedObjects). */
   objects: ObjectStatus[];
+  /** Objects left out of `objects` (ready ones): the `status` query has them. */
+  objectsOmitted?: number;
 }
 
 /** Details of a failed reconcileLoadBalancer: what it did and the state of every object when it stopped. */
@@ -52,6 +60,7 @@ export interface LoadBalancerFailureDetails {
   destroyed: number;
   recovered: number;
   objects: ObjectStatus[];
+  objectsOmitted?: number;
 }
 
 /**
@@ -89,6 +98,27 @@ export const REALIZE_ANNOUNCE_PATCH = 'realize-announce-parents';
  * Runs recorded before it replay one activity per object (test/fixtures/histories/legacy).
  */
 export const DESTROY_GROUPS_PATCH = 'destroy-stage-groups';
+
+/**
+ * Since this patch, Temporal's limit of 2,000 pending activities per workflow cannot be reached, whatever the size of
+ * the load balancer (docs/scaling.md, "Temporal's limits"): objects that exist but are not ready (still deploying
+ * after their create group's attempt window, or found deploying or failed by an observation) are recovered and
+ * awaited in one settleObjects activity per group of siblings instead of an awaitReady (and a recoverObject) each;
+ * a group holds at most MAX_GROUP_MEMBERS objects; and at most MAX_GROUPS_AT_ONCE groups have an activity pending at
+ * any time. Before it, 4,092 Servers still deploying on one load balancer scheduled 4,092 awaitReady activities and
+ * the workflow task failed for good. Runs recorded before it replay one wait per object (test/fixtures/histories).
+ */
+export const SETTLE_GROUPS_PATCH = 'settle-groups';
+
+/**
+ * Activities of one load balancer's reconciliation pending at once, at most: a tenth of Temporal's per-workflow
+ * limit (`limit.numPendingActivities.error`, 2,000), leaving room for history and for the worker's slots. Groups
+ * beyond it wait for a slot.
+ */
+export const MAX_GROUPS_AT_ONCE = 200;
+
+/** Objects per group activity, at most: its input and result stay a few hundred KiB (Temporal's payload limit is 2 MiB). */
+export const MAX_GROUP_MEMBERS = 1_000;
 
 /**
  * Workflow-side metrics (docs/spec.md#metrics), on the worker's Prometheus endpoint. Temporal does not emit them
@@ -145,6 +175,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
   // tag index, which lags behind tagging, does not list them yet.
   const known = new Set<string>(optionalIdentifiers(fields, 'known', wf) ?? []);
   const observed = optionalObserved(fields, loadBalancer, wf);
+  const observedSince = optionalTime(fields, 'observedSince', wf);
 
   const destroyed = (d: Destroy, outcome: DestroyOutcome) => {
     known.delete(d.identifier);
@@ -220,9 +251,10 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
 
   /**
    * Creates a group of siblings (same kind, same parent) in one realizeObjects activity whose summary names them;
-   * what is still deploying when its attempt window ends is awaited one by one on the spec's readiness policy.
+   * what is still deploying when its attempt window ends is awaited on the spec's readiness policy: together in one
+   * settleObjects activity (`settleGrouped`, SETTLE_GROUPS_PATCH), else one by one.
    */
-  const realizeGroup = async (members: PlannedObject[], parentId: string, waitedOn: ReadonlySet<string | null>): Promise<Map<string, string | null>> => {
+  const realizeGroup = async (members: PlannedObject[], parentId: string, waitedOn: ReadonlySet<string | null>, settleGrouped: boolean): Promise<Map<string, string | null>> => {
     const kind = (members[0] as PlannedObject).desired.kind;
     const names = listed(members.map((p) => p.desired.name));
     const byKey = new Map(members.map((p) => [p.desired.key, p.desired]));
@@ -246,6 +278,20 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
       announced.delete(key);
     }
     const ids = new Map<string, string | null>();
+    if (settleGrouped) {
+      const waiting: PlannedObject[] = [];
+      for (const r of realized) {
+        const d = byKey.get(r.key);
+        if (!d) continue;
+        counts.created++;
+        known.add(r.identifier);
+        book.update(r.key, { identifier: r.identifier, state: r.state });
+        if (r.outcome === 'NotReady') waiting.push({ desired: d, action: { type: 'wait', identifier: r.identifier } });
+        else ids.set(r.key, settle(r.key, r.identifier, r.outcome));
+      }
+      if (waiting.length > 0) for (const [key, id] of await settleGroup(waiting)) ids.set(key, id);
+      return ids;
+    }
     await Promise.all(
       realized.map(async (r) => {
         const d = byKey.get(r.key);
@@ -261,7 +307,31 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
     return ids;
   };
 
+  /**
+   * Recovers (action `recover`) and awaits (action `wait`) a group of existing siblings in one settleObjects activity
+   * (SETTLE_GROUPS_PATCH); resolves to each member's identifier when it is ready, null otherwise.
+   */
+  const settleGroup = async (members: PlannedObject[]): Promise<Map<string, string | null>> => {
+    const kind = (members[0] as PlannedObject).desired.kind;
+    const idOf = (p: PlannedObject) => (p.action as { identifier: string }).identifier;
+    const recovering = members.filter((p) => p.action.type === 'recover').length;
+    const what = `${KIND_TITLE[kind]}${members.length > 1 ? 's' : ''} ${listed(members.map((p) => p.desired.name))} ${on}`;
+    const summary = recovering > 0 ? `recover ${recovering} and await ${what}` : `await ${what}`;
+    const objects = members.map((p) => ({ kind, identifier: idOf(p), name: p.desired.name, ...(p.action.type === 'recover' ? { recover: true } : {}) }));
+    const outcomes = await call(readiness.settleObjects, summary, { objects });
+    const byId = new Map(outcomes.map((o) => [o.identifier, o]));
+    const ids = new Map<string, string | null>();
+    for (const p of members) {
+      const o = byId.get(idOf(p));
+      if (!o) continue;
+      if (o.recovered) counts.recovered++;
+      ids.set(p.desired.key, settle(p.desired.key, idOf(p), o.outcome));
+    }
+    return ids;
+  };
+
   const applyGraph = async (plan: Plan) => {
+    if (patched(SETTLE_GROUPS_PATCH)) return applyGroups(plan);
     const grouped = patched(REALIZE_GROUPS_PATCH);
     // Objects this round creates something under: their groups announce their deploys, so that children start on them.
     const waitedOn = grouped && patched(REALIZE_ANNOUNCE_PATCH) ? new Set(plan.objects.filter((p) => p.action.type === 'create').map((p) => p.desired.parent)) : new Set<string | null>();
@@ -276,7 +346,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
         let group = groups.get(groupKey);
         if (!group) {
           const members: PlannedObject[] = [];
-          group = { members, ids: parent.then((parentId) => (parentId === null ? null : realizeGroup(members, parentId, waitedOn))) };
+          group = { members, ids: parent.then((parentId) => (parentId === null ? null : realizeGroup(members, parentId, waitedOn, false))) };
           groups.set(groupKey, group);
         }
         group.members.push(p);
@@ -296,23 +366,80 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
     if (failed) throw failed.reason;
   };
 
+  /**
+   * The dependency graph by groups of siblings (SETTLE_GROUPS_PATCH): objects to create go to a realizeObjects group,
+   * objects to recover or wait for to a settleObjects group, of at most MAX_GROUP_MEMBERS each; a group starts when
+   * its parent is ready (or, for an announced parent, deployed) and a slot is free (MAX_GROUPS_AT_ONCE). Kept objects
+   * are ready as soon as their parent is. Promises exist per group and per parent object only, never per object: the
+   * SDK records a stack trace for every promise a workflow creates, and thousands of them made one workflow task of a
+   * load balancer at the limit take seconds.
+   */
+  const applyGroups = async (plan: Plan) => {
+    const slot = concurrencyLimit(MAX_GROUPS_AT_ONCE);
+    const parents = new Set(plan.objects.map((p) => p.desired.parent));
+    const waitedOn = new Set(plan.objects.filter((p) => p.action.type === 'create').map((p) => p.desired.parent));
+    /** The identifier of each parent object once it is ready; null when it will not be in this round. */
+    const ready = new Map<string, Promise<string | null>>();
+    const atLoadBalancer = Promise.resolve<string | null>(loadBalancer);
+    const notReady = Promise.resolve<string | null>(null);
+    const readyOf = (key: string | null) => (key === null ? atLoadBalancer : (ready.get(key) ?? notReady));
+    const groups = new Map<string, { members: PlannedObject[]; ids: Promise<Map<string, string | null> | null> }>();
+    const sizes = new Map<string, number>();
+    for (const p of plan.objects) {
+      const key = p.desired.key;
+      if (p.action.type === 'keep') {
+        const id = p.action.identifier;
+        if (parents.has(key)) ready.set(key, readyOf(p.desired.parent).then((parentId) => (parentId === null ? null : id)));
+        continue;
+      }
+      const creating = p.action.type === 'create';
+      const family = `${p.desired.parent ?? ''}|${p.desired.kind}|${creating ? 'create' : 'settle'}`;
+      const n = sizes.get(family) ?? 0;
+      sizes.set(family, n + 1);
+      const groupKey = `${family}|${Math.floor(n / MAX_GROUP_MEMBERS)}`;
+      let group = groups.get(groupKey);
+      if (!group) {
+        // The loop is synchronous and the parent's continuation is not: every member is collected before the group starts.
+        const members: PlannedObject[] = [];
+        const start = (parentId: string) => slot(() => (creating ? realizeGroup(members, parentId, waitedOn, true) : settleGroup(members)));
+        group = { members, ids: readyOf(p.desired.parent).then((parentId) => (parentId === null ? null : start(parentId))) };
+        groups.set(groupKey, group);
+      }
+      group.members.push(p);
+      if (!parents.has(key)) continue;
+      const fromGroup = group.ids.then((ids) => ids?.get(key) ?? null);
+      // An announced member is ready at whichever comes first: its own report or its group's result.
+      ready.set(key, creating && waitedOn.has(key) ? Promise.race([fromGroup, new Promise<string>((resolve) => announced.set(key, resolve))]) : fromGroup);
+    }
+    const settled = await Promise.allSettled([...[...groups.values()].map((g) => g.ids), ...ready.values()]);
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
+  };
+
   const run = async (): Promise<ReconcileLoadBalancerResult> => {
     /** When the last round began acting: the observation that closes it may use the worker's reads since then. */
     let roundStartedAt: number | undefined;
+    // SETTLE_GROUPS_PATCH: observations take the worker's reads since the first observation of this run (or the
+    // parent's) of objects nothing wrote to since: what a round did not touch is not read again to close it.
+    const sinceFirst = patched(SETTLE_GROUPS_PATCH);
+    let firstObservedAt = observedSince;
     for (let pass = 1; ; pass++) {
       progress.pass = pass;
       progress.phase = 'observing';
-      const closing = roundStartedAt !== undefined ? { readsSince: roundStartedAt } : {};
-      const snapshot = (pass === 1 ? observed : undefined) ?? await call(engine.retrieveState, `observe ${uid} ${on}`, { serviceUid: uid, loadBalancer, ...(known.size > 0 ? { known: [...known].sort() } : {}), ...closing });
+      const readsSince = sinceFirst ? firstObservedAt : roundStartedAt;
+      const reuse = readsSince !== undefined ? { readsSince } : {};
+      firstObservedAt ??= Date.now();
+      const snapshot = (pass === 1 ? observed : undefined) ?? await call(engine.retrieveState, `observe ${uid} ${on}`, { serviceUid: uid, loadBalancer, ...(known.size > 0 ? { known: [...known].sort() } : {}), ...reuse });
       roundStartedAt = Date.now();
-      for (const o of snapshot.objects) known.add(o.identifier);
+      // What the tag index listed it lists again: only objects it may not list yet need remembering (bounded input).
+      if (!sinceFirst) for (const o of snapshot.objects) known.add(o.identifier);
       const plan = planLoadBalancer(desired, snapshot, spec.failedResources);
       book.observe(plan, snapshot);
       pendingGauge.set(plan.objects.filter((p) => p.action.type !== 'keep').length);
       if (isPlanEmpty(plan)) {
         progress.phase = 'converged';
         metrics.total().record((Date.now() - startedAt) / 1000);
-        return { serviceUid: uid, revision, loadBalancer, converged: true, status: statusFromSnapshot(snapshot), ...counts, passes: pass, objects: book.list() };
+        return { serviceUid: uid, revision, loadBalancer, converged: true, status: statusFromSnapshot(snapshot), ...counts, passes: pass, ...listedObjects(book.list()) };
       }
       if (pass > maxPasses) {
         progress.phase = 'failed';
@@ -340,7 +467,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
     progress.phase = 'failed';
     // Carry the per-object status and counts out with the failure: the parent reports what exists and what is
     // pending on a load balancer that failed, not just the message.
-    const details: LoadBalancerFailureDetails = { ...counts, objects: book.list() };
+    const details: LoadBalancerFailureDetails = { ...counts, ...listedObjects(book.list()) };
     if (err instanceof ApplicationFailure && err.type === FAILURE_TYPES.notConverged) {
       throw ApplicationFailure.create({ type: err.type, message: err.message, nonRetryable: true, details: [details] });
     }

@@ -11,7 +11,7 @@ import { ENGINE_CALL } from './options';
 import { FAILURE_TYPES, searchAttributes, workflowIds, type LoadBalancerSummary, type ReconcileServiceResult } from '../contract';
 import { desiredObjects, isPlanEmpty, mergeStatus, planLoadBalancer, statusFromSnapshot } from '../domain';
 import type { ObjectStatus, ObservedObject, Plan, Snapshot } from '../domain/types';
-import { StatusBook } from './status-book';
+import { listedObjects, MAX_LISTED_OBJECTS, StatusBook } from './status-book';
 import { reconcileLoadBalancer, type LoadBalancerFailureDetails, type ReconcileLoadBalancerResult } from './reconcile-lb';
 import { causeOf, failureDetails } from './failures';
 
@@ -38,11 +38,23 @@ const BUSY_WAIT_MAX_MS = 30_000;
  */
 export const PLAN_FIRST_PATCH = 'plan-before-children';
 
+/**
+ * Since this patch the service is observed and planned in the worker (planObservedService): the activity returns
+ * which load balancers have work, and their objects only while they total at most MAX_LISTED_OBJECTS; a child of a
+ * larger one reads its own load balancer, taking this worker's reads of the observation (`observedSince`) instead of
+ * an `observed` list in its input. Before it, the observation of every load balancer travelled as one activity result and again in every
+ * child's input: two load balancers at the validator's limit of 5,000 objects passed Temporal's 2 MiB payload limit
+ * (docs/scaling.md, "Temporal's limits"). Runs recorded before it replay PLAN_FIRST_PATCH's path.
+ */
+export const PLAN_IN_WORKER_PATCH = 'plan-in-worker';
+
 interface Run {
   loadBalancer: string;
   cleanup: boolean;
   /** The parent's observation of this load balancer: the child's first snapshot (first start attempt only). */
   observed?: ObservedObject[];
+  /** When the parent's observation began: the child's first read may take the worker's answers since then. */
+  observedSince?: number;
 }
 
 export async function reconcileService(input: ReconcileServiceInput): Promise<ReconcileServiceResult> {
@@ -54,11 +66,11 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   const uid = spec.serviceUid;
   const engine = proxyActivities<Activities>(ENGINE_CALL);
 
-  const runChild = async ({ loadBalancer, cleanup, observed }: Run): Promise<ReconcileLoadBalancerResult> => {
+  const runChild = async ({ loadBalancer, cleanup, observed, observedSince }: Run): Promise<ReconcileLoadBalancerResult> => {
     const workflowId = workflowIds.loadBalancer(uid, loadBalancer);
     for (let attempt = 0; ; attempt++) {
       // After waiting for a reconciliation started elsewhere, the parent's observation is stale: the child reads again.
-      const first = attempt === 0 && observed ? { observed } : {};
+      const first = attempt === 0 && observed ? { observed } : attempt === 0 && observedSince !== undefined ? { observedSince } : {};
       try {
         return await executeChild(reconcileLoadBalancer, {
           workflowId,
@@ -82,6 +94,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
 
   const results: Record<string, LoadBalancerSummary> = {};
   const objects: ObjectStatus[] = [];
+  let omitted = 0;
   const errors: { loadBalancer: string; err: unknown }[] = [];
   /** Runs each load balancer's child, except those `inline` already has the result of (their plan was empty). */
   const runAll = async (runs: Run[], inline: (run: Run) => ReconcileLoadBalancerResult | undefined = () => undefined) => {
@@ -92,6 +105,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
         const r = s.value;
         results[run.loadBalancer] = { converged: r.converged, status: r.status, created: r.created, destroyed: r.destroyed, recovered: r.recovered, passes: r.passes, cleanup: run.cleanup };
         objects.push(...r.objects);
+        omitted += r.objectsOmitted ?? 0;
       } else {
         if (isCancellation(s.reason)) throw s.reason;
         errors.push({ loadBalancer: run.loadBalancer, err: s.reason });
@@ -107,12 +121,41 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
           error: causeOf(s.reason),
         };
         objects.push(...(d?.objects ?? []));
+        omitted += d?.objectsOmitted ?? 0;
       }
     });
   };
 
   const lookup = { serviceUid: uid, ...(knownBefore.length > 0 ? { known: knownBefore } : {}) };
-  if (patched(PLAN_FIRST_PATCH)) {
+  if (patched(PLAN_IN_WORKER_PATCH)) {
+    const seen = await engine.planObservedService.executeWithOptions(
+      { summary: `observe and plan ${uid}` },
+      [{ spec: fields.spec, listUpTo: MAX_LISTED_OBJECTS, ...(teardown ? { teardown: true } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}) }],
+    );
+    // A load balancer whose plan is empty is reported from the observation without a child (as in PLAN_FIRST_PATCH),
+    // with its objects when they came back.
+    const outlook = (lb: string) => seen.loadBalancers[lb];
+    const inline = (run: Run): ReconcileLoadBalancerResult | undefined => {
+      const o = outlook(run.loadBalancer);
+      if (!o?.empty || run.cleanup) return undefined;
+      const result = { serviceUid: uid, revision, loadBalancer: run.loadBalancer, converged: true, status: o.status, created: 0, destroyed: 0, recovered: 0, passes: 1 };
+      if (!o.objects) return { ...result, objects: [], objectsOmitted: o.held };
+      const snapshot: Snapshot = { loadBalancer: run.loadBalancer, objects: o.objects };
+      const book = new StatusBook(run.loadBalancer, () => Date.now());
+      book.observe(planLoadBalancer(desiredObjects(spec, run.loadBalancer), snapshot, spec.failedResources), snapshot);
+      return { ...result, objects: book.list() };
+    };
+    // A child plans its first round from the observation when it came back (a small load balancer), else reads its
+    // load balancer again, taking this worker's reads of the observation where it can.
+    const handDown = (loadBalancer: string, cleanup: boolean): Run => {
+      const objects = outlook(loadBalancer)?.objects;
+      return objects ? { loadBalancer, cleanup, observed: objects } : { loadBalancer, cleanup, observedSince: seen.observedAt };
+    };
+    await runAll((teardown ? [] : spec.loadBalancers).map((loadBalancer) => handDown(loadBalancer, false)), inline);
+    // New configuration first, old removed after, so traffic moves before anything is taken away.
+    const dropped = Object.keys(seen.loadBalancers).filter((lb) => outlook(lb)?.cleanup && (outlook(lb)?.held ?? 0) > 0).sort();
+    await runAll(dropped.map((loadBalancer) => handDown(loadBalancer, true)));
+  } else if (patched(PLAN_FIRST_PATCH)) {
     const held = await engine.observeService.executeWithOptions({ summary: `observe ${uid}` }, [lookup]);
     // A load balancer whose plan is empty is reported from this observation without a child. (A reconciliation of it
     // started elsewhere is then not waited for; the controller never overlaps its own passes: a superseded pass is
@@ -154,7 +197,8 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   }
 
   const status = teardown ? {} : mergeStatus(spec.loadBalancers.map((lb) => results[lb]?.status ?? {}));
-  const result: ReconcileServiceResult = { serviceUid: uid, revision, converged: errors.length === 0, status, loadBalancers: results, objects };
+  const listed = listedObjects(objects, omitted);
+  const result: ReconcileServiceResult = { serviceUid: uid, revision, converged: errors.length === 0, status, loadBalancers: results, objects: listed.objects, ...(listed.objectsOmitted > 0 ? { objectsOmitted: listed.objectsOmitted } : {}) };
   const first = errors[0];
   if (first) {
     const message = `${uid} on ${first.loadBalancer}: ${causeOf(first.err)}`;

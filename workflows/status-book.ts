@@ -63,3 +63,21 @@ export function describeOutstanding(book: StatusBook, plan: Plan): string {
   if (all.length === 0) return 'the last observation still differed from the spec';
   return `still pending: ${all.slice(0, 10).join(', ')}${all.length > 10 ? ', …' : ''}`;
 }
+
+/**
+ * Objects a result lists, at most: about 300 KiB of per-object status. Results travel upward (a load balancer's to
+ * its service pass, then into the controller's last result, its continue-as-new input and every waitConverged
+ * answer), and Temporal refuses payloads over 2 MiB: 2 load balancers of 5,000 objects listed in full passed it.
+ */
+export const MAX_LISTED_OBJECTS = 1_000;
+
+/**
+ * What a result lists of `all`: every object while there are at most `max`; beyond, those not ready (failed, pending,
+ * still to destroy) up to `max`, and how many were left out. The full list is the `status` query of the load
+ * balancer's reconcileLoadBalancer workflow (docs/spec.md#temporal-surface), which `lbaas status` reads then.
+ */
+export function listedObjects(all: readonly ObjectStatus[], omittedBefore = 0, max = MAX_LISTED_OBJECTS): { objects: ObjectStatus[]; objectsOmitted: number } {
+  if (all.length <= max) return { objects: [...all], objectsOmitted: omittedBefore };
+  const notReady = all.filter((o) => o.state !== 'Deployed' && o.state !== 'Updated' && o.state !== 'Destroyed').slice(0, max);
+  return { objects: notReady, objectsOmitted: omittedBefore + all.length - notReady.length };
+}

@@ -20,7 +20,7 @@ export async function status(uid: string, opts: { output: OutputFormat }, io: Cl
     const s = await within(
       t.client,
       QUERY_TIMEOUT_MS,
-      () => t.lbaas.status(uid),
+      () => t.lbaas.status(uid, { allObjects: true }),
       () => new CliError(`no answer to the status query of service ${uid} within ${QUERY_TIMEOUT_MS / 1000}s (${noAnswerHint(taskQueue)})`, EXIT.timeout),
     );
     io.stdout(opts.output === 'json' ? json(statusView(s, build)) : statusText(s, build));

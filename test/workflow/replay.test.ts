@@ -72,7 +72,17 @@ test('the committed histories are the ones record-histories.ts writes: both work
   ]);
 });
 
-test('the legacy histories cover the per-object path, the formerly opt-in grouped path, groups before announced parents and destroys per object; today\'s histories carry the announcement and destroy-group patches', () => {
+/** Patch markers (core_patch) of a history, by patch id. */
+const patches = (file: string) =>
+  new Set(
+    load(file).events.flatMap((e) => {
+      const m = e.markerRecordedEventAttributes as { markerName: string; details: Record<string, { payloads: { data: string }[] }> } | undefined;
+      const data = m?.markerName === 'core_patch' ? m.details['patch-data']?.payloads[0]?.data : undefined;
+      return data ? [(JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as { id: string }).id] : [];
+    }),
+  );
+
+test('the legacy histories cover the per-object path, the formerly opt-in grouped path, groups before announced parents and destroys per object; today\'s histories carry the settle-group and destroy-group patches', () => {
   const activityTypes = (file: string) => new Set(load(file).events.flatMap((e) => {
     const a = e.activityTaskScheduledEventAttributes as { activityType: { name: string } } | undefined;
     return a ? [a.activityType.name] : [];
@@ -87,9 +97,11 @@ test('the legacy histories cover the per-object path, the formerly opt-in groupe
   ]);
   assert.deepEqual(grouped, [
     'legacy/reconcile-lb-converge-before-announce.json',
+    'legacy/reconcile-lb-converge-before-settle-groups.json',
     'legacy/reconcile-lb-converge-groups-opt-in.json',
     'legacy/reconcile-lb-recreate-destroy-per-object.json',
     'legacy/reconcile-service-converge-child-before-announce.json',
+    'legacy/reconcile-service-plan-first-child-before-plan-in-worker.json',
   ]);
   // Destroys: one activity per object before DESTROY_GROUPS_PATCH, one per stage since.
   assert.deepEqual(LEGACY.filter((f) => activityTypes(f).has('destroyObject')), ['legacy/reconcile-lb-recreate-destroy-per-object.json', 'legacy/reconcile-lb-recreate-per-object.json']);
@@ -97,23 +109,35 @@ test('the legacy histories cover the per-object path, the formerly opt-in groupe
   assert.deepEqual(FILES.filter((f) => activityTypes(f).has('destroyObjects')), ['reconcile-lb-recover.json', 'reconcile-lb-recreate.json']);
   // The committed histories of today's code take the grouped path only.
   assert.deepEqual(FILES.filter((f) => activityTypes(f).has('createObject')), []);
-  // Patch markers (core_patch) of a history, by patch id.
-  const patches = (file: string) =>
-    new Set(
-      load(file).events.flatMap((e) => {
-        const m = e.markerRecordedEventAttributes as { markerName: string; details: Record<string, { payloads: { data: string }[] }> } | undefined;
-        const data = m?.markerName === 'core_patch' ? m.details['patch-data']?.payloads[0]?.data : undefined;
-        return data ? [(JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as { id: string }).id] : [];
-      }),
-    );
   for (const file of ['legacy/reconcile-lb-converge-before-announce.json', 'legacy/reconcile-service-converge-child-before-announce.json']) {
     assert.deepEqual([...patches(file)], ['realize-groups'], file);
   }
-  for (const file of ['reconcile-lb-converge.json', 'reconcile-service-converge-child.json']) {
+  // Today's create path (settle-groups) groups and announces without asking the two older patches.
+  for (const file of ['legacy/reconcile-lb-converge-before-settle-groups.json']) {
     assert.deepEqual([...patches(file)].sort(), ['realize-announce-parents', 'realize-groups'], file);
+  }
+  for (const file of ['reconcile-lb-converge.json', 'reconcile-service-converge-child.json']) {
+    assert.deepEqual([...patches(file)].sort(), ['settle-groups'], file);
   }
   assert.ok(!patches('legacy/reconcile-lb-recreate-destroy-per-object.json').has('destroy-stage-groups'));
   assert.ok(patches('reconcile-lb-recreate.json').has('destroy-stage-groups'));
+});
+
+test('the limits patches: legacy histories wait per object, observe the service whole and signal without a limit; today\'s histories settle by group, plan in the worker and carry the markers', () => {
+  const activityTypes = (file: string) => load(file).events.flatMap((e) => {
+    const a = e.activityTaskScheduledEventAttributes as { activityType: { name: string } } | undefined;
+    return a ? [a.activityType.name] : [];
+  });
+  // Recovering: a recoverObject and an awaitReady per object before settle-groups, one settleObjects per group since.
+  assert.deepEqual(activityTypes('legacy/reconcile-lb-recover-before-settle-groups.json').filter((a) => a === 'awaitReady' || a === 'recoverObject').length, 3);
+  assert.deepEqual(activityTypes('reconcile-lb-recover.json').filter((a) => a === 'awaitReady' || a === 'recoverObject'), []);
+  assert.ok(activityTypes('reconcile-lb-recover.json').includes('settleObjects'));
+  assert.deepEqual(activityTypes('legacy/reconcile-service-plan-first-before-plan-in-worker.json'), ['observeService']);
+  assert.deepEqual(activityTypes('reconcile-service-plan-first.json'), ['planObservedService']);
+  for (const [file, id] of [['reconcile-lb-recover.json', 'settle-groups'], ['reconcile-service-plan-first.json', 'plan-in-worker'], ['server-pool.json', 'pool-signal-limit']] as const) {
+    assert.ok(patches(file).has(id), `${file} carries ${id}`);
+    assert.ok(!patches(`legacy/${file.replace('.json', '')}-before-${id === 'pool-signal-limit' ? 'signal-limit' : id}.json`).has(id), `its legacy history does not`);
+  }
 });
 
 for (const file of [...FILES, ...LEGACY]) {

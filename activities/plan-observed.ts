@@ -1,0 +1,74 @@
+/**
+ * planObservedService: observe a service once and plan each of its load balancers in the worker, returning only
+ * what the workflow decides on (which load balancers have work, how many objects each holds, the address status of
+ * those without work), never the objects themselves.
+ *
+ * Why in the worker: one service at the validator's limits holds 5,000 objects on each of its load balancers, about
+ * 1.4 MB of observed objects per load balancer, and every observation of all of them in one activity result (and in
+ * every child's input) passes Temporal's 2 MiB payload limit with two load balancers. The children read their own
+ * load balancer instead; `observedAt` lets their first read take this worker's answers of the moment
+ * (activities/engine/recent-reads.ts) rather than ask the Engine again.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { desiredObjects, isPlanEmpty, planLoadBalancer, statusFromSnapshot, validateSpec } from '../domain';
+import type { AddressStatus, ObservedObject } from '../domain/types';
+import type { EngineClient } from './engine';
+import type { IdentifierCache } from './memory';
+import { observeService } from './state';
+
+export interface PlanObservedInput {
+  /** The service spec, canonical and with its servers resolved (what the workflow validated). */
+  spec: unknown;
+  /** Plan the removal of everything (a delete): every load balancer holding objects is to be emptied. */
+  teardown?: boolean;
+  known?: string[];
+  /**
+   * Hand back the observed objects of each load balancer while they total at most this many (default 0): a small
+   * service's children plan their first round from them, and its result lists them, without reading again.
+   */
+  listUpTo?: number;
+}
+
+export interface LoadBalancerOutlook {
+  /** Objects of the service the load balancer holds. */
+  held: number;
+  /** No longer in the spec (or a teardown): everything there is to be destroyed. */
+  cleanup: boolean;
+  /** Nothing to do there. */
+  empty: boolean;
+  /** Address/port pairs present (for a load balancer with nothing to do). */
+  status: AddressStatus;
+  /** The objects observed there, within `listUpTo`. */
+  objects?: ObservedObject[];
+}
+
+export interface PlanObservedResult {
+  /** When the observation began (epoch ms, the worker's clock): its reads are this worker's since then. */
+  observedAt: number;
+  /** Every load balancer of the spec, and every other one that holds objects of the service. */
+  loadBalancers: Record<string, LoadBalancerOutlook>;
+}
+
+export async function planObservedService(engine: EngineClient, kinds: IdentifierCache, input: PlanObservedInput): Promise<PlanObservedResult> {
+  const checked = validateSpec(input.spec);
+  // The workflow validated the same spec: this is a caller's bug, and retrying cannot fix it.
+  if (!checked.ok) throw ApplicationFailure.nonRetryable(`planObservedService: spec: ${checked.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, 'InvalidInput');
+  const spec = checked.spec;
+  const observedAt = Date.now();
+  const held = await observeService(engine, kinds, spec.serviceUid, undefined, input.known ?? []);
+  const loadBalancers: Record<string, LoadBalancerOutlook> = {};
+  const wanted = input.teardown ? [] : spec.loadBalancers;
+  let listable = input.listUpTo ?? 0;
+  for (const lb of new Set([...wanted, ...held.keys()])) {
+    const objects = held.get(lb) ?? [];
+    const cleanup = !wanted.includes(lb);
+    if (cleanup && objects.length === 0) continue;
+    const snapshot = { loadBalancer: lb, objects };
+    const plan = planLoadBalancer(cleanup ? [] : desiredObjects(spec, lb), snapshot, spec.failedResources);
+    const empty = isPlanEmpty(plan);
+    const listed = objects.length <= listable;
+    if (listed) listable -= objects.length;
+    loadBalancers[lb] = { held: objects.length, cleanup, empty, status: statusFromSnapshot(snapshot), ...(listed ? { objects } : {}) };
+  }
+  return { observedAt, loadBalancers };
+}

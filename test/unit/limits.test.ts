@@ -1,0 +1,135 @@
+/**
+ * The pure parts of designing for Temporal's limits: pools sending subscribers what changed instead of every member,
+ * results listing a bounded number of objects, and the concurrency limit that bounds pending activities and signals.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ApplicationFailure } from '@temporalio/common';
+import { concurrencyLimit, type ObjectStatus } from '../../domain';
+import { withinPayloadLimit } from '../../activities/failures';
+import { ControllerState } from '../../workflows/controller-state';
+import { applyPoolDelta } from '../../domain';
+import { POOL_CHANGE_LOG, PoolState } from '../../workflows/pool-state';
+import { listedObjects } from '../../workflows/status-book';
+
+const node = (i: number, address = `10.0.0.${i}`) => ({ name: `node-${String(i).padStart(4, '0')}`, address });
+
+describe('PoolState.messageFor: deltas', () => {
+  test('a new subscriber gets every member; after a join it gets only the joining member, based on what it was sent', () => {
+    const st = new PoolState('nodes');
+    st.set([node(1), node(2)]);
+    st.subscribe('svc');
+    assert.deepEqual(st.messageFor('svc'), { pool: 'nodes', revision: 1, servers: [node(1), node(2)] });
+    st.add([node(3)]);
+    assert.deepEqual(st.messageFor('svc'), { pool: 'nodes', revision: 2, delta: { base: 1, upsert: [node(3)], remove: [] } });
+  });
+
+  test('changes over several revisions merge: a member added then removed is only removed, a readdress is an upsert', () => {
+    const st = new PoolState('nodes');
+    st.set([node(1), node(2)]);
+    st.subscribe('svc');
+    st.messageFor('svc');
+    st.add([node(3)]);
+    st.remove(['node-0003', 'node-0001']);
+    st.add([node(2, '10.9.9.9')]);
+    const m = st.messageFor('svc');
+    assert.deepEqual(m, { pool: 'nodes', revision: 4, delta: { base: 1, upsert: [node(2, '10.9.9.9')], remove: ['node-0001', 'node-0003'] } });
+    assert.deepEqual(applyPoolDelta([node(1), node(2)], m.delta as NonNullable<typeof m.delta>), st.servers);
+  });
+
+  test('a subscriber further behind than the log, one re-subscribing, and a resync are sent every member', () => {
+    const st = new PoolState('nodes');
+    st.set([node(1)]);
+    st.subscribe('svc');
+    st.messageFor('svc');
+    for (let i = 2; i <= POOL_CHANGE_LOG + 2; i++) st.add([node(i)]);
+    assert.equal(st.messageFor('svc').servers?.length, POOL_CHANGE_LOG + 2);
+    st.add([node(100)]);
+    st.subscribe('svc');
+    assert.equal(st.messageFor('svc').delta, undefined);
+    st.resync();
+    assert.deepEqual(Object.keys(st.messageFor('svc')).sort(), ['pool', 'revision', 'servers']);
+  });
+
+  test('what was sent and the log survive continue-as-new', () => {
+    const st = new PoolState('nodes');
+    st.set([node(1)]);
+    st.subscribe('svc');
+    st.messageFor('svc');
+    st.add([node(2)]);
+    const again = new PoolState('nodes', JSON.parse(JSON.stringify(st.snapshot())));
+    assert.deepEqual(again.messageFor('svc'), { pool: 'nodes', revision: 2, delta: { base: 1, upsert: [node(2)], remove: [] } });
+  });
+});
+
+describe('ControllerState.receiveMembers with deltas', () => {
+  const spec = { serviceUid: 'svc', nameSuffix: 'web', loadBalancers: ['a'.repeat(32)], externalAddresses: ['203.0.113.10'], ports: { http: { external: 80, internal: 30080 } }, serverPool: 'nodes' };
+
+  test('a delta on the revision it holds is applied; one on another revision makes it ask for every member again', () => {
+    const st = new ControllerState('svc', undefined, () => 0);
+    st.apply(spec);
+    st.subscribedPool = 'nodes';
+    st.receiveMembers({ pool: 'nodes', revision: 1, servers: [node(1)] });
+    st.receiveMembers({ pool: 'nodes', revision: 2, delta: { base: 1, upsert: [node(2)], remove: [] } });
+    assert.deepEqual(st.pool, { pool: 'nodes', revision: 2, servers: [node(1), node(2)] });
+    assert.equal(st.needsSubscription(), false);
+    st.receiveMembers({ pool: 'nodes', revision: 4, delta: { base: 3, upsert: [node(4)], remove: [] } });
+    assert.equal(st.pool?.revision, 2, 'a delta from an unknown base is not applied');
+    assert.equal(st.needsSubscription(), true, 'it subscribes again, and the pool answers with every member');
+  });
+});
+
+describe('listedObjects', () => {
+  const obj = (i: number, state: ObjectStatus['state']): ObjectStatus => ({ loadBalancer: 'lb', kind: 'server', key: `k${i}`, name: `n${i}`, identifier: `id${i}`, state, updatedAt: 0 });
+
+  test('lists everything up to the limit, past it only what is not ready, and counts the rest', () => {
+    const few = [obj(1, 'Deployed'), obj(2, 'Pending')];
+    assert.deepEqual(listedObjects(few, 0, 2), { objects: few, objectsOmitted: 0 });
+    const many = [obj(1, 'Deployed'), obj(2, 'Pending'), obj(3, 'Updated'), obj(4, 'DeploymentError')];
+    assert.deepEqual(listedObjects(many, 5, 2), { objects: [obj(2, 'Pending'), obj(4, 'DeploymentError')], objectsOmitted: 7 });
+    assert.deepEqual(listedObjects(many, 0, 1), { objects: [obj(2, 'Pending')], objectsOmitted: 3 });
+  });
+});
+
+describe('concurrencyLimit', () => {
+  test('never runs more than max at once, runs all in arrival order, and hands a freed place to the next waiter', async () => {
+    const limit = concurrencyLimit(2);
+    let running = 0;
+    let most = 0;
+    const started: number[] = [];
+    const release: (() => void)[] = [];
+    const runs = [0, 1, 2, 3, 4].map((i) =>
+      limit(async () => {
+        started.push(i);
+        running++;
+        most = Math.max(most, running);
+        await new Promise<void>((r) => release.push(r));
+        running--;
+        return i;
+      }),
+    );
+    for (let i = 0; i < 5; i++) {
+      await new Promise((r) => setImmediate(r));
+      release.shift()?.();
+    }
+    assert.deepEqual(await Promise.all(runs), [0, 1, 2, 3, 4]);
+    assert.deepEqual(started, [0, 1, 2, 3, 4]);
+    assert.equal(most, 2);
+    assert.throws(() => concurrencyLimit(0), /positive integer/);
+  });
+});
+
+describe('withinPayloadLimit', () => {
+  test('passes a result that fits; fails one that does not non-retryably, naming it and its size', () => {
+    const small = { objects: ['a'] };
+    assert.equal(withinPayloadLimit('x', small, 100), small);
+    assert.throws(
+      () => withinPayloadLimit('the observation of svc on lb (3 objects)', { objects: ['a'.repeat(200)] }, 100),
+      (err: unknown) =>
+        err instanceof ApplicationFailure &&
+        err.type === 'PayloadTooLarge' &&
+        err.nonRetryable === true &&
+        /^the observation of svc on lb \(3 objects\) is 0\.00 MiB, more than Temporal's 2 MiB payload limit allows \(at most 100 bytes per activity result\)$/.test(err.message),
+    );
+  });
+});
