@@ -10,6 +10,7 @@ import { NamespaceNotFoundError, WorkflowNotFoundError } from '@temporalio/commo
 import { CliError, EXIT, invalid, unreachable } from '../common/errors';
 import { LbaasClient } from '../client/service-client';
 import { clientConnectionOptions, temporalSettings, type TemporalSettings } from '../common/settings';
+import { currentTracing, installTracing } from '../common/tracing';
 
 /** A CLI command gives up on an unreachable server after this long: long enough for a remote cluster over TLS. */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -52,7 +53,9 @@ export async function connect(env: NodeJS.ProcessEnv): Promise<Temporal> {
         : `${address} accepts TCP connections, but no Temporal answer came within ${CONNECT_TIMEOUT_MS / 1000}s (do the TLS settings match?): ${grpcMessage}`;
     throw unreachable(`${where(settings)}: ${why}`);
   }
-  const client = new Client({ connection, namespace: settings.namespace });
+  // With OTEL_EXPORTER_OTLP_*ENDPOINT set, each start, update and signal is a span whose context the workflows carry on.
+  const tracing = installTracing(env, 'lbaas');
+  const client = new Client({ connection, namespace: settings.namespace, ...(tracing ? { interceptors: { workflow: tracing.clientInterceptors() } } : {}) });
   return { settings, connection, client, lbaas: new LbaasClient(client, settings.taskQueue) };
 }
 
@@ -68,6 +71,8 @@ export async function withTemporal<T>(env: NodeJS.ProcessEnv, fn: (t: Temporal) 
     throw temporalError(err, t.settings) ?? err;
   } finally {
     await t.connection.close().catch(() => undefined);
+    // The CLI exits right after: export the command's spans now.
+    await currentTracing()?.shutdown();
   }
 }
 

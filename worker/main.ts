@@ -10,8 +10,10 @@ import { createActivities, type ActivitiesOptions } from '../activities';
 import { createControlActivities } from '../activities/control';
 import { createImportActivities } from '../activities/import';
 import type { EngineClient } from '../activities/engine';
+import type { Tracing } from '../common/tracing';
 import { ProgressSignals } from './progress-signals';
 import { noticeRateLimits } from './rate-limit-notice';
+import { workerTracingOptions } from './tracing';
 
 /**
  * Activity slots. Most activities spend their time waiting on the Engine (readiness polls sleep between GETs), so
@@ -72,6 +74,8 @@ export interface LbaasWorkerOptions {
   workflowHeapMiB?: number;
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   identity?: string;
+  /** Temporal's OpenTelemetry interceptors and the workflow span sink (worker/tracing.ts); none when absent. */
+  tracing?: Tracing;
 }
 
 export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> {
@@ -95,5 +99,6 @@ export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> 
     maxCachedWorkflows: o.maxCachedWorkflows ?? CACHED_WORKFLOWS_PER_HEAP_MIB * heapMiB,
     shutdownGraceTime: o.shutdownGraceTime ?? DEFAULT_SHUTDOWN_GRACE,
     ...(o.identity ? { identity: o.identity } : {}),
+    ...(o.tracing ? workerTracingOptions(o.tracing, !o.workflowBundle) : {}),
   });
 }

@@ -26,6 +26,8 @@ export interface WorkerProcessOptions {
   bundleAtStart?: boolean;
   /** Bounds the wait for the start-up line (the worker bundles the workflows first). */
   readyTimeoutMs?: number;
+  /** More variables (OTEL_*, LBAAS_LOG_FORMAT). */
+  extraEnv?: Record<string, string>;
 }
 
 export interface ProcessExit {
@@ -59,6 +61,7 @@ export function spawnWorker(o: WorkerProcessOptions): WorkerProcess {
     ANEXIA_TOKEN: o.token,
     ...(o.metricsAddress ? { LBAAS_METRICS_ADDRESS: o.metricsAddress } : {}),
     ...(!o.bundleAtStart && process.env.LBAAS_TEST_WORKFLOW_BUNDLE ? { LBAAS_WORKFLOW_BUNDLE: process.env.LBAAS_TEST_WORKFLOW_BUNDLE } : {}),
+    ...o.extraEnv,
   };
   const proc = spawn(process.execPath, [LBAAS_BIN, 'worker'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   if (proc.pid === undefined) throw new Error(`could not start ${LBAAS_BIN} worker`);
