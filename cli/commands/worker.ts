@@ -4,15 +4,20 @@
  */
 import { installTracing } from '../../common/tracing';
 import { CACHED_WORKFLOWS_PER_HEAP_MIB, DEFAULT_WORKFLOW_HEAP_MIB } from '../../worker/main';
-import { createMetrics, installMetrics } from '../../worker/metrics';
+import { Runtime } from '@temporalio/worker';
+import { logSettings } from '../../worker/logging';
+import { createMetrics, installRuntime } from '../../worker/metrics';
 import { startWorker, workerEnv } from '../../worker/start';
 import type { CliIo } from '../io';
 
 export async function worker(io: CliIo): Promise<void> {
   const env = workerEnv(io.env);
-  for (const warning of env.warnings) io.stderr(`lbaas worker: warning: ${warning}\n`);
-  // The Prometheus exporter belongs to the Temporal runtime, which must be installed before any connection.
-  if (env.metricsAddress) installMetrics(env.metricsAddress);
+  const logging = logSettings(io.env);
+  // The logger and the Prometheus exporter belong to the Temporal runtime, which must be installed before any connection.
+  installRuntime({ metricsAddress: env.metricsAddress, logging });
+  // In JSON every line goes through the runtime's logger; in text the operator's lines stay as they always were.
+  const say = logging.format === 'json' ? (level: 'INFO' | 'WARN', line: string) => Runtime.instance().logger.log(level, line) : (_: string, line: string) => io.stderr(`${line}\n`);
+  for (const warning of env.warnings) say('WARN', `lbaas worker: warning: ${warning}`);
   const metrics = env.metricsAddress ? createMetrics() : null;
   const tracing = installTracing(io.env, 'lbaas-worker');
   const running = await startWorker({
@@ -29,12 +34,13 @@ export async function worker(io: CliIo): Promise<void> {
   const heapMiB = env.workflowHeapMiB ?? DEFAULT_WORKFLOW_HEAP_MIB;
   const { pacing } = env.engine;
   const { temporal } = env;
-  io.stderr(
+  say(
+    'INFO',
     `lbaas worker: task queue ${temporal.taskQueue} on ${temporal.connection.address} (namespace ${temporal.namespace}), Engine ${env.engine.baseUrl}` +
       `, Engine budget ${pacing.requestsPerSecond} requests/s (burst ${pacing.burst})` +
       `${env.taskQueueActivitiesPerSecond ? `, task queue ${env.taskQueueActivitiesPerSecond} activities/s` : ''}` +
       `, workflow heap ${heapMiB} MiB, ${env.maxCachedWorkflows ?? CACHED_WORKFLOWS_PER_HEAP_MIB * heapMiB} cached workflows${env.metricsAddress ? `, metrics on http://${env.metricsAddress}/metrics` : ''}` +
-      `${tracing ? `, traces to ${new URL(tracing.settings.url).host} (${tracing.settings.protocol})` : ''}\n`,
+      `${tracing ? `, traces to ${new URL(tracing.settings.url).host} (${tracing.settings.protocol})` : ''}`,
   );
   try {
     await running.running;

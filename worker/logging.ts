@@ -1,0 +1,91 @@
+/**
+ * The worker's log lines (LBAAS_LOG_FORMAT, LBAAS_LOG_LEVEL). Every line the worker writes goes through the Temporal
+ * runtime's logger: the SDK's own lines (worker state, workflow and activity starts, completions and failures, with
+ * the attributes the SDK gives them), the native core's lines (forwarded at WARN and above) and lbaas's start-up line.
+ *
+ * `json`: one JSON object per line on stderr, with `time`, `level`, `message`, and where the line concerns a workflow
+ * or an activity `workflow_id`, `run_id`, `service_uid` and `load_balancer` (read from lbaas's workflow ids,
+ * workflows/options.ts), and, with tracing on, the `trace_id` and `span_id` Temporal's OpenTelemetry interceptors add,
+ * so that a log line and its trace find each other. `text` (the default) is the SDK's own format.
+ */
+import { DefaultLogger, type LogLevel, type LogMetadata, type Logger, makeTelemetryFilterString, type RuntimeOptions } from '@temporalio/worker';
+import { invalid } from '../common/errors';
+
+export type LogFormat = 'text' | 'json';
+const LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
+
+export interface LogSettings {
+  format: LogFormat;
+  level: LogLevel;
+}
+
+/** LBAAS_LOG_FORMAT (text|json, default text) and LBAAS_LOG_LEVEL (default INFO); a bad value is `invalid`. */
+export function logSettings(env: NodeJS.ProcessEnv): LogSettings {
+  const format = (env.LBAAS_LOG_FORMAT?.trim().toLowerCase() || 'text') as LogFormat;
+  if (format !== 'text' && format !== 'json') throw invalid(`LBAAS_LOG_FORMAT: must be text or json, got "${env.LBAAS_LOG_FORMAT}"`);
+  const level = (env.LBAAS_LOG_LEVEL?.trim().toUpperCase() || 'INFO') as LogLevel;
+  if (!LEVELS.includes(level)) throw invalid(`LBAAS_LOG_LEVEL: must be one of ${LEVELS.join(', ')}, got "${env.LBAAS_LOG_LEVEL}"`);
+  return { format, level };
+}
+
+/** `lbaas/<uid>`, `lbaas/<uid>/pass/<n>`, `lbaas/<uid>/lb/<load balancer>`, ...: the service and load balancer. */
+export function workflowIdFields(workflowId: string): { service_uid?: string; load_balancer?: string } {
+  const m = /^lbaas\/([^/]+)(?:\/lb\/([^/]+))?/.exec(workflowId);
+  if (!m) return {};
+  return { service_uid: m[1] as string, ...(m[2] ? { load_balancer: m[2] } : {}) };
+}
+
+/** The SDK's attribute names, renamed to the JSON line's; attributes not worth a line's width are dropped. */
+const RENAMED: Record<string, string> = { workflowId: 'workflow_id', runId: 'run_id', workflowRunId: 'run_id' };
+const DROPPED = new Set(['taskToken']);
+
+function plain(value: unknown): unknown {
+  if (value instanceof Error) {
+    return { name: value.name, message: value.message, ...(value.cause !== undefined ? { cause: plain(value.cause) } : {}) };
+  }
+  if (typeof value === 'bigint') return value.toString();
+  return value;
+}
+
+/** One JSON object per line through `write`; lines below `level` are dropped. */
+export class JsonLogger implements Logger {
+  readonly #threshold: number;
+
+  constructor(
+    level: LogLevel,
+    private readonly write: (line: string) => void = (line) => process.stderr.write(line),
+  ) {
+    this.#threshold = LEVELS.indexOf(level);
+  }
+
+  log(level: LogLevel, message: string, meta?: LogMetadata): void {
+    if (LEVELS.indexOf(level) < this.#threshold) return;
+    const line: Record<string, unknown> = { time: new Date().toISOString(), level, message };
+    for (const [key, value] of Object.entries(meta ?? {})) {
+      if (DROPPED.has(key) || value === undefined) continue;
+      line[RENAMED[key] ?? key] = plain(value);
+    }
+    if (typeof line.workflow_id === 'string') Object.assign(line, workflowIdFields(line.workflow_id));
+    let text: string;
+    try {
+      text = JSON.stringify(line, (_k, v: unknown) => plain(v));
+    } catch {
+      // A circular attribute: keep the line, lose the attributes.
+      text = JSON.stringify({ time: line.time, level, message, workflow_id: line.workflow_id, run_id: line.run_id });
+    }
+    this.write(`${text}\n`);
+  }
+  trace = (message: string, meta?: LogMetadata) => this.log('TRACE', message, meta);
+  debug = (message: string, meta?: LogMetadata) => this.log('DEBUG', message, meta);
+  info = (message: string, meta?: LogMetadata) => this.log('INFO', message, meta);
+  warn = (message: string, meta?: LogMetadata) => this.log('WARN', message, meta);
+  error = (message: string, meta?: LogMetadata) => this.log('ERROR', message, meta);
+}
+
+/** The Temporal runtime's logger and the native core's log forwarding for these settings. */
+export function runtimeLogging(s: LogSettings): Pick<RuntimeOptions, 'logger'> & { logging: NonNullable<RuntimeOptions['telemetryOptions']>['logging'] } {
+  const logger = s.format === 'json' ? new JsonLogger(s.level) : new DefaultLogger(s.level);
+  // The core's own lines (connection trouble, failed polls) below WARN are for SDK developers.
+  const coreLevel = LEVELS.indexOf(s.level) > LEVELS.indexOf('WARN') ? s.level : 'WARN';
+  return { logger, logging: { filter: makeTelemetryFilterString({ core: coreLevel }), forward: {} } };
+}
