@@ -13,6 +13,7 @@ import type { AddressStatus, LoadBalancerResult, ObjectStatus, ObservedObject, P
 import { StatusBook } from './status-book';
 import { reconcileLoadBalancer, type LoadBalancerFailureDetails, type ReconcileLoadBalancerResult } from './reconcile-lb';
 import { causeOf, failureDetails } from './failures';
+import { recordPassEnd } from './service-metrics';
 
 export interface ReconcileServiceInput {
   spec: unknown;
@@ -173,6 +174,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   const first = errors[0];
   if (first) {
     const message = `${uid} on ${first.loadBalancer}: ${causeOf(first.err)}`;
+    recordPassEnd(uid, 'failed');
     throw ApplicationFailure.create({
       type: FAILURE_TYPES.reconcileFailed,
       message,
@@ -181,6 +183,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
       cause: first.err instanceof ChildWorkflowFailure && first.err.cause ? first.err.cause : (first.err as Error),
     });
   }
+  recordPassEnd(uid, 'converged');
   return result;
 }
 
