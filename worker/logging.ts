@@ -5,8 +5,8 @@
  *
  * `json`: one JSON object per line on stderr, with `time`, `level`, `message`, and where the line concerns a workflow
  * or an activity `workflow_id`, `run_id`, `service_uid` and `load_balancer` (read from lbaas's workflow ids,
- * workflows/options.ts), and, with tracing on, the `trace_id` and `span_id` Temporal's OpenTelemetry interceptors add,
- * so that a log line and its trace find each other. `text` (the default) is the SDK's own format.
+ * workflows/options.ts), and, with tracing on, on the lines about an activity attempt the `trace_id` and `span_id` of
+ * its span, so that a log line and its trace find each other. `text` (the default) is the SDK's own format.
  */
 import { DefaultLogger, type LogLevel, type LogMetadata, type Logger, makeTelemetryFilterString, type RuntimeOptions } from '@temporalio/worker';
 import { invalid } from '../common/errors';
@@ -35,6 +35,32 @@ export function workflowIdFields(workflowId: string): { service_uid?: string; lo
   return { service_uid: m[1] as string, ...(m[2] ? { load_balancer: m[2] } : {}) };
 }
 
+/**
+ * The trace and span of each running activity attempt (set by worker/tracing.ts inside Temporal's activity span), so
+ * that the SDK's lines about the attempt, which it writes outside that span, still name them. An entry goes when the
+ * SDK reports the attempt finished; the oldest go first beyond MAX_ACTIVITY_SPANS (lines below the level may never
+ * reach the logger).
+ */
+const activitySpans = new Map<string, { trace_id: string; span_id: string }>();
+const MAX_ACTIVITY_SPANS = 10_000;
+/** Only a JSON logger reads the spans back: with text logs nothing is kept. */
+let keepActivitySpans = false;
+const attemptKey = (workflowId: unknown, runId: unknown, activityId: unknown, attempt: unknown) => `${String(workflowId)}/${String(runId)}/${String(activityId)}/${String(attempt)}`;
+
+export function rememberActivitySpan(a: { workflowId: string; runId: string; activityId: string; attempt: number }, ids: { traceId: string; spanId: string }): void {
+  if (!keepActivitySpans) return;
+  if (activitySpans.size >= MAX_ACTIVITY_SPANS) activitySpans.delete(activitySpans.keys().next().value as string);
+  activitySpans.set(attemptKey(a.workflowId, a.runId, a.activityId, a.attempt), { trace_id: ids.traceId, span_id: ids.spanId });
+}
+
+function activitySpanOf(message: string, meta: LogMetadata): { trace_id: string; span_id: string } | undefined {
+  if (activitySpans.size === 0 || meta.activityId === undefined) return undefined;
+  const key = attemptKey(meta.workflowId, meta.workflowRunId, meta.activityId, meta.attempt);
+  const ids = activitySpans.get(key);
+  if (ids && (message.startsWith('Activity completed') || message === 'Activity failed')) activitySpans.delete(key);
+  return ids;
+}
+
 /** The SDK's attribute names, renamed to the JSON line's; attributes not worth a line's width are dropped. */
 const RENAMED: Record<string, string> = { workflowId: 'workflow_id', runId: 'run_id', workflowRunId: 'run_id' };
 const DROPPED = new Set(['taskToken']);
@@ -56,11 +82,13 @@ export class JsonLogger implements Logger {
     private readonly write: (line: string) => void = (line) => process.stderr.write(line),
   ) {
     this.#threshold = LEVELS.indexOf(level);
+    keepActivitySpans = true;
   }
 
   log(level: LogLevel, message: string, meta?: LogMetadata): void {
+    const span = meta ? activitySpanOf(message, meta) : undefined;
     if (LEVELS.indexOf(level) < this.#threshold) return;
-    const line: Record<string, unknown> = { time: new Date().toISOString(), level, message };
+    const line: Record<string, unknown> = { time: new Date().toISOString(), level, message, ...span };
     for (const [key, value] of Object.entries(meta ?? {})) {
       if (DROPPED.has(key) || value === undefined) continue;
       line[RENAMED[key] ?? key] = plain(value);

@@ -12,16 +12,25 @@ import type { ActivityInboundCallsInterceptor, WorkerOptions } from '@temporalio
 import type { Context as ActivityContext } from '@temporalio/activity';
 import { ACTIVITY_ATTEMPT_KEY } from '../activities/engine/tracing';
 import type { Tracing } from '../common/tracing';
+import { rememberActivitySpan } from './logging';
 
 /** The workflow interceptor modules of Temporal's OpenTelemetry package, for the bundler. */
 export const WORKFLOW_TRACING_MODULES = [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')];
 
-/** Runs inside Temporal's activity span: records the attempt on it and hands it on to the Engine request spans. */
+/**
+ * Runs inside Temporal's activity span: records the attempt on it, hands it on to the Engine request spans, and
+ * tells the JSON logger (worker/logging.ts) which span the attempt's log lines belong to.
+ */
 class AttemptInterceptor implements ActivityInboundCallsInterceptor {
   constructor(private readonly ctx: ActivityContext) {}
   execute: ActivityInboundCallsInterceptor['execute'] = (input, next) => {
-    const attempt = this.ctx.info.attempt;
-    trace.getActiveSpan()?.setAttribute('lbaas.activity.attempt', attempt);
+    const { attempt, activityId, workflowExecution } = this.ctx.info;
+    const span = trace.getActiveSpan();
+    if (span) {
+      span.setAttribute('lbaas.activity.attempt', attempt);
+      const { traceId, spanId } = span.spanContext();
+      if (workflowExecution) rememberActivitySpan({ workflowId: workflowExecution.workflowId, runId: workflowExecution.runId, activityId, attempt }, { traceId, spanId });
+    }
     return context.with(context.active().setValue(ACTIVITY_ATTEMPT_KEY, attempt), () => next(input));
   };
 }

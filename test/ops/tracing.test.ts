@@ -38,7 +38,7 @@ before(async () => {
     engineUrl: sim.url,
     token: TEST_TOKEN,
     bundleAtStart: true,
-    extraEnv: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_SERVICE_NAME: 'lbaas-worker-test', OTEL_BSP_SCHEDULE_DELAY: '100' },
+    extraEnv: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_SERVICE_NAME: 'lbaas-worker-test', OTEL_BSP_SCHEDULE_DELAY: '100', LBAAS_LOG_FORMAT: 'json', LBAAS_LOG_LEVEL: 'DEBUG' },
   });
   env = cliEnv(
     { address: srv.address, namespace: srv.namespace, taskQueue },
@@ -64,7 +64,7 @@ function ancestors(span: ReceivedSpan, byId: Map<string, ReceivedSpan>): Receive
 }
 const names = (spans: readonly ReceivedSpan[]) => spans.map((s) => s.name).join(' < ');
 
-test('tracing: one apply is one trace from the CLI span through the controller, pass and load balancer workflows and their activities down to every Engine request of the pass (route pattern, status, pacer wait, attempt); JSON from the CLI, protobuf from the worker; the token is in no span', async () => {
+test('tracing: one apply is one trace from the CLI span through the controller, pass and load balancer workflows and their activities down to every Engine request of the pass (route pattern, status, pacer wait, attempt); JSON from the CLI, protobuf from the worker; the worker JSON log lines of each activity name its trace and span; the token is in no span', async () => {
   const uid = uniqueUid('ops-trace');
   const lb = seedLoadBalancer(sim, `lb-${uid}`);
   const file = path.join(dir, `${uid}.json`);
@@ -138,6 +138,19 @@ test('tracing: one apply is one trace from the CLI span through the controller, 
   assert.equal(creates.length, 12, 'the 12 objects created');
   const underLb = engine.filter((s) => ancestors(s, byId).includes(lbRuns[0] as ReceivedSpan));
   assert.ok(creates.every((s) => underLb.includes(s)), 'the creates are sent by the load balancer run');
+
+  // JSON log lines of the pass's activities carry the trace and span ids of their activity spans: logs join traces.
+  const activityLines = worker
+    .output()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => l.message === 'Activity completed' && l.workflow_id === `lbaas/${uid}/pass/1`);
+  assert.ok(activityLines.length > 0, 'log lines of pass 1 activities');
+  for (const l of activityLines) {
+    assert.equal(l.trace_id, root.traceId, JSON.stringify(l));
+    assert.equal(byId.get(l.span_id as string)?.name, `RunActivity:${String(l.activityType)}`, JSON.stringify(l));
+  }
 
   // The token is nowhere: not in an attribute, not in any byte sent to the collector.
   for (const s of otlp.spans()) for (const [k, v] of Object.entries(s.attributes)) assert.ok(!String(v).includes(TEST_TOKEN), `${s.name} ${k}`);
