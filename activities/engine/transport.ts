@@ -19,7 +19,7 @@ import {
   type ResponseHeaders,
 } from './errors';
 import { RequestPacer, type PacingOptions } from './pacing';
-import { endRequestSpan, startRequestSpan } from './tracing';
+import type * as RequestSpans from './tracing';
 
 /**
  * Per request, headers and body. The Engine answers LBaaS calls in well under a second and writes within a few
@@ -154,6 +154,8 @@ export class EngineTransport {
   readonly #redact: Redact;
   readonly #pacer: RequestPacer;
   readonly #tracer: Tracer | undefined;
+  /** tracing.ts, required only for a client with a tracer: without one nothing of OpenTelemetry is loaded. */
+  readonly #spans: typeof RequestSpans | undefined;
   #closed = false;
 
   constructor(options: EngineClientOptions) {
@@ -168,6 +170,8 @@ export class EngineTransport {
     this.#redact = redactor([resolved.token]);
     this.#pacer = options.pacing instanceof RequestPacer ? options.pacing : new RequestPacer(options.pacing);
     this.#tracer = options.tracer;
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    this.#spans = options.tracer ? (require('./tracing') as typeof RequestSpans) : undefined;
   }
 
   get pacer(): RequestPacer {
@@ -215,7 +219,8 @@ export class EngineTransport {
 
   /** One HTTP exchange under the request deadline; reports it to `onResponse`. Throws only network errors. */
   async send(call: Call): Promise<RawResponse> {
-    if (this.#tracer === undefined) return this.#send(call);
+    if (this.#tracer === undefined || this.#spans === undefined) return this.#send(call);
+    const { startRequestSpan, endRequestSpan } = this.#spans;
     const span = startRequestSpan(this.#tracer, { method: call.method, route: routeOf(call.path), resource: call.resource, origin: new URL(this.#origin) });
     const started = performance.now();
     const timing = { waitedMs: 0 };
