@@ -2,10 +2,11 @@
  * The lbaas worker as Temporal sees it: the workflows, the activities built around one Engine client, and the
  * worker's limits. start.ts opens the connections it needs; everything that runs a worker goes through there.
  */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import v8 from 'node:v8';
 import type { Client } from '@temporalio/client';
-import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import { Runtime, Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivitiesOptions } from '../activities';
 import { createControlActivities } from '../activities/control';
 import { createImportActivities } from '../activities/import';
@@ -78,6 +79,25 @@ export interface LbaasWorkerOptions {
   tracing?: Tracing;
 }
 
+/** In a bundle built with Temporal's OpenTelemetry workflow interceptors (worker/tracing.ts WORKFLOW_TRACING_MODULES). */
+const TRACING_BUNDLE_MARKER = 'OpenTelemetryInboundInterceptor';
+
+/**
+ * A prebuilt bundle decides whether workflows make spans. One with the interceptors hands its spans to the `exporter`
+ * sink: without tracing that sink discards them (an unregistered sink would log an error per span). One without them
+ * makes none: with tracing that is said once at start, as activity and Engine spans still come.
+ */
+function prebuiltBundleTracing(o: LbaasWorkerOptions): Pick<WorkerOptions, 'sinks'> {
+  const bundle = o.workflowBundle;
+  if (!bundle) return {};
+  const code = 'code' in bundle ? bundle.code : readFileSync(bundle.codePath, 'utf8');
+  const traced = code.includes(TRACING_BUNDLE_MARKER);
+  if (o.tracing && !traced) {
+    Runtime.instance().logger.warn('lbaas worker: warning: the workflow bundle was built without the OpenTelemetry workflow interceptors: no workflow spans (activity and Engine request spans still come)');
+  }
+  return !o.tracing && traced ? { sinks: { exporter: { export: { fn: () => undefined } } } } : {};
+}
+
 export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> {
   const heapMiB = o.workflowHeapMiB ?? DEFAULT_WORKFLOW_HEAP_MIB;
   // Before Worker.create, which starts the workflow thread.
@@ -99,6 +119,7 @@ export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> 
     maxCachedWorkflows: o.maxCachedWorkflows ?? CACHED_WORKFLOWS_PER_HEAP_MIB * heapMiB,
     shutdownGraceTime: o.shutdownGraceTime ?? DEFAULT_SHUTDOWN_GRACE,
     ...(o.identity ? { identity: o.identity } : {}),
+    ...prebuiltBundleTracing(o),
     // Required only with tracing on: a worker without it loads nothing of OpenTelemetry.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     ...(o.tracing ? (require('./tracing') as typeof WorkerTracing).workerTracingOptions(o.tracing, !o.workflowBundle) : {}),
