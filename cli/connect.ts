@@ -35,6 +35,9 @@ function readSettings(env: NodeJS.ProcessEnv): TemporalSettings {
 
 export async function connect(env: NodeJS.ProcessEnv): Promise<Temporal> {
   const settings = readSettings(env);
+  // With OTEL_EXPORTER_OTLP_*ENDPOINT set, each start, update and signal is a span whose context the workflows carry
+  // on. Read first: bad tracing settings are invalid input, whether Temporal answers or not.
+  const tracing = installTracing(env, 'lbaas');
   const { address } = settings.connection;
   // A refused connection or an unknown host is known in milliseconds, while gRPC would keep trying until its
   // deadline: probe first so that a mistyped address fails at once.
@@ -53,8 +56,6 @@ export async function connect(env: NodeJS.ProcessEnv): Promise<Temporal> {
         : `${address} accepts TCP connections, but no Temporal answer came within ${CONNECT_TIMEOUT_MS / 1000}s (do the TLS settings match?): ${grpcMessage}`;
     throw unreachable(`${where(settings)}: ${why}`);
   }
-  // With OTEL_EXPORTER_OTLP_*ENDPOINT set, each start, update and signal is a span whose context the workflows carry on.
-  const tracing = installTracing(env, 'lbaas');
   const client = new Client({ connection, namespace: settings.namespace, ...(tracing ? { interceptors: { workflow: tracing.clientInterceptors() } } : {}) });
   return { settings, connection, client, lbaas: new LbaasClient(client, settings.taskQueue) };
 }

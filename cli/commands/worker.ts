@@ -13,13 +13,14 @@ import type { CliIo } from '../io';
 export async function worker(io: CliIo): Promise<void> {
   const env = workerEnv(io.env);
   const logging = logSettings(io.env);
+  // Every setting is read before the Temporal runtime starts: a process with a runtime does not exit on an error.
+  const tracing = installTracing(io.env, 'lbaas-worker');
   // The logger and the Prometheus exporter belong to the Temporal runtime, which must be installed before any connection.
   installRuntime({ metricsAddress: env.metricsAddress, logging });
   // In JSON every line goes through the runtime's logger; in text the operator's lines stay as they always were.
   const say = logging.format === 'json' ? (level: 'INFO' | 'WARN', line: string) => Runtime.instance().logger.log(level, line) : (_: string, line: string) => io.stderr(`${line}\n`);
   for (const warning of env.warnings) say('WARN', `lbaas worker: warning: ${warning}`);
   const metrics = env.metricsAddress ? createMetrics() : null;
-  const tracing = installTracing(io.env, 'lbaas-worker');
   const running = await startWorker({
     ...(tracing ? { tracing } : {}),
     temporal: env.temporal,

@@ -3,6 +3,7 @@
  * provider of the test's own that keeps the spans in memory.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { context, SpanStatusCode } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
@@ -12,6 +13,7 @@ import { ACTIVITY_ATTEMPT_KEY } from '../../activities/engine/tracing';
 import { routeOf } from '../../activities/engine/transport';
 import { CliError } from '../../common/errors';
 import { installTracing, tracingSettings } from '../../common/tracing';
+import { LBAAS_BIN, REPO_ROOT } from '../helpers/cli';
 import { BACKEND, BACKEND_ID, SERVER_ID, TAG, TOKEN, harness } from '../helpers/engine-mock';
 
 describe('tracing settings', () => {
@@ -46,6 +48,16 @@ describe('tracing settings', () => {
     invalid({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'collector:4318' }, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: not an http(s) URL: "collector:4318"');
     invalid({ OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' }, 'OTEL_EXPORTER_OTLP_ENDPOINT: not an absolute http(s) URL: "not a url"');
   });
+});
+
+test('lbaas list and lbaas worker with OTEL_EXPORTER_OTLP_PROTOCOL=grpc exit 2 naming the variable, before connecting to anything', () => {
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_ADDRESS: '127.0.0.1:9', TEMPORAL_CONFIG_FILE: `${REPO_ROOT}/does-not-exist/temporal.toml`, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' };
+  for (const args of [['list'], ['worker']]) {
+    const r = spawnSync(process.execPath, [LBAAS_BIN, ...args], { cwd: REPO_ROOT, env: { ...env, ANEXIA_TOKEN: TOKEN }, encoding: 'utf8', timeout: 30_000, killSignal: 'SIGKILL' });
+    assert.equal(r.status, 2, `lbaas ${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, /OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" is not supported; use http\/protobuf or http\/json/);
+    assert.ok(!r.stderr.includes(TOKEN));
+  }
 });
 
 describe('Engine request spans', () => {
