@@ -12,6 +12,7 @@ import { LbaasClient } from '../client/service-client';
 import { searchAttributes } from '../contract';
 import { clientConnectionOptions, temporalSettings, type TemporalSettings } from '../common/settings';
 import { buildView, type BuildView } from './views';
+import { currentTracing, installTracing } from '../common/tracing';
 
 /** A CLI command gives up on an unreachable server after this long: long enough for a remote cluster over TLS. */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -36,6 +37,9 @@ function readSettings(env: NodeJS.ProcessEnv): TemporalSettings {
 
 export async function connect(env: NodeJS.ProcessEnv): Promise<Temporal> {
   const settings = readSettings(env);
+  // With OTEL_EXPORTER_OTLP_*ENDPOINT set, each start, update and signal is a span whose context the workflows carry
+  // on. Read first: bad tracing settings are invalid input, whether Temporal answers or not.
+  const tracing = installTracing(env, 'lbaas');
   const { address } = settings.connection;
   // A refused connection or an unknown host is known in milliseconds, while gRPC would keep trying until its
   // deadline: probe first so that a mistyped address fails at once.
@@ -54,7 +58,7 @@ export async function connect(env: NodeJS.ProcessEnv): Promise<Temporal> {
         : `${address} accepts TCP connections, but no Temporal answer came within ${CONNECT_TIMEOUT_MS / 1000}s (do the TLS settings match?): ${grpcMessage}`;
     throw unreachable(`${where(settings)}: ${why}`);
   }
-  const client = new Client({ connection, namespace: settings.namespace });
+  const client = new Client({ connection, namespace: settings.namespace, ...(tracing ? { interceptors: { workflow: tracing.clientInterceptors() } } : {}) });
   return { settings, connection, client, lbaas: new LbaasClient(client, settings.taskQueue) };
 }
 
@@ -70,6 +74,8 @@ export async function withTemporal<T>(env: NodeJS.ProcessEnv, fn: (t: Temporal) 
     throw temporalError(err, t.settings) ?? err;
   } finally {
     await t.connection.close().catch(() => undefined);
+    // The CLI exits right after: export the command's spans now.
+    await currentTracing()?.shutdown();
   }
 }
 

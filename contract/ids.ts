@@ -33,6 +33,11 @@ export const workflowIds = {
     const match = /^lbaas\/([^/]+)(?:\/(?:lb|pass|plan)\/.+)?$/.exec(workflowId);
     return match?.[1] ?? null;
   },
+  /** The load balancer of a load balancer workflow (`lbaas/<uid>/lb/<load balancer>`), read back from its id; else null. */
+  loadBalancerOf(workflowId: string): string | null {
+    const match = /^lbaas\/[^/]+\/lb\/(.+)$/.exec(workflowId);
+    return match?.[1] ?? null;
+  },
 };
 
 /** Visibility query for the running server pools of one deployment. */

@@ -2,18 +2,21 @@
  * The lbaas worker as Temporal sees it: the workflows, the activities built around one Engine client, and the
  * worker's limits. start.ts opens the connections it needs; everything that runs a worker goes through there.
  */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
-import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import { Runtime, Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivitiesOptions } from '../activities';
 import { createControlActivities } from '../activities/control';
 import { createImportActivities } from '../activities/import';
 import type { EngineClient } from '../activities/engine';
+import type { Tracing } from '../common/tracing';
 import { ProgressSignals } from './progress-signals';
 import { noticeRateLimits } from './rate-limit-notice';
 import { DEFAULT_WORKFLOW_HEAP_MIB } from './heap';
 import { defaultDeploymentVersion } from './versioning';
+import type * as WorkerTracing from './tracing';
 
 /**
  * Activity slots. Most activities spend their time waiting on the Engine (readiness polls sleep between GETs), so
@@ -68,6 +71,27 @@ export interface LbaasWorkerOptions {
    * LBAAS_BUILD_ID for `lbaas worker`; `lbaas` and this build's id when absent.
    */
   deployment?: WorkerDeploymentVersion;
+  /** Temporal's OpenTelemetry interceptors and the workflow span sink (worker/tracing.ts); none when absent. */
+  tracing?: Tracing;
+}
+
+/** In a bundle built with Temporal's OpenTelemetry workflow interceptors (worker/tracing.ts WORKFLOW_TRACING_MODULES). */
+const TRACING_BUNDLE_MARKER = 'OpenTelemetryInboundInterceptor';
+
+/**
+ * A prebuilt bundle decides whether workflows make spans. One with the interceptors hands its spans to the `exporter`
+ * sink: without tracing that sink discards them (an unregistered sink would log an error per span). One without them
+ * makes none: with tracing that is said once at start, as activity and Engine spans still come.
+ */
+function prebuiltBundleTracing(o: LbaasWorkerOptions): Pick<WorkerOptions, 'sinks'> {
+  const bundle = o.workflowBundle;
+  if (!bundle) return {};
+  const code = 'code' in bundle ? bundle.code : readFileSync(bundle.codePath, 'utf8');
+  const traced = code.includes(TRACING_BUNDLE_MARKER);
+  if (o.tracing && !traced) {
+    Runtime.instance().logger.warn('lbaas worker: warning: the workflow bundle was built without the OpenTelemetry workflow interceptors: no workflow spans (activity and Engine request spans still come)');
+  }
+  return !o.tracing && traced ? { sinks: { exporter: { export: { fn: () => undefined } } } } : {};
 }
 
 export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> {
@@ -96,5 +120,9 @@ export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> 
       // PINNED is the safe default: such a run finishes on the code that started it.
       defaultVersioningBehavior: 'PINNED',
     },
+    ...prebuiltBundleTracing(o),
+    // Required only with tracing on: a worker without it loads nothing of OpenTelemetry.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    ...(o.tracing ? (require('./tracing') as typeof WorkerTracing).workerTracingOptions(o.tracing, !o.workflowBundle) : {}),
   });
 }

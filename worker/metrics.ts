@@ -7,17 +7,33 @@
 import { Runtime } from '@temporalio/worker';
 import type { ActivityEvents } from '../activities';
 import type { EngineResponseEvent, RequestPacer } from '../activities/engine';
+import { runtimeLogging, type LogSettings } from './logging';
 
-/** Installs the runtime with a Prometheus exporter on `bindAddress`. Must run before any connection or worker. */
-export function installMetrics(bindAddress: string): void {
+/**
+ * Installs the Temporal runtime of a worker process: its logger (worker/logging.ts) and, with a `metricsAddress`,
+ * the Prometheus exporter there. Must run before any connection or worker.
+ */
+export function installRuntime(o: { metricsAddress?: string | undefined; logging: LogSettings }): void {
+  const { logger, logging } = runtimeLogging(o.logging);
   Runtime.install({
+    logger,
     telemetryOptions: {
-      metrics: {
-        // Our names carry their own prefix and suffixes; keep Temporal's names as they are documented.
-        prometheus: { bindAddress, countersTotalSuffix: false, unitSuffix: false, useSecondsForDurations: true },
-      },
+      logging,
+      ...(o.metricsAddress
+        ? {
+            metrics: {
+              // Our names carry their own prefix and suffixes; keep Temporal's names as they are documented.
+              prometheus: { bindAddress: o.metricsAddress, countersTotalSuffix: false, unitSuffix: false, useSecondsForDurations: true },
+            },
+          }
+        : {}),
     },
   });
+}
+
+/** Installs the runtime with a Prometheus exporter on `bindAddress` and the default log settings. */
+export function installMetrics(bindAddress: string): void {
+  installRuntime({ metricsAddress: bindAddress, logging: { format: 'text', level: 'INFO' } });
 }
 
 export interface LbaasMetrics {

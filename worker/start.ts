@@ -58,7 +58,7 @@ export async function startWorker(o: StartWorkerOptions): Promise<RunningWorker>
     if (engineOption instanceof EngineClient) engine = engineOption;
     else {
       try {
-        engine = new EngineClient(engineOption);
+        engine = new EngineClient(o.tracing ? { tracer: o.tracing.tracer, ...engineOption } : engineOption);
       } catch (err) {
         throw invalid(`ANEXIA_ENGINE_URL: ${(err as Error).message}`);
       }
@@ -76,7 +76,7 @@ export async function startWorker(o: StartWorkerOptions): Promise<RunningWorker>
       }
       const cc = await Connection.connect(clientConnectionOptions(temporal));
       closes.push(() => cc.close());
-      client = new Client({ connection: cc, namespace: temporal.namespace });
+      client = new Client({ connection: cc, namespace: temporal.namespace, ...(o.tracing ? { interceptors: { workflow: o.tracing.clientInterceptors() } } : {}) });
     }
     const worker = await createLbaasWorker({
       ...workerOptions,

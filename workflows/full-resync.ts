@@ -11,6 +11,7 @@ import { optionalBoolean } from './input';
 import { ENGINE_CALL } from './options';
 import { resyncSignal, searchAttributes, workflowIds, type FullResyncInput, type FullResyncResult, type Orphan } from '../contract';
 import { reconcileService } from './reconcile-service';
+import { recordResyncEnd } from './service-metrics';
 
 /**
  * Since this patch the controllers are signalled by the signalControllers activity: a signal sent from this workflow
@@ -78,5 +79,6 @@ export async function fullResync(input: FullResyncInput = {}): Promise<FullResyn
       }),
     );
   }
+  recordResyncEnd(orphans.filter((o) => !o.destroyed).length);
   return { signalled: signalled.sort(), missed: missed.sort(), orphans };
 }

@@ -14,6 +14,7 @@ import type { ObjectStatus, ObservedObject, Plan, Snapshot } from '../domain/typ
 import { listedObjects, MAX_LISTED_OBJECTS, StatusBook } from './status-book';
 import { reconcileLoadBalancer, type LoadBalancerFailureDetails, type ReconcileLoadBalancerResult } from './reconcile-lb';
 import { causeOf, failureDetails } from './failures';
+import { recordPassEnd } from './service-metrics';
 
 export interface ReconcileServiceInput {
   spec: unknown;
@@ -202,6 +203,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   const first = errors[0];
   if (first) {
     const message = `${uid} on ${first.loadBalancer}: ${causeOf(first.err)}`;
+    recordPassEnd(uid, 'failed');
     throw ApplicationFailure.create({
       type: FAILURE_TYPES.reconcileFailed,
       message,
@@ -210,6 +212,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
       cause: first.err instanceof ChildWorkflowFailure && first.err.cause ? first.err.cause : (first.err as Error),
     });
   }
+  recordPassEnd(uid, 'converged');
   return result;
 }
 

@@ -4,6 +4,7 @@
  * no endpoint; client.ts holds the typed LBaaS and Core calls on top of it.
  */
 import { performance } from 'node:perf_hooks';
+import type { Tracer } from '@opentelemetry/api';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import {
@@ -18,6 +19,7 @@ import {
   type ResponseHeaders,
 } from './errors';
 import { RequestPacer, type PacingOptions } from './pacing';
+import type * as RequestSpans from './tracing';
 
 /**
  * Per request, headers and body. The Engine answers LBaaS calls in well under a second and writes within a few
@@ -58,6 +60,8 @@ export interface EngineClientOptions {
    * other clients of the same token. Default: no bucket until the first 429, the backoff always.
    */
   pacing?: PacingOptions | RequestPacer;
+  /** One span per request (tracing.ts) when given; none, and no tracing code on the request path, without. */
+  tracer?: Tracer;
 }
 
 interface ResolvedOptions {
@@ -149,6 +153,9 @@ export class EngineTransport {
   readonly #onResponse: ((event: EngineResponseEvent) => void) | undefined;
   readonly #redact: Redact;
   readonly #pacer: RequestPacer;
+  readonly #tracer: Tracer | undefined;
+  /** tracing.ts, required only for a client with a tracer: without one nothing of OpenTelemetry is loaded. */
+  readonly #spans: typeof RequestSpans | undefined;
   #closed = false;
 
   constructor(options: EngineClientOptions) {
@@ -162,6 +169,9 @@ export class EngineTransport {
     this.#onResponse = options.onResponse;
     this.#redact = redactor([resolved.token]);
     this.#pacer = options.pacing instanceof RequestPacer ? options.pacing : new RequestPacer(options.pacing);
+    this.#tracer = options.tracer;
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    this.#spans = options.tracer ? (require('./tracing') as typeof RequestSpans) : undefined;
   }
 
   get pacer(): RequestPacer {
@@ -209,6 +219,24 @@ export class EngineTransport {
 
   /** One HTTP exchange under the request deadline; reports it to `onResponse`. Throws only network errors. */
   async send(call: Call): Promise<RawResponse> {
+    if (this.#tracer === undefined || this.#spans === undefined) return this.#send(call);
+    const { startRequestSpan, endRequestSpan } = this.#spans;
+    const span = startRequestSpan(this.#tracer, { method: call.method, route: routeOf(call.path), resource: call.resource, origin: new URL(this.#origin) });
+    const started = performance.now();
+    const timing = { waitedMs: 0 };
+    try {
+      const raw = await this.#send(call, timing);
+      endRequestSpan(span, { waitedMs: timing.waitedMs, status: raw.status, retryDelayMs: raw.retryDelayMs });
+      return raw;
+    } catch (err) {
+      // Before the pacer's turn came nothing was sent: all of the time was waiting.
+      const waitedMs = timing.waitedMs || performance.now() - started;
+      endRequestSpan(span, { waitedMs, status: 'error', error: err as Error });
+      throw err;
+    }
+  }
+
+  async #send(call: Call, timing?: { waitedMs: number }): Promise<RawResponse> {
     if (this.#closed) throw new Error('EngineClient is closed');
     const query = call.query?.toString() ?? '';
     const path = `${this.#prefix}${call.path}${query === '' ? '' : `?${query}`}`;
@@ -219,11 +247,13 @@ export class EngineTransport {
     };
     if (call.body !== undefined) headers['content-type'] = 'application/json';
 
+    const queued = performance.now();
     const epoch = await this.#pacer.acquire();
+    const started = performance.now();
+    if (timing) timing.waitedMs = started - queued;
     if (this.#closed) throw new Error('EngineClient is closed');
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.#timeoutMs);
-    const started = performance.now();
     let status: number | 'error' = 'error';
     try {
       const res = await request(`${this.#origin}${path}`, {
@@ -256,4 +286,21 @@ export class EngineTransport {
       // Metrics must never fail an Engine call.
     }
   }
+}
+
+/**
+ * The route pattern of a request path, for spans: the segments after the `<kind>.json` collection are the object's
+ * identifier and, for Core tag calls, `tags` and the tag name. Identifiers and tags never reach a span.
+ */
+export function routeOf(path: string): string {
+  const segments = path.split('/');
+  const collection = segments.findIndex((s) => s.endsWith('.json'));
+  if (collection < 0) return path;
+  return segments
+    .map((s, i) => {
+      if (i <= collection || s === 'tags') return s;
+      const previous = segments[i - 1] as string;
+      return previous.endsWith('.json') ? '{identifier}' : previous === 'tags' ? '{tag}' : '{segment}';
+    })
+    .join('/');
 }

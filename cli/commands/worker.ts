@@ -3,8 +3,11 @@
  * Engine from ANEXIA_ENGINE_URL and ANEXIA_TOKEN), running until SIGINT/SIGTERM, then draining for the grace time.
  */
 import v8 from 'node:v8';
+import { installTracing } from '../../common/tracing';
 import { CACHED_WORKFLOWS_PER_HEAP_MIB, DEFAULT_WORKFLOW_HEAP_MIB } from '../../worker/main';
-import { createMetrics, installMetrics } from '../../worker/metrics';
+import { Runtime } from '@temporalio/worker';
+import { logSettings } from '../../worker/logging';
+import { createMetrics, installRuntime } from '../../worker/metrics';
 import { startWorker, workerEnv } from '../../worker/start';
 import { processHeapMiB } from '../../worker/heap';
 import { workerIdentity } from '../relaunch';
@@ -17,11 +20,17 @@ export async function worker(io: CliIo): Promise<void> {
   // --max-old-space-size wins); the cache is sized from it. Null: started some other way, without a limit.
   const processHeap = processHeapMiB(process.execArgv, io.env);
   const heapMiB = processHeap ?? env.workflowHeapMiB ?? DEFAULT_WORKFLOW_HEAP_MIB;
-  for (const warning of env.warnings) io.stderr(`lbaas worker: warning: ${warning}\n`);
-  // The Prometheus exporter belongs to the Temporal runtime, which must be installed before any connection.
-  if (env.metricsAddress) installMetrics(env.metricsAddress);
+  const logging = logSettings(io.env);
+  // Every setting is read before the Temporal runtime starts: a process with a runtime does not exit on an error.
+  const tracing = installTracing(io.env, 'lbaas-worker');
+  // The logger and the Prometheus exporter belong to the Temporal runtime, which must be installed before any connection.
+  installRuntime({ metricsAddress: env.metricsAddress, logging });
+  // In JSON every line goes through the runtime's logger; in text the operator's lines stay as they always were.
+  const say = logging.format === 'json' ? (level: 'INFO' | 'WARN', line: string) => Runtime.instance().logger.log(level, line) : (_: string, line: string) => io.stderr(`${line}\n`);
+  for (const warning of env.warnings) say('WARN', `lbaas worker: warning: ${warning}`);
   const metrics = env.metricsAddress ? createMetrics() : null;
   const running = await startWorker({
+    ...(tracing ? { tracing } : {}),
     temporal: env.temporal,
     engine: { ...env.engine, ...(metrics ? { onResponse: metrics.onEngineResponse } : {}) },
     ...(metrics ? { activities: { events: metrics.activityEvents } } : {}),
@@ -36,18 +45,21 @@ export async function worker(io: CliIo): Promise<void> {
   metrics?.watchPacer(running.engine.pacer);
   const { pacing } = env.engine;
   const { temporal } = env;
-  io.stderr(
+  say(
+    'INFO',
     `lbaas worker: task queue ${temporal.taskQueue} on ${temporal.connection.address} (namespace ${temporal.namespace})` +
       `, build ${versionText(env.deployment)}${env.setCurrent ? ' (made current)' : ''}, Engine ${env.engine.baseUrl}` +
       (pacing.initialRequestsPerSecond === undefined
         ? `, Engine budget ${pacing.requestsPerSecond} requests/s (burst ${pacing.burst})`
         : `, Engine budget adaptive from ${pacing.initialRequestsPerSecond} up to ${pacing.requestsPerSecond} requests/s (burst ${pacing.burst})`) +
       `${env.taskQueueActivitiesPerSecond ? `, task queue ${env.taskQueueActivitiesPerSecond} activities/s` : ''}` +
-      `, ${processHeap === null ? `V8 heap limit Node's default (${Math.round(v8.getHeapStatistics().heap_size_limit / 2 ** 20)} MiB: node was started without --max-old-space-size)` : `V8 heap limit ${processHeap} MiB (main and workflow threads)`}, ${env.maxCachedWorkflows ?? CACHED_WORKFLOWS_PER_HEAP_MIB * heapMiB} cached workflows${env.metricsAddress ? `, metrics on http://${env.metricsAddress}/metrics` : ''}\n`,
+      `, ${processHeap === null ? `V8 heap limit Node's default (${Math.round(v8.getHeapStatistics().heap_size_limit / 2 ** 20)} MiB: node was started without --max-old-space-size)` : `V8 heap limit ${processHeap} MiB (main and workflow threads)`}, ${env.maxCachedWorkflows ?? CACHED_WORKFLOWS_PER_HEAP_MIB * heapMiB} cached workflows${env.metricsAddress ? `, metrics on http://${env.metricsAddress}/metrics` : ''}` +
+      `${tracing ? `, traces to ${new URL(tracing.settings.url).host} (${tracing.settings.protocol})` : ''}`,
   );
   try {
     await running.running;
   } finally {
     await running.stop();
+    await tracing?.shutdown();
   }
 }

@@ -30,6 +30,8 @@ export interface WorkerProcessOptions {
   bundleAtStart?: boolean;
   /** Bounds the wait for the start-up line (the worker bundles the workflows first). */
   readyTimeoutMs?: number;
+  /** More variables (OTEL_*, LBAAS_LOG_FORMAT). */
+  extraEnv?: Record<string, string>;
 }
 
 export interface ProcessExit {
@@ -65,6 +67,7 @@ export function spawnWorker(o: WorkerProcessOptions): WorkerProcess {
     LBAAS_SET_CURRENT_VERSION: String(o.setCurrent ?? true),
     ...(o.metricsAddress ? { LBAAS_METRICS_ADDRESS: o.metricsAddress } : {}),
     ...(!o.bundleAtStart && process.env.LBAAS_TEST_WORKFLOW_BUNDLE ? { LBAAS_WORKFLOW_BUNDLE: process.env.LBAAS_TEST_WORKFLOW_BUNDLE } : {}),
+    ...o.extraEnv,
   };
   const bin = o.bin ?? LBAAS_BIN;
   const proc = spawn(process.execPath, [bin, 'worker'], { cwd: path.dirname(path.dirname(bin)), env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -174,3 +174,52 @@ test('Engine 429s: lbaas_engine_rate_limited_total counts every 429 the Engine s
   const rate = after.samples.find((s) => s.name === 'lbaas_engine_requests_per_second');
   assert.ok(rate && rate.value < 10, `the rate in force dropped below the budget of 10 (${rate?.value})`);
 });
+
+test('pass and resync metrics for the alert rules: a converged pass counts lbaas_service_passes_total{result="converged"} and stamps its end; a pass on a load balancer the Engine does not have counts result="failed"; a full resync stamps lbaas_resync_last_completed_timestamp_seconds', async () => {
+  const startedS = Date.now() / 1000;
+  const uid = uniqueUid('metrics-pass');
+  const lb = seedLoadBalancer(sim, `lb-pass-${randomUUID().slice(0, 8)}`);
+  await lbaas.applyRaw(serviceSpec(uid, [lb], { ports: { http: { external: 80, internal: 30080 } }, servers: [] }));
+  assert.equal((await lbaas.waitConverged(uid, 1)).converged, true);
+  const converged = await until(
+    'the converged pass to be counted',
+    async () => {
+      const s = (await scrape(metricsAddress)).samples;
+      return sumOf(s, 'lbaas_service_passes_total', { service_uid: uid, result: 'converged' }) === 1 ? s : false;
+    },
+    10_000,
+    200,
+  );
+  assert.equal(sumOf(converged, 'lbaas_service_passes_total', { service_uid: uid, result: 'failed' }), 0);
+  const stamp = converged.find((s) => s.name === 'lbaas_service_last_pass_timestamp_seconds' && s.labels.service_uid === uid && s.labels.result === 'converged');
+  assert.ok(stamp && stamp.value >= startedS - 1 && stamp.value <= Date.now() / 1000 + 1, `the pass end time ${stamp?.value} within the test (${startedS})`);
+
+  const broken = uniqueUid('metrics-fail');
+  await lbaas.applyRaw(serviceSpec(broken, ['0'.repeat(31) + 'f'], { ports: { http: { external: 80, internal: 30080 } }, servers: [] }));
+  const failed = await until(
+    'the failed pass to be counted',
+    async () => {
+      const s = (await scrape(metricsAddress)).samples;
+      return sumOf(s, 'lbaas_service_passes_total', { service_uid: broken, result: 'failed' }) >= 1 ? s : false;
+    },
+    30_000,
+    200,
+  );
+  assert.equal(sumOf(failed, 'lbaas_service_passes_total', { service_uid: broken, result: 'converged' }), 0);
+  assert.ok(failed.some((s) => s.name === 'lbaas_service_last_pass_timestamp_seconds' && s.labels.service_uid === broken && s.labels.result === 'failed'));
+  await lbaas.controller(broken).terminate('test: the load balancer does not exist');
+
+  const resyncStarted = Date.now() / 1000;
+  await lbaas.client.workflow.execute('fullResync', { taskQueue: lbaas.taskQueue, workflowId: `lbaas-full-resync-manual-test-${randomUUID()}`, args: [{}] });
+  const resynced = await until(
+    'the resync to be stamped',
+    async () => {
+      const s = (await scrape(metricsAddress)).samples;
+      const v = s.find((x) => x.name === 'lbaas_resync_last_completed_timestamp_seconds')?.value;
+      return v !== undefined && v >= resyncStarted - 1 ? s : false;
+    },
+    10_000,
+    200,
+  );
+  assert.ok(resynced.some((s) => s.name === 'lbaas_resync_orphaned_services'), 'lbaas_resync_orphaned_services exported');
+});
