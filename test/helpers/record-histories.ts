@@ -7,8 +7,9 @@
  * (Over 300 lines: one scenario per recorded history, each a few lines of setup that only makes sense beside its
  * recording.)
  *
- * Regenerate them (after a deliberate change of workflow code that running workflows must not see, made safe with
- * `patched()`, keep the old files too: they are what the guard is for):
+ * Regenerate them after a deliberate change of workflow code. A pass (PINNED) needs nothing else: no later build
+ * replays it. A change to serviceController or serverPool code is made safe with `patched()`; keep the history of
+ * its old branch in legacy/ until the patch is removed (docs/architecture.md, "Versions and patches"):
  *
  *   # from the repository root
  *   npx tsc -p . && \
@@ -173,6 +174,7 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
   await recordResyncPass(stack, out);
   await recordImport(stack, out);
   await recordPlanFirst(stack, out);
+  await recordPool(stack, out);
   await runs.terminateRunning();
 }
 
