@@ -200,7 +200,7 @@ async function recordProgress(stack: Stack, out: string): Promise<void> {
 }
 
 /**
- * reconcileService since PLAN_FIRST_PATCH (workflows/reconcile-service.ts): one observation, then a load balancer
+ * reconcileService planning before its children (workflows/reconcile-service.ts): one observation, then a load balancer
  * already converged (no child), one empty (a child handed its observation) and one dropped from the spec (a cleanup
  * child handed its observation). Writes reconcile-service-plan-first.json and, for the child that converges,
  * reconcile-service-plan-first-child.json.
