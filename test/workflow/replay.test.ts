@@ -35,6 +35,13 @@ const LEGACY = readdirSync(path.join(DIR, 'legacy'))
   .sort()
   .map((f) => `legacy/${f}`);
 
+/**
+ * A pass history written by the build before this one (its reconcileLoadBalancer carried the patch settle-groups):
+ * today's code must refuse it, which is why passes are PINNED and an unversioned deployment's passes are drained
+ * before the switch (docs/operations.md, "From a release without Worker Versioning"). Never replayed successfully.
+ */
+const EARLIER_PASS = 'earlier-pass/reconcile-lb-converge-settle-groups.json';
+
 interface JsonEvent {
   eventType: string;
   [attributes: string]: unknown;
@@ -166,10 +173,18 @@ for (const a of ALTERED) {
   });
 }
 
+test(`replay: ${EARLIER_PASS}, a pass of the previous build, fails with DeterminismViolationError on today's code`, async () => {
+  assert.deepEqual(patches(EARLIER_PASS), ['settle-groups']);
+
+  const err = await replayError(load(EARLIER_PASS), 'earlier-pass');
+
+  assert.ok(err instanceof DeterminismViolationError, `expected DeterminismViolationError, got ${err === null ? 'success' : String(err)}`);
+});
+
 test('no committed history contains the Engine token, in plain text or inside any decoded payload', () => {
   let decoded = 0;
   let sawServiceUid = false;
-  for (const file of [...FILES, ...LEGACY]) {
+  for (const file of [...FILES, ...LEGACY, EARLIER_PASS]) {
     const text = readFileSync(path.join(DIR, file), 'utf8');
     assert.ok(!text.includes(TEST_TOKEN), `${file} holds the token`);
     const { strings, payloads } = historyTexts(JSON.parse(text));
