@@ -189,7 +189,7 @@ export async function serviceController(input: ServiceControllerInput): Promise<
 
   const historyIsLong = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > historyLimit;
   // Controllers started before this change only rotated right after a pass; they replay without the idle check. Kept
-  // as patched() this release: such a run can still be open (docs/architecture.md, "Versions and patches").
+  // undeprecated this release: such a run can still be open (docs/architecture.md, "Versions and patches").
   const rotateWhenIdle = patched('continue-as-new-when-idle');
   const idleAndLong = () => rotateWhenIdle && !st.hasWork() && historyIsLong();
   /** After a pass (or a wake-up with nothing to do): rotate if the history is long and nothing is pending. */
