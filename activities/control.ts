@@ -20,11 +20,6 @@ export interface ControllerRef {
 export const SIGNAL_CONCURRENCY = 32;
 export function createControlActivities(client: Client) {
   return {
-    /** Every running serviceController (visibility is eventually consistent: a controller started seconds ago may be missing). */
-    /** Controllers of this deployment: those on the task queue this activity runs on (a namespace may hold others). */
-    async listControllers(): Promise<ControllerRef[]> {
-      return withHeartbeat(() => runningControllers(client, Context.current().info.taskQueue));
-    },
     /**
      * Lists the controllers and signals each to resync, from the activity rather than from fullResync itself: a signal
      * sent by a workflow costs it two history events, so a fleet of 25,000 controllers would outgrow a workflow

@@ -17,7 +17,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { concurrencyLimit, KIND_DEFINITIONS, KIND_TITLE, LISTED_UNDER, REFERENCED_BY, SERVICE_TAG_PREFIX, serviceTag, type FieldTable, type Kind, type LinkTarget } from '../domain';
 import { EngineConflictError, EngineNotFoundError, EngineRateLimitedError, type EngineClient, type EngineObjectMap, type EngineRef } from './engine';
 import { FAILURE_TYPES } from '../contract';
-import { SharedHeartbeat, withHeartbeat, type ProgressSlot } from './heartbeat';
+import { SharedHeartbeat, type ProgressSlot } from './heartbeat';
 import type { IdentifierCache } from './memory';
 
 export interface DestroyObjectInput {
@@ -90,10 +90,6 @@ const ident = (kind: Kind, name: string, id?: string) => `${KIND_TITLE[kind]} ${
  * waits for cancellation to complete), so an object going away is never seen as present by the next pass.
  */
 const pause = (ms: number) => delay(ms);
-
-export async function destroyObject(engine: EngineClient, memory: IdentifierCache, input: DestroyObjectInput, options: DestroyOptions = {}): Promise<DestroyOutcome> {
-  return withHeartbeat<DestroyProgress, DestroyOutcome>((hb) => destroyOne(engine, memory, input, hb, Date.now() + (options.windowMs ?? DESTROY_WINDOW_MS), options));
-}
 
 /**
  * Destroys the objects of one stage at once. Every object's destroy comes to rest before the attempt ends (a DELETE

@@ -7,19 +7,8 @@ import type { ObservedObject, Snapshot } from '../domain/types';
 import type { EngineClient } from './engine';
 import { translated, withinPayloadLimit } from './failures';
 import { currentContext, withHeartbeat } from './heartbeat';
-import { destroyObject, destroyObjects, type DestroyedObject, type DestroyObjectInput, type DestroyObjectsInput, type DestroyOptions, type DestroyOutcome } from './destroy';
-import {
-  ATTEMPT_WINDOW_MS,
-  awaitReady,
-  createObject,
-  recoverObject,
-  type AwaitReadyInput,
-  type AwaitReadyOptions,
-  type CreateObjectInput,
-  type CreateObjectResult,
-  type ObjectRef,
-  type ReadyOutcome,
-} from './objects';
+import { destroyObjects, type DestroyedObject, type DestroyObjectsInput, type DestroyOptions } from './destroy';
+import { ATTEMPT_WINDOW_MS, type AwaitReadyOptions } from './objects';
 import { DeployTimes, type DeployTimesOptions } from './deploy-times';
 import { realizeObjects, type ProgressSink, type RealizedObject, type RealizeObjectsInput } from './realize';
 import { planObservedService, type PlanObservedInput, type PlanObservedResult } from './plan-observed';
@@ -34,7 +23,7 @@ export interface ActivityEvents {
   recovered?(kind: string): void;
   createFailed?(kind: string): void;
   destroyFailed?(kind: string): void;
-  /** A readiness GET of realizeObjects (awaitReady's requests are all readiness GETs). */
+  /** A readiness GET of realizeObjects (settleObjects' polls are not counted here). */
   polled?(kind: string, identifier: string): void;
 }
 
@@ -80,21 +69,6 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
     async scanTaggedServices(input?: { skip?: string[] }): Promise<Record<string, TaggedService>> {
       return translated(() => withHeartbeat(() => scanTaggedServices(engine, input?.skip ?? [])));
     },
-    async createObject(input: CreateObjectInput): Promise<CreateObjectResult> {
-      return translated(async () => {
-        try {
-          // An adopted object was created by a lost earlier attempt of this same call: it counts as created once.
-          const result = await createObject(engine, known, input);
-          // createObject itself remembers the load balancer (activities/objects.ts).
-          known.set(result.identifier, input.kind);
-          events.created?.(input.kind);
-          return result;
-        } catch (err) {
-          events.createFailed?.(input.kind);
-          throw err;
-        }
-      });
-    },
     /** Creates, tags and awaits a group of sibling objects (activities/realize.ts). */
     async realizeObjects(input: RealizeObjectsInput): Promise<RealizedObject[]> {
       return translated(async () => {
@@ -118,18 +92,6 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
         }
       });
     },
-    async destroyObject(input: DestroyObjectInput): Promise<DestroyOutcome> {
-      return translated(async () => {
-        try {
-          const outcome = await destroyObject(engine, known, input, options.destroy);
-          if (outcome === 'deleted') events.destroyed?.(input.kind);
-          return outcome;
-        } catch (err) {
-          events.destroyFailed?.(input.kind);
-          throw err;
-        }
-      });
-    },
     /** Destroys the objects of one destroy stage at once (activities/destroy.ts). */
     async destroyObjects(input: DestroyObjectsInput): Promise<DestroyedObject[]> {
       return translated(async () => {
@@ -137,16 +99,6 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
         for (const d of destroyed) if (d.outcome === 'deleted') events.destroyed?.(d.kind);
         return destroyed;
       });
-    },
-    async recoverObject(input: ObjectRef): Promise<string> {
-      return translated(async () => {
-        const state = await recoverObject(engine, input);
-        events.recovered?.(input.kind);
-        return state;
-      });
-    },
-    async awaitReady(input: AwaitReadyInput): Promise<ReadyOutcome> {
-      return translated(() => awaitReady(engine, input, options.readiness));
     },
     /** Recovers (when asked) and awaits a group of existing objects at once (activities/settle.ts). */
     async settleObjects(input: SettleObjectsInput): Promise<SettledObject[]> {

@@ -1,13 +1,11 @@
 /**
- * The activities that change or watch one Engine object. Each is one logical Engine operation and safe to repeat:
- * Temporal may run any of them again after a lost answer, a timeout or a worker crash.
+ * Creating one Engine object (createObject, run by realizeObjects for each member of a group) and the readiness
+ * polling settings that realizeObjects and settleObjects share. A create is one logical Engine operation and safe to
+ * repeat: Temporal may run it again after a lost answer, a timeout or a worker crash.
  */
-import { Context } from '@temporalio/activity';
 import { currentContext, withHeartbeat, type ProgressSlot } from './heartbeat';
-import { ApplicationFailure } from '@temporalio/common';
-import { KIND_DEFINITIONS, KIND_TITLE, SERVICE_TAG_PREFIX, sameFields, serviceTag, type FieldsOf, type Kind, type StateName } from '../domain';
-import { EngineNotFoundError, EngineProtocolError, EngineRateLimitedError, toUpdateBody, type EngineClient, type EngineCreateBodyMap } from './engine';
-import { FAILURE_TYPES } from '../contract';
+import { KIND_DEFINITIONS, SERVICE_TAG_PREFIX, sameFields, serviceTag, type FieldsOf, type Kind, type StateName } from '../domain';
+import { EngineNotFoundError, EngineProtocolError, type EngineClient, type EngineCreateBodyMap } from './engine';
 import { fieldsOf } from './kinds';
 import type { IdentifierCache } from './memory';
 import { stateOf } from './object-state';
@@ -46,8 +44,6 @@ export interface CreateProgress {
   /** The object a POST answered with, recorded before tagging it: a retry after a failed tag only tags. */
   created?: string;
 }
-
-const ident = (kind: Kind, name: string, id?: string) => `${KIND_TITLE[kind]} ${name}${id ? ` (${id})` : ''}`;
 
 /** Objects of the same kind and name as the one to create, listed under the same object (its `listedUnder` link). */
 async function lookAlikes(engine: EngineClient, memory: IdentifierCache, input: CreateObjectInput): Promise<string[]> {
@@ -162,22 +158,6 @@ export function parseEngineTime(value: string): number {
 }
 
 /**
- * Asks the Engine to redeploy a failed object: PUT of the whole object as read, with state "0". An object already
- * Updating is left alone (a repeated attempt after a lost answer).
- */
-export async function recoverObject(engine: EngineClient, input: ObjectRef): Promise<StateName> {
-  return withHeartbeat(() => redeploy(engine, input));
-}
-
-async function redeploy(engine: EngineClient, input: ObjectRef): Promise<StateName> {
-  const object = await engine.get(input.kind, input.identifier);
-  const current = stateOf(input.kind, object);
-  if (current === 'Updating') return current;
-  const updated = await engine.update(input.kind, input.identifier, toUpdateBody(input.kind, object as never) as never);
-  return stateOf(input.kind, updated);
-}
-
-/**
  * Readiness polling, chosen by measuring (docs/benchmarks.md): objects deploy in about 1-3 s and each level of the
  * dependency graph waits for the one above it, so every second of polling slack is paid up to three times per
  * port. Retry-based polling on the spec's policy (1 s x 1.5) overshoots by up to half an interval per level;
@@ -194,11 +174,6 @@ export const POLL_BACKOFF = 1.25;
 export const POLL_MAX_MS = 500;
 export const ATTEMPT_WINDOW_MS = 30_000;
 
-export interface AwaitReadyInput extends ObjectRef {
-  /** The object was created a moment ago: the first GET could only see NewlyCreated, so wait before it. */
-  justCreated?: boolean;
-}
-
 export interface AwaitReadyOptions {
   pollFirstMs?: number;
   pollMaxMs?: number;
@@ -206,37 +181,3 @@ export interface AwaitReadyOptions {
 }
 
 export type ReadyOutcome = StateName | 'Gone';
-
-/**
- * Waits until the object is ready (Deployed/Updated), failed (DeploymentError) or gone, and says which. Still
- * NewlyCreated/Updating after the attempt window: throws a retryable, benign NotReady failure.
- */
-export async function awaitReady(engine: EngineClient, input: AwaitReadyInput, opts: AwaitReadyOptions = {}): Promise<ReadyOutcome> {
-  const ctx = Context.current();
-  const first = opts.pollFirstMs ?? POLL_FIRST_MS;
-  const max = opts.pollMaxMs ?? POLL_MAX_MS;
-  const deadline = Date.now() + (opts.windowMs ?? ATTEMPT_WINDOW_MS);
-  let interval = first;
-  let state: StateName = 'Unknown';
-  if (input.justCreated && ctx.info.attempt === 1) await ctx.sleep(first);
-  for (;;) {
-    try {
-      state = stateOf(input.kind, await engine.get(input.kind, input.identifier));
-    } catch (err) {
-      if (err instanceof EngineNotFoundError) return 'Gone';
-      // A throttled poll is a poll that did not happen: wait out the shared backoff and poll again.
-      if (!(err instanceof EngineRateLimitedError)) throw err;
-      interval = Math.max(interval, err.retryAfterMs);
-    }
-    if (state === 'Deployed' || state === 'Updated' || state === 'DeploymentError') return state;
-    ctx.heartbeat(state);
-    if (Date.now() + interval > deadline) break;
-    await ctx.sleep(interval);
-    interval = Math.min(max, Math.round(interval * POLL_BACKOFF));
-  }
-  throw ApplicationFailure.create({
-    type: FAILURE_TYPES.notReady,
-    message: `${ident(input.kind, input.name, input.identifier)} is still ${state}`,
-    category: 'BENIGN',
-  });
-}

@@ -18,6 +18,7 @@ import {
   CancellationScope,
   condition,
   continueAsNew,
+  deprecatePatch,
   executeChild,
   getExternalWorkflowHandle,
   isCancellation,
@@ -187,7 +188,8 @@ export async function serviceController(input: ServiceControllerInput): Promise<
   publish();
 
   const historyIsLong = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > historyLimit;
-  // Controllers started before this change only rotated right after a pass; they replay without the idle check.
+  // Controllers started before this change only rotated right after a pass; they replay without the idle check. Kept
+  // undeprecated this release: such a run can still be open (docs/architecture.md, "Versions and patches").
   const rotateWhenIdle = patched('continue-as-new-when-idle');
   const idleAndLong = () => rotateWhenIdle && !st.hasWork() && historyIsLong();
   /** After a pass (or a wake-up with nothing to do): rotate if the history is long and nothing is pending. */
@@ -295,11 +297,12 @@ export async function serviceController(input: ServiceControllerInput): Promise<
 
   /**
    * Subscribes to the spec's pool (and unsubscribes from a pool the spec no longer names). Reached only by
-   * controllers whose spec names a pool, so controllers without one replay unchanged; the patch marks the histories
-   * that have pool signals. A pool that does not exist fails the spec's revision with a clear error.
+   * controllers whose spec names a pool, which no controller from before pools has. The patch `server-pools` only
+   * marked the histories with pool signals (it had no other branch): deprecated, so that runs moved from a build that
+   * wrote the marker replay it, and new runs write none (docs/architecture.md, "Versions and patches").
    */
   async function syncPool(): Promise<void> {
-    patched('server-pools');
+    deprecatePatch('server-pools');
     const want = st.poolName;
     const had = st.subscribedPool;
     const again = st.resubscribe;

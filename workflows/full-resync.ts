@@ -4,53 +4,28 @@
  * explicitly asks (`destroyOrphans`): an orphan may be a service whose controller lives in another namespace or
  * cluster, and destroying a load balancer's configuration is not something to do by inference.
  */
-import { executeChild, getExternalWorkflowHandle, patched, proxyActivities } from '@temporalio/workflow';
+import { executeChild, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ControlActivities } from '../activities/control';
 import { optionalBoolean } from './input';
 import { ENGINE_CALL } from './options';
-import { resyncSignal, searchAttributes, workflowIds, type FullResyncInput, type FullResyncResult, type Orphan } from '../contract';
+import { searchAttributes, workflowIds, type FullResyncInput, type FullResyncResult, type Orphan } from '../contract';
 import { reconcileService } from './reconcile-service';
 import { recordResyncEnd } from './service-metrics';
-
-/**
- * Since this patch the controllers are signalled by the signalControllers activity: a signal sent from this workflow
- * costs two history events per controller, which caps the fleet one run can reach (docs/scaling.md).
- */
-export const SIGNAL_FROM_ACTIVITY_PATCH = 'resync-signals-from-activity';
-
-/**
- * Since this patch the orphan scan is told which services have a controller, and finds their objects with one list by
- * tag per service instead of one read per Backend and Frontend (activities/scan.ts): 1 request per service instead
- * of 8 for the core shape on two load balancers.
- */
-export const SCAN_SKIPS_CONTROLLED_PATCH = 'scan-skips-controlled-services';
 
 export async function fullResync(input: FullResyncInput = {}): Promise<FullResyncResult> {
   const destroyOrphans = optionalBoolean((input ?? {}) as Record<string, unknown>, 'destroyOrphans', 'fullResync') ?? false;
   const engine = proxyActivities<Activities>(ENGINE_CALL);
   const control = proxyActivities<ControlActivities>(ENGINE_CALL);
 
-  let signalled: string[] = [];
-  let missed: string[] = [];
-  if (patched(SIGNAL_FROM_ACTIVITY_PATCH)) {
-    ({ signalled, missed } = await control.signalControllers.executeWithOptions({ summary: 'list service controllers and ask each to resync' }, []));
-  } else {
-    const controllers = await control.listControllers.executeWithOptions({ summary: 'list service controllers' }, []);
-    await Promise.all(
-      controllers.map(async (c) => {
-        try {
-          await getExternalWorkflowHandle(c.workflowId).signal(resyncSignal);
-          signalled.push(c.serviceUid);
-        } catch {
-          missed.push(c.serviceUid);
-        }
-      }),
-    );
-  }
+  // The controllers are signalled by the signalControllers activity: a signal sent from this workflow would cost two
+  // history events per controller, which caps the fleet one run can reach (docs/scaling.md).
+  const { signalled, missed } = await control.signalControllers.executeWithOptions({ summary: 'list service controllers and ask each to resync' }, []);
 
+  // The orphan scan is told which services have a controller and finds their objects with one list by tag per
+  // service instead of one read per Backend and Frontend (activities/scan.ts).
   const known = new Set([...signalled, ...missed]);
-  const scan: Parameters<Activities['scanTaggedServices']> = patched(SCAN_SKIPS_CONTROLLED_PATCH) ? [{ skip: [...known].sort() }] : [];
+  const scan: Parameters<Activities['scanTaggedServices']> = [{ skip: [...known].sort() }];
   const tagged = await engine.scanTaggedServices.executeWithOptions({ summary: 'scan the Engine for tagged services' }, scan);
   const orphans: Orphan[] = Object.entries(tagged)
     .filter(([uid]) => !known.has(uid))

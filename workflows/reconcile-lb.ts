@@ -3,11 +3,11 @@
  * (docs/spec.md#reconciliation-semantics, docs/spec.md#temporal-surface).
  *
  * observe -> plan -> destroy -> create/recover/wait along the dependency graph -> observe again, until the plan is
- * empty or the pass budget is spent. (About 480 lines: the pass loop and its steps share the run's closure: status
- * book, counters, activity proxies; and the paths from before the patches stay for the runs that replay them.)
+ * empty or the pass budget is spent. (About 340 lines: the pass loop and its steps share the run's closure: status
+ * book, counters, activity proxies.)
  */
 import { ApplicationFailure, type ActivityOptions } from '@temporalio/common';
-import { CancellationScope, isCancellation, metricMeter, patched, proxyActivities, setHandler } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, metricMeter, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CreateObjectInput, ReadyOutcome } from '../activities/objects';
 import type { RealizedObject } from '../activities/realize';
@@ -71,49 +71,10 @@ export interface LoadBalancerFailureDetails {
 export const DEFAULT_MAX_PASSES = 8;
 
 /**
- * Since this patch, objects to create are created, tagged and awaited in one realizeObjects activity per group of
- * siblings (same kind, same parent) instead of a createObject and an awaitReady activity per object: about half the
- * history events and workflow tasks per load balancer (docs/benchmarks.md), while `objectsProgress` signals keep the
- * per-object status current during a group (workflows/realize-progress.ts). Runs recorded before it (no marker)
- * replay the per-object path, which nothing else reaches (test/fixtures/histories/legacy); runs that opted in with
- * the former input `realizeGroups` carry the marker and replay this path.
- */
-export const REALIZE_GROUPS_PATCH = 'realize-groups';
-
-/**
- * Since this patch, a group member that something else in the round waits on (a Backend whose Frontend and Servers
- * are to be created) is announced: the worker signals its deploy's end at once (`objectsProgress`, worker/progress-
- * signals.ts), and its children start on that instead of on the group's result. Before it, every port's Frontend and
- * Servers waited for the slowest Backend of the load balancer (all Backends share a group): on deploys of 1-3 s about
- * 0.2 s of the chain per load balancer (docs/architecture.md, "Announced parents"). Runs recorded before it replay the
- * group's result as the only start (test/fixtures/histories/legacy).
- */
-export const REALIZE_ANNOUNCE_PATCH = 'realize-announce-parents';
-
-/**
- * Since this patch, the objects of one destroy stage (Binds and Servers, then Frontends, then Backends) are destroyed
- * by one destroyObjects activity per stage instead of a destroyObject activity per object: deleting a service on a
- * load balancer takes 3 activities instead of 14, and about a third of the history events (docs/scaling.md). The
- * summary names every object and its reason; the result carries each object's outcome for the per-object status.
- * Runs recorded before it replay one activity per object (test/fixtures/histories/legacy).
- */
-export const DESTROY_GROUPS_PATCH = 'destroy-stage-groups';
-
-/**
- * Since this patch, Temporal's limit of 2,000 pending activities per workflow cannot be reached, whatever the size of
- * the load balancer (docs/scaling.md, "Temporal's limits"): objects that exist but are not ready (still deploying
- * after their create group's attempt window, or found deploying or failed by an observation) are recovered and
- * awaited in one settleObjects activity per group of siblings instead of an awaitReady (and a recoverObject) each;
- * a group holds at most MAX_GROUP_MEMBERS objects; and at most MAX_GROUPS_AT_ONCE groups have an activity pending at
- * any time. Before it, 4,092 Servers still deploying on one load balancer scheduled 4,092 awaitReady activities and
- * the workflow task failed for good. Runs recorded before it replay one wait per object (test/fixtures/histories).
- */
-export const SETTLE_GROUPS_PATCH = 'settle-groups';
-
-/**
  * Activities of one load balancer's reconciliation pending at once, at most: a tenth of Temporal's per-workflow
  * limit (`limit.numPendingActivities.error`, 2,000), leaving room for history and for the worker's slots. Groups
- * beyond it wait for a slot.
+ * beyond it wait for a slot. With groups of at most MAX_GROUP_MEMBERS objects, no load balancer size reaches that
+ * limit (docs/scaling.md, "Temporal's limits").
  */
 export const MAX_GROUPS_AT_ONCE = 200;
 
@@ -155,7 +116,8 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
   // Members of the groups running in this round whose result has not come yet: only their status follows the
   // group's progress reports, so a late report never overwrites what a result said.
   const inGroups = new Set<string>();
-  // Announced members of running groups (REALIZE_ANNOUNCE_PATCH): a report of their deploy's end starts their children.
+  // Announced members of running groups (docs/architecture.md, "Announced parents"): a report of their deploy's end
+  // starts their children.
   const announced = new Map<string, (identifier: string) => void>();
   setHandler(objectsProgressSignal, (raw) => {
     const report = objectsProgressOf(raw);
@@ -182,14 +144,9 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
     if (outcome === 'deleted') counts.destroyed++;
     book.update(`destroy:${d.identifier}`, { state: 'Destroyed', ...(outcome === 'not ours' ? { error: 'left alone: no longer tagged for the service' } : {}) });
   };
-  const destroy = async (d: Destroy) => destroyed(d, await call(engine.destroyObject, `destroy ${KIND_TITLE[d.kind]} ${d.name} ${on} (${d.reason})`, { ...d, serviceUid: uid }));
-  /** The objects of one destroy stage in one destroyObjects activity (DESTROY_GROUPS_PATCH), or one activity each before it. */
+  /** The objects of one destroy stage in one destroyObjects activity, whose summary names each and its reason. */
   const destroyStage = async (stage: Destroy[]) => {
     if (stage.length === 0) return;
-    if (!patched(DESTROY_GROUPS_PATCH)) {
-      await Promise.all(stage.map(destroy));
-      return;
-    }
     const byId = new Map(stage.map((d) => [d.identifier, d]));
     const summary =
       stage.length === 1
@@ -200,42 +157,6 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
       const d = byId.get(o.identifier);
       if (d) destroyed(d, o.outcome);
     }
-  };
-
-  /** Makes one desired object exist and be ready; resolves to its identifier, or null when it is not ready yet. */
-  const realize = async (p: PlannedObject, parentId: string): Promise<string | null> => {
-    const { desired: d, action } = p;
-    const title = `${KIND_TITLE[d.kind]} ${d.name}`;
-    let id: string;
-    switch (action.type) {
-      case 'keep':
-        return action.identifier;
-      case 'wait':
-        id = action.identifier;
-        break;
-      case 'recover':
-        id = action.identifier;
-        await call(engine.recoverObject, `recover ${title} ${on}`, { kind: d.kind, identifier: id, name: d.name });
-        counts.recovered++;
-        book.update(d.key, { identifier: id, state: 'Updating' });
-        break;
-      case 'create': {
-        const fields = completeFields(d.kind, d.fields, parentId);
-        // Not cancellable: a pass superseded between the create and the tag must still finish tagging (its retry would
-        // otherwise be dropped and the object left untagged, invisible to every later pass).
-        const created = await CancellationScope.nonCancellable(() =>
-          call(engine.createObject, `create ${title} ${on}`, { serviceUid: uid, kind: d.kind, fields, loadBalancer } as CreateObjectInput),
-        );
-        // Adopted means a lost earlier attempt of this same create made it: still one object created here.
-        counts.created++;
-        id = created.identifier;
-        known.add(id);
-        book.update(d.key, { identifier: id, state: created.state });
-        break;
-      }
-    }
-    const outcome = await call(readiness.awaitReady, `await ${title} ${on}`, { kind: d.kind, identifier: id, name: d.name, justCreated: action.type === 'create' });
-    return settle(d.key, id, outcome);
   };
 
   /** Books how an object's wait ended; resolves to its identifier when it is ready, null otherwise. */
@@ -251,10 +172,10 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
 
   /**
    * Creates a group of siblings (same kind, same parent) in one realizeObjects activity whose summary names them;
-   * what is still deploying when its attempt window ends is awaited on the spec's readiness policy: together in one
-   * settleObjects activity (`settleGrouped`, SETTLE_GROUPS_PATCH), else one by one.
+   * what is still deploying when its attempt window ends is awaited on the spec's readiness policy, together in one
+   * settleObjects activity.
    */
-  const realizeGroup = async (members: PlannedObject[], parentId: string, waitedOn: ReadonlySet<string | null>, settleGrouped: boolean): Promise<Map<string, string | null>> => {
+  const realizeGroup = async (members: PlannedObject[], parentId: string, waitedOn: ReadonlySet<string | null>): Promise<Map<string, string | null>> => {
     const kind = (members[0] as PlannedObject).desired.kind;
     const names = listed(members.map((p) => p.desired.name));
     const byKey = new Map(members.map((p) => [p.desired.key, p.desired]));
@@ -278,38 +199,23 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
       announced.delete(key);
     }
     const ids = new Map<string, string | null>();
-    if (settleGrouped) {
-      const waiting: PlannedObject[] = [];
-      for (const r of realized) {
-        const d = byKey.get(r.key);
-        if (!d) continue;
-        counts.created++;
-        known.add(r.identifier);
-        book.update(r.key, { identifier: r.identifier, state: r.state });
-        if (r.outcome === 'NotReady') waiting.push({ desired: d, action: { type: 'wait', identifier: r.identifier } });
-        else ids.set(r.key, settle(r.key, r.identifier, r.outcome));
-      }
-      if (waiting.length > 0) for (const [key, id] of await settleGroup(waiting)) ids.set(key, id);
-      return ids;
+    const waiting: PlannedObject[] = [];
+    for (const r of realized) {
+      const d = byKey.get(r.key);
+      if (!d) continue;
+      counts.created++;
+      known.add(r.identifier);
+      book.update(r.key, { identifier: r.identifier, state: r.state });
+      if (r.outcome === 'NotReady') waiting.push({ desired: d, action: { type: 'wait', identifier: r.identifier } });
+      else ids.set(r.key, settle(r.key, r.identifier, r.outcome));
     }
-    await Promise.all(
-      realized.map(async (r) => {
-        const d = byKey.get(r.key);
-        if (!d) return;
-        counts.created++;
-        known.add(r.identifier);
-        book.update(r.key, { identifier: r.identifier, state: r.state });
-        let outcome = r.outcome;
-        if (outcome === 'NotReady') outcome = await call(readiness.awaitReady, `await ${KIND_TITLE[kind]} ${d.name} ${on}`, { kind, identifier: r.identifier, name: d.name });
-        ids.set(r.key, settle(r.key, r.identifier, outcome));
-      }),
-    );
+    if (waiting.length > 0) for (const [key, id] of await settleGroup(waiting)) ids.set(key, id);
     return ids;
   };
 
   /**
-   * Recovers (action `recover`) and awaits (action `wait`) a group of existing siblings in one settleObjects activity
-   * (SETTLE_GROUPS_PATCH); resolves to each member's identifier when it is ready, null otherwise.
+   * Recovers (action `recover`) and awaits (action `wait`) a group of existing siblings in one settleObjects activity;
+   * resolves to each member's identifier when it is ready, null otherwise.
    */
   const settleGroup = async (members: PlannedObject[]): Promise<Map<string, string | null>> => {
     const kind = (members[0] as PlannedObject).desired.kind;
@@ -330,44 +236,8 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
     return ids;
   };
 
-  const applyGraph = async (plan: Plan) => {
-    if (patched(SETTLE_GROUPS_PATCH)) return applyGroups(plan);
-    const grouped = patched(REALIZE_GROUPS_PATCH);
-    // Objects this round creates something under: their groups announce their deploys, so that children start on them.
-    const waitedOn = grouped && patched(REALIZE_ANNOUNCE_PATCH) ? new Set(plan.objects.filter((p) => p.action.type === 'create').map((p) => p.desired.parent)) : new Set<string | null>();
-    const ready = new Map<string, Promise<string | null>>();
-    const groups = new Map<string, { members: PlannedObject[]; ids: Promise<Map<string, string | null> | null> }>();
-    for (const p of plan.objects) {
-      const parent = p.desired.parent === null ? Promise.resolve(loadBalancer) : (ready.get(p.desired.parent) ?? Promise.resolve(null));
-      if (grouped && p.action.type === 'create') {
-        // Siblings to create share one activity; the group starts when their common parent is ready (its members are
-        // all collected by then: the loop is synchronous, the parent's continuation is not).
-        const groupKey = `${p.desired.parent ?? ''}|${p.desired.kind}`;
-        let group = groups.get(groupKey);
-        if (!group) {
-          const members: PlannedObject[] = [];
-          group = { members, ids: parent.then((parentId) => (parentId === null ? null : realizeGroup(members, parentId, waitedOn, false))) };
-          groups.set(groupKey, group);
-        }
-        group.members.push(p);
-        const fromGroup = group.ids.then((ids) => ids?.get(p.desired.key) ?? null);
-        // An announced member is ready at whichever comes first: its own report or its group's result.
-        ready.set(p.desired.key, waitedOn.has(p.desired.key) ? Promise.race([fromGroup, new Promise<string>((resolve) => announced.set(p.desired.key, resolve))]) : fromGroup);
-        continue;
-      }
-      // Each object starts as soon as its own parent is ready: no waves, ports proceed independently.
-      ready.set(
-        p.desired.key,
-        parent.then((parentId) => (parentId === null ? null : realize(p, parentId))),
-      );
-    }
-    const settled = await Promise.allSettled(ready.values());
-    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-    if (failed) throw failed.reason;
-  };
-
   /**
-   * The dependency graph by groups of siblings (SETTLE_GROUPS_PATCH): objects to create go to a realizeObjects group,
+   * The dependency graph by groups of siblings: objects to create go to a realizeObjects group,
    * objects to recover or wait for to a settleObjects group, of at most MAX_GROUP_MEMBERS each; a group starts when
    * its parent is ready (or, for an announced parent, deployed) and a slot is free (MAX_GROUPS_AT_ONCE). Kept objects
    * are ready as soon as their parent is. Promises exist per group and per parent object only, never per object: the
@@ -401,7 +271,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
       if (!group) {
         // The loop is synchronous and the parent's continuation is not: every member is collected before the group starts.
         const members: PlannedObject[] = [];
-        const start = (parentId: string) => slot(() => (creating ? realizeGroup(members, parentId, waitedOn, true) : settleGroup(members)));
+        const start = (parentId: string) => slot(() => (creating ? realizeGroup(members, parentId, waitedOn) : settleGroup(members)));
         group = { members, ids: readyOf(p.desired.parent).then((parentId) => (parentId === null ? null : start(parentId))) };
         groups.set(groupKey, group);
       }
@@ -417,22 +287,16 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
   };
 
   const run = async (): Promise<ReconcileLoadBalancerResult> => {
-    /** When the last round began acting: the observation that closes it may use the worker's reads since then. */
-    let roundStartedAt: number | undefined;
-    // SETTLE_GROUPS_PATCH: observations take the worker's reads since the first observation of this run (or the
-    // parent's) of objects nothing wrote to since: what a round did not touch is not read again to close it.
-    const sinceFirst = patched(SETTLE_GROUPS_PATCH);
+    // Observations take the worker's reads since the first observation of this run (or the parent's) of objects
+    // nothing wrote to since: what a round did not touch is not read again to close it.
     let firstObservedAt = observedSince;
     for (let pass = 1; ; pass++) {
       progress.pass = pass;
       progress.phase = 'observing';
-      const readsSince = sinceFirst ? firstObservedAt : roundStartedAt;
-      const reuse = readsSince !== undefined ? { readsSince } : {};
+      const reuse = firstObservedAt !== undefined ? { readsSince: firstObservedAt } : {};
       firstObservedAt ??= Date.now();
       const snapshot = (pass === 1 ? observed : undefined) ?? await call(engine.retrieveState, `observe ${uid} ${on}`, { serviceUid: uid, loadBalancer, ...(known.size > 0 ? { known: [...known].sort() } : {}), ...reuse });
-      roundStartedAt = Date.now();
-      // What the tag index listed it lists again: only objects it may not list yet need remembering (bounded input).
-      if (!sinceFirst) for (const o of snapshot.objects) known.add(o.identifier);
+      // What the tag index listed it lists again: only objects it may not list yet are remembered in `known` (bounded).
       const plan = planLoadBalancer(desired, snapshot, spec.failedResources);
       book.observe(plan, snapshot);
       pendingGauge.set(plan.objects.filter((p) => p.action.type !== 'keep').length);
@@ -455,7 +319,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
       for (const kinds of DESTROY_STAGES) await destroyStage(plan.destroy.filter((d) => kinds.includes(d.kind)));
       progress.phase = 'creating';
       const createStart = Date.now();
-      await applyGraph(plan);
+      await applyGroups(plan);
       metrics.create().record((Date.now() - createStart) / 1000);
     }
   };

@@ -4,13 +4,13 @@
  * docs/spec.md#temporal-surface).
  */
 import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { ChildWorkflowFailure, executeChild, isCancellation, ParentClosePolicy, patched, proxyActivities, sleep } from '@temporalio/workflow';
+import { ChildWorkflowFailure, executeChild, isCancellation, ParentClosePolicy, proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { optionalIdentifiers, optionalInteger, specOf } from './input';
 import { ENGINE_CALL } from './options';
 import { FAILURE_TYPES, searchAttributes, workflowIds, type LoadBalancerSummary, type ReconcileServiceResult } from '../contract';
-import { desiredObjects, isPlanEmpty, mergeStatus, planLoadBalancer, statusFromSnapshot } from '../domain';
-import type { ObjectStatus, ObservedObject, Plan, Snapshot } from '../domain/types';
+import { desiredObjects, mergeStatus, planLoadBalancer } from '../domain';
+import type { ObjectStatus, ObservedObject, Snapshot } from '../domain/types';
 import { listedObjects, MAX_LISTED_OBJECTS, StatusBook } from './status-book';
 import { reconcileLoadBalancer, type LoadBalancerFailureDetails, type ReconcileLoadBalancerResult } from './reconcile-lb';
 import { causeOf, failureDetails } from './failures';
@@ -28,26 +28,6 @@ export interface ReconcileServiceInput {
 /** Waiting for a reconciliation of the same service and load balancer that someone else started: 1 s doubling to 30 s. */
 const BUSY_WAIT_FIRST_MS = 1000;
 const BUSY_WAIT_MAX_MS = 30_000;
-
-/**
- * Since this patch the service is observed once, in one observeService activity (one list by tag, one read per
- * object), and planned per load balancer before any child starts: a load balancer whose plan is empty gets no child
- * (a no-op resync is one activity per service instead of three workflows and four activities), the others are handed
- * their part of the observation as their first snapshot, and load balancers that left the spec are found in the same
- * observation instead of by a list at the end. Runs recorded before it replay the old order
- * (test/fixtures/histories).
- */
-export const PLAN_FIRST_PATCH = 'plan-before-children';
-
-/**
- * Since this patch the service is observed and planned in the worker (planObservedService): the activity returns
- * which load balancers have work, and their objects only while they total at most MAX_LISTED_OBJECTS; a child of a
- * larger one reads its own load balancer, taking this worker's reads of the observation (`observedSince`) instead of
- * an `observed` list in its input. Before it, the observation of every load balancer travelled as one activity result and again in every
- * child's input: two load balancers at the validator's limit of 5,000 objects passed Temporal's 2 MiB payload limit
- * (docs/scaling.md, "Temporal's limits"). Runs recorded before it replay PLAN_FIRST_PATCH's path.
- */
-export const PLAN_IN_WORKER_PATCH = 'plan-in-worker';
 
 interface Run {
   loadBalancer: string;
@@ -127,75 +107,35 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
     });
   };
 
-  const lookup = { serviceUid: uid, ...(knownBefore.length > 0 ? { known: knownBefore } : {}) };
-  if (patched(PLAN_IN_WORKER_PATCH)) {
-    const seen = await engine.planObservedService.executeWithOptions(
-      { summary: `observe and plan ${uid}` },
-      [{ spec: fields.spec, listUpTo: MAX_LISTED_OBJECTS, ...(teardown ? { teardown: true } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}) }],
-    );
-    // A load balancer whose plan is empty is reported from the observation without a child (as in PLAN_FIRST_PATCH),
-    // with its objects when they came back.
-    const outlook = (lb: string) => seen.loadBalancers[lb];
-    const inline = (run: Run): ReconcileLoadBalancerResult | undefined => {
-      const o = outlook(run.loadBalancer);
-      if (!o?.empty || run.cleanup) return undefined;
-      const result = { serviceUid: uid, revision, loadBalancer: run.loadBalancer, converged: true, status: o.status, created: 0, destroyed: 0, recovered: 0, passes: 1 };
-      if (!o.objects) return { ...result, objects: [], objectsOmitted: o.held };
-      const snapshot: Snapshot = { loadBalancer: run.loadBalancer, objects: o.objects };
-      const book = new StatusBook(run.loadBalancer, () => Date.now());
-      book.observe(planLoadBalancer(desiredObjects(spec, run.loadBalancer), snapshot, spec.failedResources), snapshot);
-      return { ...result, objects: book.list() };
-    };
-    // A child plans its first round from the observation when it came back (a small load balancer), else reads its
-    // load balancer again, taking this worker's reads of the observation where it can.
-    const handDown = (loadBalancer: string, cleanup: boolean): Run => {
-      const objects = outlook(loadBalancer)?.objects;
-      return objects ? { loadBalancer, cleanup, observed: objects } : { loadBalancer, cleanup, observedSince: seen.observedAt };
-    };
-    await runAll((teardown ? [] : spec.loadBalancers).map((loadBalancer) => handDown(loadBalancer, false)), inline);
-    // New configuration first, old removed after, so traffic moves before anything is taken away.
-    const dropped = Object.keys(seen.loadBalancers).filter((lb) => outlook(lb)?.cleanup && (outlook(lb)?.held ?? 0) > 0).sort();
-    await runAll(dropped.map((loadBalancer) => handDown(loadBalancer, true)));
-  } else if (patched(PLAN_FIRST_PATCH)) {
-    const held = await engine.observeService.executeWithOptions({ summary: `observe ${uid}` }, [lookup]);
-    // A load balancer whose plan is empty is reported from this observation without a child. (A reconciliation of it
-    // started elsewhere is then not waited for; the controller never overlaps its own passes: a superseded pass is
-    // cancelled and waited for before the next one starts.)
-    const inline = (loadBalancer: string, snapshot: Snapshot, plan: Plan): ReconcileLoadBalancerResult => {
-      const book = new StatusBook(loadBalancer, () => Date.now());
-      book.observe(plan, snapshot);
-      return { serviceUid: uid, revision, loadBalancer, converged: true, status: statusFromSnapshot(snapshot), created: 0, destroyed: 0, recovered: 0, passes: 1, objects: book.list() };
-    };
-    const runs: Run[] = [];
-    const noop = new Map<string, ReconcileLoadBalancerResult>();
-    for (const loadBalancer of teardown ? [] : spec.loadBalancers) {
-      const snapshot: Snapshot = { loadBalancer, objects: held[loadBalancer] ?? [] };
-      const plan = planLoadBalancer(desiredObjects(spec, loadBalancer), snapshot, spec.failedResources);
-      if (isPlanEmpty(plan)) noop.set(loadBalancer, inline(loadBalancer, snapshot, plan));
-      runs.push({ loadBalancer, cleanup: false, observed: snapshot.objects });
-    }
-    await runAll(runs, (run) => noop.get(run.loadBalancer));
-    // New configuration first, old removed after, so traffic moves before anything is taken away.
-    const dropped = Object.keys(held)
-      .filter((lb) => (teardown || !spec.loadBalancers.includes(lb)) && (held[lb]?.length ?? 0) > 0)
-      .sort();
-    await runAll(dropped.map((loadBalancer) => ({ loadBalancer, cleanup: true, observed: held[loadBalancer] ?? [] })));
-  } else {
-    if (!teardown) await runAll(spec.loadBalancers.map((loadBalancer) => ({ loadBalancer, cleanup: false })));
-
-    // Objects tagged for the service that none of the spec's load balancers holds live on load balancers that left the
-    // spec: find where (one list in the common case where there are none), then remove them there. New configuration
-    // first, old removed after, so traffic moves before anything is taken away.
-    const known = new Set(objects.map((o) => o.identifier));
-    const tagged = await engine.listTagged.executeWithOptions({ summary: `look for ${uid} objects elsewhere` }, [lookup]);
-    if (tagged.some((id) => !known.has(id))) {
-      const held = await engine.observeService.executeWithOptions({ summary: `locate ${uid} objects` }, [lookup]);
-      const dropped = Object.keys(held)
-        .filter((lb) => (teardown || !spec.loadBalancers.includes(lb)) && (held[lb]?.length ?? 0) > 0)
-        .sort();
-      await runAll(dropped.map((loadBalancer) => ({ loadBalancer, cleanup: true })));
-    }
-  }
+  const seen = await engine.planObservedService.executeWithOptions(
+    { summary: `observe and plan ${uid}` },
+    [{ spec: fields.spec, listUpTo: MAX_LISTED_OBJECTS, ...(teardown ? { teardown: true } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}) }],
+  );
+  // The service is observed and planned in the worker, once (planObservedService): the result says which load
+  // balancers have work, with their objects only while they total at most MAX_LISTED_OBJECTS, so neither it nor a
+  // child's input grows with the service (docs/scaling.md, "Temporal's limits"). A load balancer whose plan is empty
+  // is reported from the observation without a child, with its objects when they came back.
+  const outlook = (lb: string) => seen.loadBalancers[lb];
+  const inline = (run: Run): ReconcileLoadBalancerResult | undefined => {
+    const o = outlook(run.loadBalancer);
+    if (!o?.empty || run.cleanup) return undefined;
+    const result = { serviceUid: uid, revision, loadBalancer: run.loadBalancer, converged: true, status: o.status, created: 0, destroyed: 0, recovered: 0, passes: 1 };
+    if (!o.objects) return { ...result, objects: [], objectsOmitted: o.held };
+    const snapshot: Snapshot = { loadBalancer: run.loadBalancer, objects: o.objects };
+    const book = new StatusBook(run.loadBalancer, () => Date.now());
+    book.observe(planLoadBalancer(desiredObjects(spec, run.loadBalancer), snapshot, spec.failedResources), snapshot);
+    return { ...result, objects: book.list() };
+  };
+  // A child plans its first round from the observation when it came back (a small load balancer), else reads its
+  // load balancer again, taking this worker's reads of the observation where it can.
+  const handDown = (loadBalancer: string, cleanup: boolean): Run => {
+    const objects = outlook(loadBalancer)?.objects;
+    return objects ? { loadBalancer, cleanup, observed: objects } : { loadBalancer, cleanup, observedSince: seen.observedAt };
+  };
+  await runAll((teardown ? [] : spec.loadBalancers).map((loadBalancer) => handDown(loadBalancer, false)), inline);
+  // New configuration first, old removed after, so traffic moves before anything is taken away.
+  const dropped = Object.keys(seen.loadBalancers).filter((lb) => outlook(lb)?.cleanup && (outlook(lb)?.held ?? 0) > 0).sort();
+  await runAll(dropped.map((loadBalancer) => handDown(loadBalancer, true)));
 
   const status = teardown ? {} : mergeStatus(spec.loadBalancers.map((lb) => results[lb]?.status ?? {}));
   const listed = listedObjects(objects, omitted);

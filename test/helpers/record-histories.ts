@@ -7,8 +7,9 @@
  * (Over 300 lines: one scenario per recorded history, each a few lines of setup that only makes sense beside its
  * recording.)
  *
- * Regenerate them (after a deliberate change of workflow code that running workflows must not see, made safe with
- * `patched()`, keep the old files too: they are what the guard is for):
+ * Regenerate them after a deliberate change of workflow code. A pass (PINNED) needs nothing else: no later build
+ * replays it. A change to serviceController or serverPool code is made safe with `patched()`; keep the history of
+ * its old branch in legacy/ until the patch is removed (docs/architecture.md, "Versions and patches"):
  *
  *   # from the repository root
  *   npx tsc -p . && \
@@ -173,6 +174,7 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
   await recordResyncPass(stack, out);
   await recordImport(stack, out);
   await recordPlanFirst(stack, out);
+  await recordPool(stack, out);
   await runs.terminateRunning();
 }
 
@@ -198,7 +200,7 @@ async function recordProgress(stack: Stack, out: string): Promise<void> {
 }
 
 /**
- * reconcileService since PLAN_FIRST_PATCH (workflows/reconcile-service.ts): one observation, then a load balancer
+ * reconcileService planning before its children (workflows/reconcile-service.ts): one observation, then a load balancer
  * already converged (no child), one empty (a child handed its observation) and one dropped from the spec (a cleanup
  * child handed its observation). Writes reconcile-service-plan-first.json and, for the child that converges,
  * reconcile-service-plan-first-child.json.

@@ -123,7 +123,7 @@ test('SIGKILL of one worker mid-run loses nothing: its realizeObjects groups in 
       async () => {
         const pending = await Promise.all(services.map(async (s) => ({ s, onVictim: (await lbPending([s])).filter(inFlight) })));
         const all = pending.flatMap((p) => p.onVictim);
-        const ok = all.some((p) => p.activityType === 'realizeObjects') && all.every((p) => p.activityType === 'realizeObjects' || p.activityType === 'awaitReady');
+        const ok = all.some((p) => p.activityType === 'realizeObjects') && all.every((p) => p.activityType === 'realizeObjects' || p.activityType === 'settleObjects');
         return ok ? pending.filter((p) => p.onVictim.length > 0) : false;
       },
       20_000,

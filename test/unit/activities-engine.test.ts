@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
 import { EngineProtocolError } from '../../activities/engine';
-import { destroyObject } from '../../activities/destroy';
+import { destroyObjects, type DestroyObjectInput, type DestroyOptions } from '../../activities/destroy';
 import { IdentifierCache } from '../../activities/memory';
 import { createObject } from '../../activities/objects';
 import { observeService } from '../../activities/state';
@@ -27,8 +27,13 @@ const resource = (id: string, tags: string[] | null, type = SERVER_TYPE) => ({
 });
 const FAST = { pollFirstMs: 5, pollMaxMs: 10, windowMs: 2_000 };
 const line = (s: Seen) => `${s.method} ${s.path.replace(/\?.*$/, '')}`;
+/** A destroy stage of one object (the destroyObjects activity's logic): its outcome, or the failure it ends with. */
+const destroyObject = async (client: Parameters<typeof destroyObjects>[0], memory: IdentifierCache, o: DestroyObjectInput, options: DestroyOptions) => {
+  const [result] = await destroyObjects(client, memory, { serviceUid: o.serviceUid, objects: [{ kind: o.kind, identifier: o.identifier, name: o.name }] }, options);
+  return result?.outcome;
+};
 
-describe('destroyObject on an Engine that deletes asynchronously', () => {
+describe('destroyObjects (a stage of one object) on an Engine that deletes asynchronously', () => {
   test('ends only when GET answers 404, and the object counts as being deleted until then', async () => {
     const h = harness();
     const memory = new IdentifierCache();

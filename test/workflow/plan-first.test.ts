@@ -1,6 +1,6 @@
 /**
  * The Engine request economy of a pass (target: a no-op full resync costs at most 31 requests per service): reconcileService
- * observes the service once and plans before starting children (PLAN_FIRST_PATCH in workflows/reconcile-service.ts),
+ * observes the service once and plans before starting children (planObservedService, workflows/reconcile-service.ts),
  * and fullResync's orphan scan finds the objects of services with a controller by one list by tag each
  * (activities/scan.ts). Real Temporal dev server, simulator over HTTP; request counts are exact because each test
  * resets the simulator's counters right before the pass it measures and the file's tests run one after the other.

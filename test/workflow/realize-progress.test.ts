@@ -89,7 +89,7 @@ test('while the Backends group deploys, the status query shows both Backends wit
   }
 });
 
-test("a port's Frontend and Servers are created on its own Backend's deploy, announced by the Backends group while the other port's Backend still deploys (REALIZE_ANNOUNCE_PATCH); then the run converges", async () => {
+test("a port's Frontend and Servers are created on its own Backend's deploy, announced by the Backends group while the other port's Backend still deploys (announced parents); then the run converges", async () => {
   const runs = new Runs(stack.client, stack.taskQueue);
   const uid = `parents-${randomUUID()}`;
   const lb = seedLoadBalancer(stack.sim, 'lb');

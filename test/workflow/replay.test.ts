@@ -10,6 +10,12 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
+import type { Client } from '@temporalio/client';
+import { createActivities } from '../../activities';
+import { createControlActivities } from '../../activities/control';
+import type { EngineClient } from '../../activities/engine';
+import { createImportActivities } from '../../activities/import';
+import { VERSIONING_BEHAVIORS } from '../../workflows/versioning';
 import { historyFromJson, historyTexts } from '../helpers/history-json';
 import { RECORDED } from '../helpers/record-histories';
 import { TEST_TOKEN, workflowBundle } from '../helpers/stack';
@@ -19,16 +25,22 @@ const FILES = readdirSync(DIR)
   .filter((f) => f.endsWith('.json'))
   .sort();
 /**
- * Histories of code paths that new runs no longer take but running workflows recorded before a patch may still be on
- * (workflows/reconcile-lb.ts REALIZE_GROUPS_PATCH: the per-object createObject/awaitReady path, and the grouped path
- * when it was opt-in; REALIZE_ANNOUNCE_PATCH: children started only on their parent group's result;
- * DESTROY_GROUPS_PATCH: one destroyObject activity per object). The record
- * script no longer writes them; they are kept, not re-recorded.
+ * Histories of serviceController and serverPool runs written by an earlier build, kept while the code still carries
+ * the patch whose old branch (or marker) they hold: such runs move to the current build at their next task
+ * (docs/architecture.md, "Versions and patches"). Passes are PINNED and have none. The record script does not write
+ * them; they are kept, not re-recorded.
  */
 const LEGACY = readdirSync(path.join(DIR, 'legacy'))
   .filter((f) => f.endsWith('.json'))
   .sort()
   .map((f) => `legacy/${f}`);
+
+/**
+ * A pass history written by the build before this one (its reconcileLoadBalancer carried the patch settle-groups):
+ * today's code must refuse it, which is why passes are PINNED and an unversioned deployment's passes are drained
+ * before the switch (docs/operations.md, "From a release without Worker Versioning"). Never replayed successfully.
+ */
+const EARLIER_PASS = 'earlier-pass/reconcile-lb-converge-settle-groups.json';
 
 interface JsonEvent {
   eventType: string;
@@ -72,72 +84,52 @@ test('the committed histories are the ones record-histories.ts writes: both work
   ]);
 });
 
-/** Patch markers (core_patch) of a history, by patch id. */
+/** Patch markers (core_patch) of a history: `id` or `id (deprecated)`, in the order written. */
 const patches = (file: string) =>
-  new Set(
-    load(file).events.flatMap((e) => {
-      const m = e.markerRecordedEventAttributes as { markerName: string; details: Record<string, { payloads: { data: string }[] }> } | undefined;
-      const data = m?.markerName === 'core_patch' ? m.details['patch-data']?.payloads[0]?.data : undefined;
-      return data ? [(JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as { id: string }).id] : [];
-    }),
-  );
+  load(file).events.flatMap((e) => {
+    const m = e.markerRecordedEventAttributes as { markerName: string; details: Record<string, { payloads: { data: string }[] }> } | undefined;
+    const data = m?.markerName === 'core_patch' ? m.details['patch-data']?.payloads[0]?.data : undefined;
+    if (!data) return [];
+    const marker = JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as { id: string; deprecated: boolean };
+    return [marker.deprecated ? `${marker.id} (deprecated)` : marker.id];
+  });
 
-test('the legacy histories cover the per-object path, the formerly opt-in grouped path, groups before announced parents and destroys per object; today\'s histories carry the settle-group and destroy-group patches', () => {
-  const activityTypes = (file: string) => new Set(load(file).events.flatMap((e) => {
-    const a = e.activityTaskScheduledEventAttributes as { activityType: { name: string } } | undefined;
-    return a ? [a.activityType.name] : [];
-  }));
-  const perObject = LEGACY.filter((f) => activityTypes(f).has('createObject'));
-  const grouped = LEGACY.filter((f) => activityTypes(f).has('realizeObjects'));
-  assert.deepEqual(perObject, [
-    'legacy/reconcile-lb-converge-per-object.json',
-    'legacy/reconcile-lb-not-converged-per-object.json',
-    'legacy/reconcile-lb-recreate-per-object.json',
-    'legacy/reconcile-service-converge-child-per-object.json',
-  ]);
-  assert.deepEqual(grouped, [
-    'legacy/reconcile-lb-converge-before-announce.json',
-    'legacy/reconcile-lb-converge-before-settle-groups.json',
-    'legacy/reconcile-lb-converge-groups-opt-in.json',
-    'legacy/reconcile-lb-recreate-destroy-per-object.json',
-    'legacy/reconcile-service-converge-child-before-announce.json',
-    'legacy/reconcile-service-plan-first-child-before-plan-in-worker.json',
-  ]);
-  // Destroys: one activity per object before DESTROY_GROUPS_PATCH, one per stage since.
-  assert.deepEqual(LEGACY.filter((f) => activityTypes(f).has('destroyObject')), ['legacy/reconcile-lb-recreate-destroy-per-object.json', 'legacy/reconcile-lb-recreate-per-object.json']);
-  assert.deepEqual(FILES.filter((f) => activityTypes(f).has('destroyObject')), []);
-  assert.deepEqual(FILES.filter((f) => activityTypes(f).has('destroyObjects')), ['reconcile-lb-recover.json', 'reconcile-lb-recreate.json']);
-  // The committed histories of today's code take the grouped path only.
-  assert.deepEqual(FILES.filter((f) => activityTypes(f).has('createObject')), []);
-  for (const file of ['legacy/reconcile-lb-converge-before-announce.json', 'legacy/reconcile-service-converge-child-before-announce.json']) {
-    assert.deepEqual([...patches(file)], ['realize-groups'], file);
-  }
-  // Today's create path (settle-groups) groups and announces without asking the two older patches.
-  for (const file of ['legacy/reconcile-lb-converge-before-settle-groups.json']) {
-    assert.deepEqual([...patches(file)].sort(), ['realize-announce-parents', 'realize-groups'], file);
-  }
-  for (const file of ['reconcile-lb-converge.json', 'reconcile-service-converge-child.json']) {
-    assert.deepEqual([...patches(file)].sort(), ['settle-groups'], file);
-  }
-  assert.ok(!patches('legacy/reconcile-lb-recreate-destroy-per-object.json').has('destroy-stage-groups'));
-  assert.ok(patches('reconcile-lb-recreate.json').has('destroy-stage-groups'));
-});
-
-test('the limits patches: legacy histories wait per object, observe the service whole and signal without a limit; today\'s histories settle by group, plan in the worker and carry the markers', () => {
-  const activityTypes = (file: string) => load(file).events.flatMap((e) => {
+/** The workflow types that finish on the build that started them (workflows/versioning.ts). */
+const PINNED = new Set(Object.entries(VERSIONING_BEHAVIORS).flatMap(([type, behavior]) => (behavior === 'PINNED' ? [type] : [])));
+const typeOf = (file: string) => (load(file).events[0]?.workflowExecutionStartedEventAttributes as { workflowType: { name: string } }).workflowType.name;
+const activityTypes = (file: string) =>
+  load(file).events.flatMap((e) => {
     const a = e.activityTaskScheduledEventAttributes as { activityType: { name: string } } | undefined;
     return a ? [a.activityType.name] : [];
   });
-  // Recovering: a recoverObject and an awaitReady per object before settle-groups, one settleObjects per group since.
-  assert.deepEqual(activityTypes('legacy/reconcile-lb-recover-before-settle-groups.json').filter((a) => a === 'awaitReady' || a === 'recoverObject').length, 3);
-  assert.deepEqual(activityTypes('reconcile-lb-recover.json').filter((a) => a === 'awaitReady' || a === 'recoverObject'), []);
-  assert.ok(activityTypes('reconcile-lb-recover.json').includes('settleObjects'));
-  assert.deepEqual(activityTypes('legacy/reconcile-service-plan-first-before-plan-in-worker.json'), ['observeService']);
-  assert.deepEqual(activityTypes('reconcile-service-plan-first.json'), ['planObservedService']);
-  for (const [file, id] of [['reconcile-lb-recover.json', 'settle-groups'], ['reconcile-service-plan-first.json', 'plan-in-worker'], ['server-pool.json', 'pool-signal-limit']] as const) {
-    assert.ok(patches(file).has(id), `${file} carries ${id}`);
-    assert.ok(!patches(`legacy/${file.replace('.json', '')}-before-${id === 'pool-signal-limit' ? 'signal-limit' : id}.json`).has(id), `its legacy history does not`);
+
+test('the passes (PINNED) carry no patch: no marker in any of their histories, and every activity they schedule is one today\'s worker registers', () => {
+  const registered = new Set(
+    Object.keys({
+      ...createActivities({} as EngineClient),
+      ...createControlActivities({} as Client),
+      ...createImportActivities({} as EngineClient),
+    }),
+  );
+  // The activities kept only for the retired patches' old branches are gone from the worker.
+  for (const retired of ['createObject', 'destroyObject', 'recoverObject', 'awaitReady', 'listControllers']) assert.ok(!registered.has(retired), retired);
+  const passes = FILES.filter((f) => PINNED.has(typeOf(f)));
+  assert.deepEqual(new Set(passes.map(typeOf)), new Set(['reconcileService', 'reconcileLoadBalancer', 'planService', 'importServices']));
+  for (const file of passes) assert.deepEqual(patches(file), [], file);
+  for (const file of [...FILES, ...LEGACY]) {
+    assert.deepEqual(activityTypes(file).filter((a) => !registered.has(a)), [], `${file} schedules an activity the worker no longer has`);
   }
+});
+
+test('the entity histories: today\'s carry the live patches (continue-as-new-when-idle, pool-signal-limit) and server-pools deprecated; legacy/ holds the runs of the previous build that must still replay', () => {
+  assert.deepEqual(LEGACY, ['legacy/server-pool-before-signal-limit.json', 'legacy/service-controller-pool-server-pools-marker.json']);
+  assert.deepEqual(patches('service-controller.json'), ['continue-as-new-when-idle']);
+  assert.deepEqual(patches('service-controller-pool.json'), ['continue-as-new-when-idle', 'server-pools (deprecated)']);
+  assert.deepEqual(patches('server-pool.json'), ['pool-signal-limit']);
+  // A controller that subscribed on the previous build holds the marker as patched() wrote it; a pool from before
+  // pool-signal-limit holds none and replays the unlimited fan-out.
+  assert.deepEqual(patches('legacy/service-controller-pool-server-pools-marker.json'), ['continue-as-new-when-idle', 'server-pools']);
+  assert.deepEqual(patches('legacy/server-pool-before-signal-limit.json'), []);
 });
 
 for (const file of [...FILES, ...LEGACY]) {
@@ -181,10 +173,18 @@ for (const a of ALTERED) {
   });
 }
 
+test(`replay: ${EARLIER_PASS}, a pass of the previous build, fails with DeterminismViolationError on today's code`, async () => {
+  assert.deepEqual(patches(EARLIER_PASS), ['settle-groups']);
+
+  const err = await replayError(load(EARLIER_PASS), 'earlier-pass');
+
+  assert.ok(err instanceof DeterminismViolationError, `expected DeterminismViolationError, got ${err === null ? 'success' : String(err)}`);
+});
+
 test('no committed history contains the Engine token, in plain text or inside any decoded payload', () => {
   let decoded = 0;
   let sawServiceUid = false;
-  for (const file of [...FILES, ...LEGACY]) {
+  for (const file of [...FILES, ...LEGACY, EARLIER_PASS]) {
     const text = readFileSync(path.join(DIR, file), 'utf8');
     assert.ok(!text.includes(TEST_TOKEN), `${file} holds the token`);
     const { strings, payloads } = historyTexts(JSON.parse(text));
