@@ -54,6 +54,7 @@ import {
 } from '../contract';
 import { formatIssues, isServiceUid, resolveSpecDocument, SERVICE_UID_RULE, validateSpec } from '../domain';
 import { reconcileService } from './reconcile-service';
+import { RequestTraces } from './trace-context';
 import { causeOf, childFailureOfType, failureDetails } from './failures';
 
 /** The steps of the controller loop (the state diagram is in docs/architecture.md and at the top of this file). */
@@ -80,6 +81,8 @@ export async function serviceController(input: ServiceControllerInput): Promise<
   const uid = input.serviceUid;
   const historyLimit = optionalInteger(input as unknown as Record<string, unknown>, 'historyLimit', 'serviceController', 20, 50_000) ?? CONTINUE_AS_NEW_EVENTS;
   const st = new ControllerState(uid, input.state, () => Date.now());
+  // The request each pass is traced under (trace-context.ts).
+  const traces = new RequestTraces();
 
   // Defined before the handlers: update-with-start delivers the first apply in the very first activation.
   let published: { phase: Phase; lbs: string } | null = null;
@@ -106,6 +109,7 @@ export async function serviceController(input: ServiceControllerInput): Promise<
     applyUpdate,
     (spec: unknown) => {
       const revision = st.apply(spec);
+      traces.note();
       publish();
       return { revision };
     },
@@ -136,18 +140,23 @@ export async function serviceController(input: ServiceControllerInput): Promise<
     deleteUpdate,
     async () => {
       st.requestDelete();
+      traces.note();
       publish();
       await condition(() => st.deleted !== null);
       return st.deleted as PassResult;
     },
     { description: 'Remove everything the service owns on every load balancer, then end this controller.' },
   );
-  setHandler(resyncSignal, () => st.requestResync());
+  setHandler(resyncSignal, () => {
+    st.requestResync();
+    traces.note();
+  });
   setHandler(
     resyncPassUpdate,
     async () => {
       const before = st.lastResult;
       st.requestResync();
+      traces.note();
       // Settled: no pass running, none pending (a failed pass waits for its retry), and a result newer than the
       // request's. A pass already running when the request came ends with work still pending, so it never answers.
       // A service waiting for its pool's members runs no pass: that answers too, or the handler would hold off
@@ -168,6 +177,7 @@ export async function serviceController(input: ServiceControllerInput): Promise<
   );
   setHandler(poolMembersSignal, (m) => {
     st.receiveMembers(m);
+    traces.note();
     publish();
   });
   setHandler(engineRateLimitedSignal, (notice) => {
@@ -271,16 +281,18 @@ export async function serviceController(input: ServiceControllerInput): Promise<
     }
     try {
       const r: ReconcileServiceResult = await scope.run(() =>
-        executeChild(reconcileService, {
-          workflowId: workflowIds.pass(uid, pass.number),
-          args: [{ spec, revision: pass.revision, ...(o.teardown ? { teardown: true } : {}), ...knownOf(state) }],
-          staticSummary: `${o.teardown ? 'delete' : 'reconcile'} ${uid} revision ${pass.revision} (pass ${pass.number})`,
-          typedSearchAttributes: [
-            { key: searchAttributes.serviceUid, value: uid },
-            { key: searchAttributes.loadBalancers, value: state.loadBalancers() },
-          ],
-          parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-        }),
+        traces.startUnderLatest(() =>
+          executeChild(reconcileService, {
+            workflowId: workflowIds.pass(uid, pass.number),
+            args: [{ spec, revision: pass.revision, ...(o.teardown ? { teardown: true } : {}), ...knownOf(state) }],
+            staticSummary: `${o.teardown ? 'delete' : 'reconcile'} ${uid} revision ${pass.revision} (pass ${pass.number})`,
+            typedSearchAttributes: [
+              { key: searchAttributes.serviceUid, value: uid },
+              { key: searchAttributes.loadBalancers, value: state.loadBalancers() },
+            ],
+            parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+          }),
+        ),
       );
       result = { ...r, revision: pass.revision, pass: pass.number, finishedAt: Date.now(), ...pool };
     } catch (err) {

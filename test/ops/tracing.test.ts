@@ -64,7 +64,7 @@ function ancestors(span: ReceivedSpan, byId: Map<string, ReceivedSpan>): Receive
 }
 const names = (spans: readonly ReceivedSpan[]) => spans.map((s) => s.name).join(' < ');
 
-test('tracing: one apply is one trace from the CLI span through the controller, pass and load balancer workflows and their activities down to every Engine request of the pass (route pattern, status, pacer wait, attempt); JSON from the CLI, protobuf from the worker; the worker JSON log lines of each activity name its trace and span; the token is in no span', async () => {
+test('tracing: one apply is one trace from the CLI span through the controller, pass and load balancer workflows and their activities down to every Engine request of the pass (route pattern, status, pacer wait, attempt), and a later request (the delete) the root of the trace of its own pass; JSON from the CLI, protobuf from the worker; the worker JSON log lines of each activity name its trace and span; the token is in no span', async () => {
   const uid = uniqueUid('ops-trace');
   const lb = seedLoadBalancer(sim, `lb-${uid}`);
   const file = path.join(dir, `${uid}.json`);
@@ -84,9 +84,15 @@ test('tracing: one apply is one trace from the CLI span through the controller, 
     return root ? otlp.spans().filter((s) => s.traceId === root.traceId) : [];
   };
   const engineSpans = () => inTrace().filter((s) => s.attributes['http.route'] !== undefined);
+  // The delete is a request of its own: its pass (pass 2) is traced under the delete's CLI span, not the apply's.
+  const deleteSpan = () => otlp.spans().find((s) => s.service === 'lbaas-cli-test' && s.name === 'StartWorkflowUpdate:delete');
+  const deletePassActivity = () => {
+    const d = deleteSpan();
+    return d ? otlp.spans().find((s) => s.traceId === d.traceId && s.name.startsWith('RunActivity:') && s.attributes.temporalWorkflowId === `lbaas/${uid}/pass/2`) : undefined;
+  };
   await until(
-    `the apply's trace with the Engine request spans of both passes and the controller's run span`,
-    () => engineSpans().length > engineRequests && inTrace().some((s) => s.name === 'RunWorkflow:serviceController'),
+    `the apply's trace with the Engine request spans of its pass and the controller's run span; the delete's trace with its pass`,
+    () => engineSpans().length >= engineRequests && inTrace().some((s) => s.name === 'RunWorkflow:serviceController') && deletePassActivity() !== undefined,
     30_000,
     200,
   );
@@ -113,8 +119,23 @@ test('tracing: one apply is one trace from the CLI span through the controller, 
   assert.ok(pass, `pass 1's run: ${names(ancestors(passActivity, byId))}`);
   assert.deepEqual(
     ancestors(pass, byId).map((s) => s.name),
-    ['StartChildWorkflow:reconcileService', 'RunWorkflow:serviceController', root.name],
-    'pass 1 < its start in the controller < the controller run < the CLI span',
+    ['StartChildWorkflow:reconcileService', 'HandleUpdate:apply', root.name],
+    'pass 1 < its start in the controller < the apply it carries out < the CLI span',
+  );
+  assert.equal(
+    spans.filter((s) => s.name.startsWith('RunActivity:') && s.attributes.temporalWorkflowId === `lbaas/${uid}/pass/2`).length,
+    0,
+    "the delete's pass is not in the apply's trace",
+  );
+  const del = deleteSpan() as ReceivedSpan;
+  const delSpans = otlp.spans().filter((s) => s.traceId === del.traceId);
+  const delById = new Map(delSpans.map((s) => [s.spanId, s]));
+  const delPass = ancestors(deletePassActivity() as ReceivedSpan, delById).find((s) => s.name === 'RunWorkflow:reconcileService');
+  assert.ok(delPass, "pass 2's run in the delete's trace");
+  assert.deepEqual(
+    ancestors(delPass, delById).map((s) => s.name),
+    ['StartChildWorkflow:reconcileService', 'HandleUpdate:delete', del.name],
+    'pass 2 < its start in the controller < the delete it carries out < the delete CLI span',
   );
   const underPass = spans.filter((s) => ancestors(s, byId).includes(pass));
   const lbRuns = underPass.filter((s) => s.name === 'RunWorkflow:reconcileLoadBalancer');
