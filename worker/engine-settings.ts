@@ -33,7 +33,7 @@ function positiveNumber(env: NodeJS.ProcessEnv, name: string): number | undefine
 
 /**
  * This worker's Engine budget. By default adaptive: it starts at 10 requests/s and grows while requests queue and
- * the Engine answers without 429, up to LBAAS_ENGINE_MAX_REQUESTS_PER_SECOND (default 50); 429s halve it.
+ * the Engine answers without 429, up to LBAAS_ENGINE_MAX_REQUESTS_PER_SECOND (default 1,000); 429s halve it.
  * LBAAS_ENGINE_REQUESTS_PER_SECOND sets a fixed budget instead (the rate never grows above it; 429s still halve it).
  * LBAAS_ENGINE_BURST (default 10): requests that may go out at once.
  * LBAAS_ENGINE_BACKOFF_START_SECONDS (default 1) and LBAAS_ENGINE_BACKOFF_MAX_SECONDS (default 60): the bounds of the

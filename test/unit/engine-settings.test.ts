@@ -15,7 +15,7 @@ import { relaunchArgs } from '../../cli/relaunch';
 import { processHeapMiB } from '../../worker/heap';
 import { workerEnv } from '../../worker/start';
 
-test('defaults: an adaptive budget from 10 up to 50 requests/s, burst 10, backoff 1 s to 60 s, no task-queue rate, no warnings', () => {
+test('defaults: an adaptive budget from 10 up to 1,000 requests/s, burst 10, backoff 1 s to 60 s, no task-queue rate, no warnings', () => {
   assert.deepEqual(engineBudgetFromEnv({}), {
     pacing: {
       requestsPerSecond: DEFAULT_MAX_REQUESTS_PER_SECOND,
@@ -26,7 +26,7 @@ test('defaults: an adaptive budget from 10 up to 50 requests/s, burst 10, backof
     },
     warnings: [],
   });
-  assert.deepEqual([DEFAULT_INITIAL_REQUESTS_PER_SECOND, DEFAULT_MAX_REQUESTS_PER_SECOND, DEFAULT_BURST, DEFAULT_BACKOFF_START_MS, DEFAULT_BACKOFF_CAP_MS], [10, 50, 10, 1_000, 60_000]);
+  assert.deepEqual([DEFAULT_INITIAL_REQUESTS_PER_SECOND, DEFAULT_MAX_REQUESTS_PER_SECOND, DEFAULT_BURST, DEFAULT_BACKOFF_START_MS, DEFAULT_BACKOFF_CAP_MS], [10, 1_000, 10, 1_000, 60_000]);
 });
 
 test('LBAAS_ENGINE_MAX_REQUESTS_PER_SECOND sets the adaptive ceiling (a ceiling below 10 is also where it starts); with LBAAS_ENGINE_REQUESTS_PER_SECOND it is refused', () => {

@@ -15,7 +15,7 @@ import { apply, assertExact, creates, fresh, LOOSE, ORACLE, REALISTIC, lbaas, st
 useRealisticStack();
 
 // First in the file: the worker meets the limit at the rate its default budget starts at (10/s). A worker whose rate
-// grew on a looser Engine first (the lost-answers test's 40/s) halves its way down from 50/s, a few 429s more
+// grew on a looser Engine first (the lost-answers test's 40/s) halves its way down from the rate it reached there, a few 429s more
 // (the descent is the pacer's, test/unit/engine-pacing.test.ts).
 test('429 without Retry-After at 5 requests/s per token: converges, backs off (few 429s), and status says rate limited while it lasts', async () => {
   await admin.putFaults(stack.sim, { ...REALISTIC, rateLimit: { rps: 5, burst: 10, retryAfter: false } });
