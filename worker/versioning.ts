@@ -21,6 +21,8 @@ const MAX_NAME_LENGTH = 200;
 /** gRPC status codes with which Temporal answers for a Deployment or Version that no worker has polled as yet. */
 const GRPC_NOT_FOUND = 5;
 const GRPC_FAILED_PRECONDITION = 9;
+const GRPC_RESOURCE_EXHAUSTED = 8;
+const GRPC_ABORTED = 10;
 
 interface BuildInfo {
   version: string;
@@ -84,13 +86,17 @@ export interface SetCurrentOptions {
 /**
  * Makes `version` its Deployment's Current Version, so that new workflows and AUTO_UPGRADE ones go to it; does
  * nothing if it already is. Temporal knows a Version only once one of its workers has polled, so this retries while
- * the server answers that the Deployment or Version does not exist yet (a few hundred ms after the worker starts).
+ * the server answers that the Deployment or Version does not exist yet (a few hundred ms after the worker starts), and
+ * while it is busy: workers of one build started together all ask at once, and the Deployment's own workflow on the
+ * server answers some of them RESOURCE_EXHAUSTED ("consistent query buffer is full") or ABORTED (a concurrent change);
+ * those retry after a growing, jittered pause (100 ms doubling to 2 s), and most then find the Version current.
  * Task queues that an older Current Version polled and this one does not are not waited for: an lbaas Deployment
  * serves one task queue, and the benchmarks run one Deployment over several.
  */
 export async function setCurrentVersion(client: Pick<Client, 'workflowService'>, namespace: string, version: WorkerDeploymentVersion, o: SetCurrentOptions = {}): Promise<'already' | 'set'> {
   const service = client.workflowService;
   const deadline = Date.now() + (o.timeoutMs ?? 60_000);
+  let busyRetries = 0;
   for (;;) {
     try {
       const d = await service.describeWorkerDeployment({ namespace, deploymentName: version.deploymentName });
@@ -107,10 +113,13 @@ export async function setCurrentVersion(client: Pick<Client, 'workflowService'>,
     } catch (err) {
       const code = (err as { code?: number }).code;
       const notYetKnown = code === GRPC_NOT_FOUND || code === GRPC_FAILED_PRECONDITION;
-      if (!notYetKnown || Date.now() > deadline) {
+      const busy = code === GRPC_RESOURCE_EXHAUSTED || code === GRPC_ABORTED;
+      if (!(notYetKnown || busy) || Date.now() > deadline) {
         throw new Error(`could not make ${versionText(version)} the Current Version in namespace ${namespace}: ${(err as Error).message}`, { cause: err });
       }
-      await new Promise((r) => setTimeout(r, 100));
+      busyRetries = busy ? busyRetries + 1 : 0;
+      const pauseMs = busy ? Math.random() * Math.min(2_000, 100 * 2 ** busyRetries) : 100;
+      await new Promise((r) => setTimeout(r, pauseMs));
     }
   }
 }

@@ -8,7 +8,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { buildInfo, defaultBuildId, deploymentVersionFromEnv, versionText } from '../../worker/versioning';
+import { buildInfo, defaultBuildId, deploymentVersionFromEnv, setCurrentVersion, versionText } from '../../worker/versioning';
 import { workerEnv } from '../../worker/start';
 
 const REPO_ROOT = path.join(__dirname, '..', '..', '..');
@@ -73,4 +73,41 @@ test('lbaas worker makes its Version current only when LBAAS_SET_CURRENT_VERSION
   assert.equal(workerEnv({ ...base, LBAAS_SET_CURRENT_VERSION: 'false' }).setCurrent, false);
   assert.deepEqual(workerEnv(base).deployment, { deploymentName: 'lbaas', buildId: 'b1' });
   assert.throws(() => workerEnv({ ...base, LBAAS_SET_CURRENT_VERSION: 'yes' }), (err: Error) => (assert.equal(err.message, 'LBAAS_SET_CURRENT_VERSION: must be true or false, got "yes"'), true));
+});
+
+test('making a Version current retries while the server is busy (workers of one build starting together) and stops once it is current', async () => {
+  const version = { deploymentName: 'lbaas', buildId: '0.1.0+abc' };
+  const busy = (code: number, message: string) => Object.assign(new Error(message), { code });
+  let describes = 0;
+  let sets = 0;
+  let current: string | undefined;
+  const workflowService = {
+    describeWorkerDeployment: async () => {
+      describes++;
+      // Another worker's call won meanwhile: the second describe after the busy answers finds it current.
+      if (describes === 1) throw busy(8, '8 RESOURCE_EXHAUSTED: consistent query buffer is full');
+      if (describes === 2) throw busy(10, '10 ABORTED: conflicting update');
+      return { workerDeploymentInfo: { routingConfig: { currentDeploymentVersion: current ? { buildId: current } : null } } };
+    },
+    setWorkerDeploymentCurrentVersion: async () => {
+      sets++;
+      current = version.buildId;
+      return {};
+    },
+  };
+  const client = { workflowService } as unknown as Parameters<typeof setCurrentVersion>[0];
+  assert.equal(await setCurrentVersion(client, 'default', version), 'set');
+  assert.deepEqual({ describes, sets }, { describes: 3, sets: 1 });
+  assert.equal(await setCurrentVersion(client, 'default', version), 'already');
+  assert.equal(sets, 1);
+});
+
+test('making a Version current gives up at once on an error retrying cannot fix, naming the Version', async () => {
+  const workflowService = {
+    describeWorkerDeployment: async () => {
+      throw Object.assign(new Error('7 PERMISSION_DENIED: no'), { code: 7 });
+    },
+  };
+  const client = { workflowService } as unknown as Parameters<typeof setCurrentVersion>[0];
+  await assert.rejects(setCurrentVersion(client, 'default', { deploymentName: 'lbaas', buildId: 'b1' }), /could not make lbaas\.b1 the Current Version in namespace default: 7 PERMISSION_DENIED/);
 });
