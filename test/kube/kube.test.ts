@@ -298,8 +298,9 @@ test('with no --load-balancer or --external-address, lbaas kube discovers both b
   // allow the one Lease lbaas-kube, so the suite's lbaas kube steps down first (this is the last test).
   const seed = async (body: Record<string, unknown>) => {
     const res = await fetch(`${s.stack.sim.url}/_sim/objects`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    assert.equal(res.status, 201, await res.text());
-    return ((await res.json()) as { identifier: string }).identifier;
+    const text = await res.text();
+    assert.equal(res.status, 201, text);
+    return (JSON.parse(text) as { identifier: string }).identifier;
   };
   const lb = await seed({ kind: 'loadbalancer', name: 'lb-discovered', tags: ['anxkube-ccm-lb-disccl'] });
   await seed({ kind: 'prefix', name: '198.51.100.32/28', tags: ['kubernetes-lb-prefix-disccl'] });
