@@ -14,6 +14,8 @@ import { realizeObjects, type ProgressSink, type RealizedObject, type RealizeObj
 import { planObservedService, type PlanObservedInput, type PlanObservedResult } from './plan-observed';
 import { settleObjects, type SettledObject, type SettleObjectsInput } from './settle';
 import { scanTaggedServices, type TaggedService } from './scan';
+import { discoverCluster } from './discover';
+import type { ClusterDiscovery, DiscoverClusterInput } from '../contract';
 import { IdentifierCache, listTagged, observeService, retrieveState, type ServiceOnLoadBalancer } from './state';
 
 /** What the activities report to the worker's metrics. */
@@ -99,6 +101,10 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
         for (const d of destroyed) if (d.outcome === 'deleted') events.destroyed?.(d.kind);
         return destroyed;
       });
+    },
+    /** The cluster's load balancers and external addresses as k8s-anexia-ccm discovers them; reads only (activities/discover.ts). */
+    async discoverCluster(input: DiscoverClusterInput): Promise<ClusterDiscovery> {
+      return translated(() => withHeartbeat(() => discoverCluster(engine, input)));
     },
     /** Recovers (when asked) and awaits a group of existing objects at once (activities/settle.ts). */
     async settleObjects(input: SettleObjectsInput): Promise<SettledObject[]> {

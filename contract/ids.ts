@@ -23,6 +23,8 @@ export const workflowIds = {
   manualResync: (now: Date) => `lbaas-full-resync-manual-${now.toISOString()}`,
   /** One importServices run (an import holds no state worth finding again). */
   importRun: (run: string) => `lbaas-import/${run}`,
+  /** One discoverCluster run of lbaas kube; `run` makes each its own workflow. */
+  discoverRun: (clusterName: string, run: string) => `lbaas-discover/${clusterName}/${run}`,
   /** The pool workflow of a server pool (a prefix no service uid can produce: uids have no "/"). */
   pool: (name: string) => `lbaas-pool/${name}`,
   /**

@@ -187,6 +187,37 @@ export interface ImportServicesResult {
   notFound: string[];
 }
 
+// Cluster discovery (lbaas kube).
+
+export interface DiscoverClusterInput {
+  /** The Kubernetes cluster's name, as in `--cluster-name`. */
+  clusterName: string;
+  /** Upstream's `autoDiscoveryTagPrefix`: load balancers are tagged `<tagPrefix>-<clusterName>`. */
+  tagPrefix: string;
+}
+
+export interface DiscoveredPrefix {
+  identifier: string;
+  /** The prefix in CIDR notation (its IPAM name). */
+  cidr: string;
+  family: 4 | 6;
+  vip: string;
+  /** `tagged`: an address of the prefix tagged `kubernetes-lb-vip-<cluster>`; `calculated`: the one below its broadcast address. */
+  vipSource: 'tagged' | 'calculated';
+}
+
+export interface ClusterDiscovery {
+  clusterName: string;
+  loadBalancerTag: string;
+  /** Identifiers of the tagged resources that are load balancers, in the Engine's listing order. */
+  loadBalancers: string[];
+  /** The VIP of the first IPv4 prefix, then of the first IPv6 prefix (as far as there are such prefixes). */
+  externalAddresses: string[];
+  prefixes: DiscoveredPrefix[];
+  /** Tagged resources that could not be used, with why. */
+  skipped: { identifier: string; tag: string; reason: string }[];
+}
+
 // Full resync.
 
 export interface FullResyncInput {

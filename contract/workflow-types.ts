@@ -4,6 +4,8 @@
  * The inputs are what a client may send; continue-as-new adds fields of the workflow's own.
  */
 import type {
+  ClusterDiscovery,
+  DiscoverClusterInput,
   FullResyncInput,
   FullResyncResult,
   ImportServicesInput,
@@ -21,6 +23,7 @@ export const workflowTypes = {
   serverPool: 'serverPool',
   importServices: 'importServices',
   fullResync: 'fullResync',
+  discoverCluster: 'discoverCluster',
 } as const;
 
 export type ServiceControllerWorkflow = (input: { serviceUid: string }) => Promise<PassResult>;
@@ -28,3 +31,4 @@ export type PlanServiceWorkflow = (input: { spec: unknown }) => Promise<PlanServ
 export type ServerPoolWorkflow = (input: { name: string }) => Promise<{ name: string; revision: number }>;
 export type ImportServicesWorkflow = (input: ImportServicesInput) => Promise<ImportServicesResult>;
 export type FullResyncWorkflow = (input?: FullResyncInput) => Promise<FullResyncResult>;
+export type DiscoverClusterWorkflow = (input: DiscoverClusterInput) => Promise<ClusterDiscovery>;

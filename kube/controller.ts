@@ -16,6 +16,8 @@ import { CLEANUP_FINALIZER, HOSTNAME_ANNOTATION, ingressOf, intentOf, nodeMember
 import type { KubeNode, KubeService } from './objects';
 import { WorkQueue, type SyncOutcome } from './queue';
 import { APPLIED_ANNOTATION, ServiceWrites } from './writes';
+import type { ClusterDiscovery } from '../contract';
+import { describeDiscovery, effectiveSettings, FIRST_DISCOVERY_RETRY_MS, runDiscovery } from './discovery';
 
 /** The queue key of the node pool; Service keys are `namespace/name` and never start with a colon. */
 const POOL_KEY = ':node-pool';
@@ -41,16 +43,27 @@ export class KubeController {
   #nodeProblems: string[] = [];
   /** Per Service key, the hash of the spec converged and reported by this process. */
   readonly #applied = new Map<string, string>();
+  /** The last successful discovery while leading (null: none yet, or discovery off). */
+  #discovered: ClusterDiscovery | null = null;
+  #discoveryTimer: NodeJS.Timeout | undefined;
+  /** Bumped when leadership ends, so a discovery still running then is not taken into account. */
+  #term = 0;
 
   constructor(
     readonly t: KubeTarget,
     readonly lbaas: LbaasClient,
-    readonly settings: KubeSettings,
+    /** The flags; the Services are mapped with `settings`, which adds what discovery found. */
+    readonly flags: KubeSettings,
     readonly identity: string,
     readonly log: (line: string) => void,
   ) {
     this.queue = new WorkQueue((key) => (key === POOL_KEY ? this.#syncPool() : this.#syncService(key)), CONCURRENCY, log);
     this.#writes = new ServiceWrites(t, identity);
+  }
+
+  /** The settings Services are mapped with: the flags, and what the last discovery found (kube/discovery.ts). */
+  get settings(): KubeSettings {
+    return effectiveSettings(this.flags, this.#discovered);
   }
 
   get poolName(): string {
@@ -103,11 +116,41 @@ export class KubeController {
     this.#leading = true;
     this.queue.restart();
     this.queue.add(POOL_KEY);
+    if (this.flags.discovery) void this.#discover(this.#term);
+  }
+
+  /**
+   * One discovery, then the next one after the interval (sooner while none has succeeded). A change re-queues every
+   * Service: its spec changes with the load balancers and addresses.
+   */
+  async #discover(term: number): Promise<void> {
+    const discovery = this.flags.discovery;
+    if (!discovery) return;
+    let next = discovery.intervalMs;
+    try {
+      const found = await runDiscovery(this.lbaas, this.flags.clusterName, discovery.tagPrefix);
+      if (term !== this.#term) return;
+      const change = describeDiscovery(this.#discovered, found);
+      this.#discovered = found;
+      if (change !== null) {
+        this.log(change);
+        this.#enqueueAll();
+      }
+    } catch (err) {
+      if (term !== this.#term) return;
+      if (this.#discovered === null) next = Math.min(next, FIRST_DISCOVERY_RETRY_MS);
+      const kept = this.#discovered === null ? 'no Service is applied until one succeeds' : 'keeping what was discovered last';
+      this.log(`discovery failed: ${statusMessage(err)}; ${kept}; trying again in ${Math.round(next / 1000)} s`);
+    }
+    if (term !== this.#term || !this.#leading) return;
+    this.#discoveryTimer = setTimeout(() => void this.#discover(term), next);
   }
 
   /** Stops acting; resolves when the syncs in flight have finished. What this process knew is forgotten. */
   async stopLeading(): Promise<void> {
     this.#leading = false;
+    this.#term++;
+    clearTimeout(this.#discoveryTimer);
     // A sync waiting for a long pass is not waited for beyond this: its remaining writes are idempotent (the same
     // spec, the same status), so a new leader doing them again changes nothing.
     let timer: NodeJS.Timeout | undefined;
@@ -115,6 +158,7 @@ export class KubeController {
     await Promise.race([this.queue.stop(), bounded]).finally(() => clearTimeout(timer));
     this.#applied.clear();
     this.#pool = null;
+    this.#discovered = null;
   }
 
   #enqueueService(svc: KubeService): void {
@@ -174,7 +218,16 @@ export class KubeController {
   }
 
   async #ensure(key: string, svc: KubeService): Promise<SyncOutcome> {
-    const mapped = serviceSpec(svc, this.settings);
+    // A spec without the load balancers discovery would add tears down what lives on them: wait for the first one
+    // (its success queues every Service again).
+    if (this.flags.discovery && this.#discovered === null) return 'done';
+    const settings = this.settings;
+    if (settings.loadBalancers.length === 0) {
+      const tag = this.#discovered?.loadBalancerTag ?? '(discovery off)';
+      await this.#event(svc, 'Warning', 'SyncLoadBalancerFailed', `Error syncing load balancer: no load balancer: none given with --load-balancer and none tagged ${tag}`);
+      return 'done';
+    }
+    const mapped = serviceSpec(svc, settings);
     const reasons = mapped.ok ? this.#nodeProblems : mapped.reasons;
     if (!mapped.ok || reasons.length > 0) {
       // Nothing is applied; the Service or the Nodes must change first, and either change syncs it again.

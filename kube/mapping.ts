@@ -17,6 +17,8 @@ export interface KubeSettings {
   externalAddresses: string[];
   /** The `spec.loadBalancerClass` that is ours; null: Services without a class. */
   loadBalancerClass: string | null;
+  /** Discovery as upstream's auto-discovery does it (kube/discovery.ts); null or absent: the flags alone. */
+  discovery?: { tagPrefix: string; intervalMs: number } | null;
 }
 
 /** The finalizer every cloud provider's service controller sets before it creates anything. */

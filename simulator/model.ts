@@ -5,7 +5,7 @@
  * id into the state object.
  */
 
-export const KINDS = ['loadbalancer', 'frontend', 'backend', 'bind', 'server'] as const;
+export const KINDS = ['loadbalancer', 'frontend', 'backend', 'bind', 'server', 'prefix', 'address'] as const;
 export type Kind = (typeof KINDS)[number];
 
 export function isKind(v: unknown): v is Kind {
@@ -66,6 +66,8 @@ export interface KindSpec {
   collection: string;
   /** Core v1 resource type identifier. */
   typeId: string;
+  /** Which API serves the kind: LBaaS v1 (routes/lbaas.ts) or IPAM v1 (routes/ipam.ts, read-only, seeded by admin). */
+  api?: 'ipam';
   fields: readonly FieldSpec[];
 }
 
@@ -134,10 +136,28 @@ export const KIND_SPECS: Record<Kind, KindSpec> = {
       { key: 'check', type: 'enum', values: ['enabled', 'disabled'], def: 'disabled', omitEmpty: true },
     ],
   },
+  // IPAM v1 (docs/engine-api.md#ipam-prefixes-and-addresses): the name is the CIDR or the address itself.
+  prefix: {
+    kind: 'prefix',
+    title: 'Prefix',
+    collection: 'prefix.json',
+    typeId: '6a3d8e1f5b7c4a2e9d0f1b3c5e7a9d21',
+    api: 'ipam',
+    fields: [],
+  },
+  address: {
+    kind: 'address',
+    title: 'Address',
+    collection: 'address.json',
+    typeId: '1f8b2c4d6e0a4b7c9d3e5f7a9b1c3d45',
+    api: 'ipam',
+    fields: [{ key: 'prefix', type: 'link', link: 'prefix', required: true, index: true, def: '' }],
+  },
 };
 
+/** LBaaS v1 collections only: IPAM kinds live under their own API. */
 export const KIND_BY_COLLECTION: ReadonlyMap<string, Kind> = new Map(
-  KINDS.map((k) => [KIND_SPECS[k].collection, k] as const),
+  KINDS.filter((k) => KIND_SPECS[k].api === undefined).map((k) => [KIND_SPECS[k].collection, k] as const),
 );
 
 /** Every (kind, field) that links to `target`: who may reference an object of that kind. */

@@ -6,6 +6,7 @@ import http from 'node:http';
 import { ADMIN_PREFIX, handleAdmin } from './admin';
 import { BadJson, BodyTooLarge, errorReply, readBody, type Reply, send } from './http';
 import { matchCore } from './routes/core';
+import { matchIpam } from './routes/ipam';
 import { matchLbaas } from './routes/lbaas';
 import type { RouteMatch } from './routes/types';
 import { SimError } from './errors';
@@ -38,7 +39,7 @@ function run(sim: Simulator, fn: () => Reply): Reply {
 }
 
 function matchEngine(path: string): RouteMatch | null {
-  return matchLbaas(path) ?? matchCore(path);
+  return matchLbaas(path) ?? matchCore(path) ?? matchIpam(path);
 }
 
 export function createRequestListener(sim: Simulator, opts: ServerOptions): http.RequestListener {

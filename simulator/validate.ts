@@ -3,7 +3,21 @@
  * ids or as `{identifier}` objects, ints as numeric strings), strict where a wrong value would break the echo.
  * Unknown keys are ignored (docs/engine-api.md#requests).
  */
+import { isIP } from 'node:net';
 import { type Fields, type FieldSpec, type FieldValue, KIND_SPECS, type Kind } from './model';
+
+/** `<address>/<length>` with the length within the family's bits. */
+export function isCidr(text: string): boolean {
+  const m = /^([^/]+)\/(\d{1,3})$/.exec(text);
+  if (!m?.[1] || !m[2]) return false;
+  const family = isIP(m[1]);
+  return family !== 0 && Number(m[2]) <= (family === 4 ? 32 : 128);
+}
+
+const IPAM_NAME_RULES: Partial<Record<Kind, { valid: (name: string) => boolean; message: string }>> = {
+  prefix: { valid: isCidr, message: 'Must be a prefix in CIDR notation (address/length).' },
+  address: { valid: (n) => isIP(n) !== 0, message: 'Must be an IPv4 or IPv6 address.' },
+};
 
 export type Validation = Record<string, string>;
 
@@ -63,6 +77,9 @@ export function parseFields(kind: Kind, body: Record<string, unknown>, base: { n
   } else {
     name = rawName;
   }
+  // IPAM objects are named by what they are: a prefix by its CIDR, an address by the address.
+  const nameRule = IPAM_NAME_RULES[kind];
+  if (nameRule && (rawName !== undefined || !base) && !nameRule.valid(name) && errors.name === undefined) errors.name = nameRule.message;
 
   for (const spec of KIND_SPECS[kind].fields) {
     const raw = body[spec.key];

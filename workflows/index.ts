@@ -9,5 +9,6 @@ export { serviceController } from './controller';
 export { fullResync } from './full-resync';
 export { serverPool } from './pool';
 export { importServices } from './import';
+export { discoverCluster } from './discover-cluster';
 // Each type's Worker Versioning behavior (PINNED passes, AUTO_UPGRADE entities).
 import './versioning';

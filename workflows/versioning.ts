@@ -7,6 +7,7 @@
 import { setWorkflowOptions } from '@temporalio/workflow';
 import type { VersioningBehavior } from '@temporalio/common';
 import { serviceController } from './controller';
+import { discoverCluster } from './discover-cluster';
 import { fullResync } from './full-resync';
 import { importServices } from './import';
 import { planService } from './plan-service';
@@ -21,6 +22,7 @@ export const VERSIONING_BEHAVIORS = {
   planService: 'PINNED',
   fullResync: 'PINNED',
   importServices: 'PINNED',
+  discoverCluster: 'PINNED',
   serviceController: 'AUTO_UPGRADE',
   serverPool: 'AUTO_UPGRADE',
 } as const satisfies Record<string, VersioningBehavior>;
@@ -32,6 +34,7 @@ const workflows: Record<keyof typeof VERSIONING_BEHAVIORS, (...args: any[]) => P
   planService,
   fullResync,
   importServices,
+  discoverCluster,
   serviceController,
   serverPool,
 };

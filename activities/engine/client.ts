@@ -18,6 +18,7 @@ import type { z } from 'zod';
 import { EngineProtocolError } from './errors';
 import { FreshFlights } from './flights';
 import { RecentReads } from './recent-reads';
+import { IPAM_PREFIX, ipamAddressSchema, ipamPrefixSchema, type EngineAddress, type EnginePrefix } from './ipam';
 import type { RequestPacer } from './pacing';
 import { EngineTransport, type EngineClientOptions, type RawResponse } from './transport';
 import {
@@ -237,6 +238,18 @@ export class EngineClient {
       ...(parsed.created_at == null ? {} : { createdAt: parsed.created_at }),
       ...(parsed.updated_at == null ? {} : { updatedAt: parsed.updated_at }),
     };
+  }
+
+  /** GET an IPAM prefix: its identifier and CIDR (`name`). 404: `EngineNotFoundError`. */
+  async getPrefix(id: string): Promise<EnginePrefix> {
+    const raw = await this.#transport.ok({ resource: 'prefix', method: 'GET', path: `${IPAM_PREFIX}/prefix.json/${idSegment(id)}` });
+    return this.#transport.parse(raw, ipamPrefixSchema, 'prefix');
+  }
+
+  /** GET an IPAM address: its identifier, the address (`name`) and its prefix's identifier. 404: `EngineNotFoundError`. */
+  async getAddress(id: string): Promise<EngineAddress> {
+    const raw = await this.#transport.ok({ resource: 'address', method: 'GET', path: `${IPAM_PREFIX}/address.json/${idSegment(id)}` });
+    return this.#transport.parse(raw, ipamAddressSchema, 'address');
   }
 
   /** Adds a tag. The Engine answers 422 when the resource already carries it. */

@@ -8,6 +8,7 @@ import { canonicalIp } from '../../domain';
 import { checkReachable, loadTarget } from '../../kube/client';
 import { CLUSTER_NAME_PATTERN, CLUSTER_NAME_RULE, type KubeSettings } from '../../kube/mapping';
 import { startKube } from '../../kube/run';
+import { DEFAULT_DISCOVERY_INTERVAL_MS, DEFAULT_TAG_PREFIX } from '../../kube/discovery';
 import { connect } from '../connect';
 import type { CliIo } from '../io';
 
@@ -20,6 +21,9 @@ export interface KubeOptions {
   namespace: string;
   leaseName?: string;
   leaseDuration: string;
+  autoDiscoverLoadBalancer?: string;
+  autoDiscoveryTagPrefix?: string;
+  discoveryInterval?: string;
 }
 
 const LOAD_BALANCER = /^[^\s/\p{Cc}]{1,128}$/u;
@@ -32,8 +36,11 @@ export function kubeSettings(opts: KubeOptions, env: NodeJS.ProcessEnv): KubeSet
   const clusterName = opts.clusterName ?? env.LBAAS_CLUSTER_NAME;
   if (clusterName === undefined || clusterName === '') throw invalid('--cluster-name: required (or LBAAS_CLUSTER_NAME)');
   if (!CLUSTER_NAME_PATTERN.test(clusterName)) throw invalid(`--cluster-name: ${CLUSTER_NAME_RULE}, got "${clusterName}"`);
+  const discovery = discoverySettings(opts, env);
   const loadBalancers = opts.loadBalancer.length > 0 ? opts.loadBalancer : fromList(env.LBAAS_LOAD_BALANCERS);
-  if (loadBalancers.length === 0) throw invalid('--load-balancer: at least one is required (or LBAAS_LOAD_BALANCERS, comma-separated)');
+  if (loadBalancers.length === 0 && discovery === null) {
+    throw invalid('--load-balancer: at least one is required when --auto-discover-load-balancer is false (or LBAAS_LOAD_BALANCERS, comma-separated)');
+  }
   for (const lb of loadBalancers) if (!LOAD_BALANCER.test(lb)) throw invalid(`--load-balancer: "${lb}" is not a load balancer identifier (1-128 characters, no whitespace or /)`);
   if (new Set(loadBalancers).size !== loadBalancers.length) throw invalid('--load-balancer: given twice');
   const rawAddresses = opts.externalAddress.length > 0 ? opts.externalAddress : fromList(env.LBAAS_EXTERNAL_ADDRESSES);
@@ -56,10 +63,24 @@ export function kubeSettings(opts: KubeOptions, env: NodeJS.ProcessEnv): KubeSet
     loadBalancers,
     externalAddresses,
     loadBalancerClass: opts.loadBalancerClass ?? null,
+    discovery,
     namespace: opts.namespace,
     leaseName,
     leaseDurationMs: seconds * 1000,
   };
+}
+
+/** Upstream's auto-discovery settings (docs/kubernetes.md#discovery); null when turned off. */
+function discoverySettings(opts: KubeOptions, env: NodeJS.ProcessEnv): { tagPrefix: string; intervalMs: number } | null {
+  const on = opts.autoDiscoverLoadBalancer ?? env.LBAAS_AUTO_DISCOVER_LOAD_BALANCER ?? 'true';
+  if (on !== 'true' && on !== 'false') throw invalid(`--auto-discover-load-balancer: must be true or false, got "${on}"`);
+  const tagPrefix = opts.autoDiscoveryTagPrefix ?? env.LBAAS_AUTO_DISCOVERY_TAG_PREFIX ?? DEFAULT_TAG_PREFIX;
+  if (!/^[^\s/]{1,100}$/.test(tagPrefix)) throw invalid(`--auto-discovery-tag-prefix: must be 1-100 characters without whitespace or /, got "${tagPrefix}"`);
+  const raw = opts.discoveryInterval ?? `${DEFAULT_DISCOVERY_INTERVAL_MS / 1000}s`;
+  const m = /^(\d+)s$/.exec(raw);
+  const seconds = m ? Number(m[1]) : NaN;
+  if (!(seconds >= 10 && seconds <= 3600)) throw invalid(`--discovery-interval: must be whole seconds from 10s to 3600s, got "${raw}"`);
+  return on === 'true' ? { tagPrefix, intervalMs: seconds * 1000 } : null;
 }
 
 export async function kube(opts: KubeOptions, io: CliIo): Promise<void> {
@@ -71,7 +92,8 @@ export async function kube(opts: KubeOptions, io: CliIo): Promise<void> {
   try {
     log(
       `cluster ${settings.clusterName}, API server ${target.server} (${target.source}), Temporal ${temporal.settings.connection.address} ` +
-        `(namespace ${temporal.settings.namespace}, task queue ${temporal.settings.taskQueue}), load balancers ${settings.loadBalancers.join(', ')}, ` +
+        `(namespace ${temporal.settings.namespace}, task queue ${temporal.settings.taskQueue}), load balancers ${settings.loadBalancers.join(', ') || 'none given'}, ` +
+        `discovery ${settings.discovery ? `by tag ${settings.discovery.tagPrefix}-${settings.clusterName} every ${settings.discovery.intervalMs / 1000} s` : 'off'}, ` +
         `class ${settings.loadBalancerClass ?? '(none)'}`,
     );
     const running = await startKube({

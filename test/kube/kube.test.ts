@@ -292,3 +292,42 @@ test('deleting a Service tears it down, and only then releases the finalizer', a
   // The controller answers the delete with the teardown's result, then ends.
   await until(async () => (await s.stack.client.workflow.getHandle(`lbaas/${uid}`).describe()).status.name === 'COMPLETED', 'the controller to end');
 });
+
+test('with no --load-balancer or --external-address, lbaas kube discovers both by the upstream tags; a prefix tagged later re-applies the Service', async () => {
+  // Its own cluster name and class: no earlier Service is its, and these tags are not cluster testcl's. The RBAC rules
+  // allow the one Lease lbaas-kube, so the suite's lbaas kube steps down first (this is the last test).
+  const seed = async (body: Record<string, unknown>) => {
+    const res = await fetch(`${s.stack.sim.url}/_sim/objects`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const text = await res.text();
+    assert.equal(res.status, 201, text);
+    return (JSON.parse(text) as { identifier: string }).identifier;
+  };
+  const lb = await seed({ kind: 'loadbalancer', name: 'lb-discovered', tags: ['anxkube-ccm-lb-disccl'] });
+  await seed({ kind: 'prefix', name: '198.51.100.32/28', tags: ['kubernetes-lb-prefix-disccl'] });
+  await kube.stop();
+  const disc = s.kube(['--cluster-name', 'disccl', '--load-balancer-class', 'lbaas.anx.io/discovery', '--discovery-interval', '10s'], { flags: false });
+  try {
+    await disc.saw(`discovered load balancers ${lb} (tag anxkube-ccm-lb-disccl); external addresses 198.51.100.46 from prefix VIPs 198.51.100.46 (calculated in 198.51.100.32/28)`);
+    const created = await s.core.createNamespacedService({ namespace: 'default', body: lbService('disc', [{ name: 'http', port: 8080 }], { loadBalancerClass: 'lbaas.anx.io/discovery' }) });
+    const uid = created.metadata?.uid as string;
+    const svc = await until(() => ingressOf('disc'), 'the ingress of disc');
+    assert.deepEqual(svc.status?.loadBalancer?.ingress?.map((i) => i.ip), ['198.51.100.46']);
+    const onLb = s.stack.sim.objects().filter((o) => o.tags.includes(tag(uid)) && o.kind === 'backend');
+    assert.deepEqual(onLb.map((o) => [o.name, o.fields.load_balancer]), [['http.disc.default.disccl', lb]]);
+
+    // An IPv6 prefix tagged now: the next discovery adds its VIP, and the Service is applied again with both.
+    await seed({ kind: 'prefix', name: '2001:db8:7::/64', tags: ['kubernetes-lb-prefix-disccl'] });
+    await disc.saw('external addresses 198.51.100.46, 2001:db8:7:0:ffff:ffff:ffff:fffe', 30_000);
+    await until(async () => {
+      const ips = (await readService('disc'))?.status?.loadBalancer?.ingress?.map((i) => i.ip);
+      return ips?.length === 2 ? ips : null;
+    }, 'the ingress of disc to name both VIPs');
+    assert.deepEqual((await readService('disc'))?.status?.loadBalancer?.ingress?.map((i) => i.ip), ['198.51.100.46', '2001:db8:7:0:ffff:ffff:ffff:fffe']);
+
+    await s.core.deleteNamespacedService({ name: 'disc', namespace: 'default' });
+    await until(async () => (await readService('disc')) === null, 'disc to be gone');
+    assert.deepEqual(objectsOf(uid), []);
+  } finally {
+    await disc.stop();
+  }
+});

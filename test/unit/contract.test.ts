@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import {
   workflowIds,
   workflowTypes,
+  type DiscoverClusterWorkflow,
   type FullResyncWorkflow,
   type ImportServicesWorkflow,
   type PlanServiceWorkflow,
@@ -22,6 +23,7 @@ const implementations: {
   planService: PlanServiceWorkflow;
   serverPool: ServerPoolWorkflow;
   importServices: ImportServicesWorkflow;
+  discoverCluster: DiscoverClusterWorkflow;
   fullResync: FullResyncWorkflow;
 } = workflows;
 

@@ -68,6 +68,7 @@ describe('docs/spec.md "Temporal surface" matches contract/', () => {
       fullResync: [`${workflowIds.scheduledResync}-<UTC time>`, workflowIds.manualResync(new Date(0)).replace(iso, '<ISO time>')],
       planService: [workflowIds.plan('<uid>', '<random>')],
       importServices: [workflowIds.importRun('<random>')],
+      discoverCluster: [workflowIds.discoverRun('<cluster>', '<random>')],
     };
     assert.deepEqual(Object.keys(expected).sort(), Object.keys(workflowTypes).sort());
     for (const [type, ids] of Object.entries(expected)) {

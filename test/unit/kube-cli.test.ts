@@ -45,6 +45,7 @@ test('settings: flags win over env; env lists are comma-separated; addresses can
     loadBalancers: ['lb-a', 'lb-b'],
     externalAddresses: ['203.0.113.10', '2001:db8::10'],
     loadBalancerClass: null,
+    discovery: { tagPrefix: 'anxkube-ccm-lb', intervalMs: 120_000 },
     namespace: 'kube-system',
     leaseName: 'lbaas-kube',
     leaseDurationMs: 15_000,
@@ -53,11 +54,24 @@ test('settings: flags win over env; env lists are comma-separated; addresses can
   assert.deepEqual([flags.clusterName, flags.loadBalancers, flags.externalAddresses, flags.loadBalancerClass], ['stage', ['lb-c'], ['198.51.100.1'], 'lbaas.anx.io/lb']);
 });
 
+test('settings: discovery is on by default, needing no --load-balancer; its flags win over env; false turns it off', () => {
+  assert.deepEqual(kubeSettings({ ...base, clusterName: 'c' }, {}).discovery, { tagPrefix: 'anxkube-ccm-lb', intervalMs: 120_000 });
+  assert.deepEqual(kubeSettings({ ...base, clusterName: 'c' }, {}).loadBalancers, []);
+  const env = { LBAAS_AUTO_DISCOVERY_TAG_PREFIX: 'from-env', LBAAS_AUTO_DISCOVER_LOAD_BALANCER: 'true' };
+  assert.deepEqual(kubeSettings({ ...base, clusterName: 'c' }, env).discovery, { tagPrefix: 'from-env', intervalMs: 120_000 });
+  assert.deepEqual(kubeSettings({ ...base, clusterName: 'c', autoDiscoveryTagPrefix: 'mine', discoveryInterval: '30s' }, env).discovery, { tagPrefix: 'mine', intervalMs: 30_000 });
+  assert.equal(kubeSettings({ ...base, clusterName: 'c', loadBalancer: ['lb'], autoDiscoverLoadBalancer: 'false' }, env).discovery, null);
+});
+
 test('settings: each bad value is an exit-2 error naming its flag', () => {
   const cases: [Partial<KubeOptions>, NodeJS.ProcessEnv, RegExp][] = [
     [{}, {}, /^--cluster-name: required/],
     [{ clusterName: 'a b' }, {}, /^--cluster-name: must be/],
-    [{ clusterName: 'c' }, {}, /^--load-balancer: at least one/],
+    [{ clusterName: 'c', autoDiscoverLoadBalancer: 'false' }, {}, /^--load-balancer: at least one is required when --auto-discover-load-balancer is false/],
+    [{ clusterName: 'c' }, { LBAAS_AUTO_DISCOVER_LOAD_BALANCER: 'false' }, /^--load-balancer: at least one/],
+    [{ clusterName: 'c', autoDiscoverLoadBalancer: 'yes' }, {}, /^--auto-discover-load-balancer: must be true or false, got "yes"/],
+    [{ clusterName: 'c', autoDiscoveryTagPrefix: 'a b' }, {}, /^--auto-discovery-tag-prefix: /],
+    [{ clusterName: 'c', discoveryInterval: '5s' }, {}, /^--discovery-interval: must be whole seconds from 10s to 3600s, got "5s"/],
     [{ clusterName: 'c', loadBalancer: ['a/b'] }, {}, /^--load-balancer: "a\/b"/],
     [{ clusterName: 'c', loadBalancer: ['a', 'a'] }, {}, /^--load-balancer: given twice/],
     [{ clusterName: 'c', loadBalancer: ['a'], externalAddress: ['300.1.1.1'] }, {}, /^--external-address: "300.1.1.1"/],
@@ -78,8 +92,8 @@ test('settings: each bad value is an exit-2 error naming its flag', () => {
 test('lbaas kube --help documents every flag and its env variable', async () => {
   const r = await run(['kube', '--help']);
   assert.equal(r.code, 0);
-  for (const flag of ['--kubeconfig', '--cluster-name', '--load-balancer ', '--external-address', '--load-balancer-class', '--namespace', '--lease-name', '--lease-duration']) assert.ok(r.stdout.includes(flag), flag);
-  for (const v of ['KUBECONFIG', 'LBAAS_CLUSTER_NAME', 'LBAAS_LOAD_BALANCERS', 'LBAAS_EXTERNAL_ADDRESSES']) assert.ok(r.stdout.includes(v), v);
+  for (const flag of ['--kubeconfig', '--cluster-name', '--load-balancer ', '--external-address', '--load-balancer-class', '--namespace', '--lease-name', '--lease-duration', '--auto-discover-load-balancer', '--auto-discovery-tag-prefix', '--discovery-interval']) assert.ok(r.stdout.includes(flag), flag);
+  for (const v of ['KUBECONFIG', 'LBAAS_CLUSTER_NAME', 'LBAAS_LOAD_BALANCERS', 'LBAAS_EXTERNAL_ADDRESSES', 'LBAAS_AUTO_DISCOVER_LOAD_BALANCER', 'LBAAS_AUTO_DISCOVERY_TAG_PREFIX']) assert.ok(r.stdout.includes(v), v);
 });
 
 test('lbaas kube: a kubeconfig that does not exist exits 2 naming --kubeconfig; one pointing at nothing exits 4', async () => {

@@ -20,6 +20,7 @@ test('each registered workflow function carries exactly the versioning behavior 
     planService: 'PINNED',
     fullResync: 'PINNED',
     importServices: 'PINNED',
+    discoverCluster: 'PINNED',
     serviceController: 'AUTO_UPGRADE',
     serverPool: 'AUTO_UPGRADE',
   });
