@@ -13,6 +13,15 @@ import { CLUSTER, EXTERNAL, LBAAS_BIN, kubeEvents, lbService, putNode, startSuit
 
 let s: Suite;
 let kube: KubeProcess;
+
+/** The Event lines of a Service once `last` is among them: Events are recorded after the write they report. */
+async function eventsWith(name: string, last: string): Promise<string[]> {
+  return until(async () => {
+    const lines = (await kubeEvents(s.core, name)).map((e) => e.line);
+    return lines.includes(last) ? lines : null;
+  }, `the ${last} event of ${name}`, 15_000);
+}
+
 const tag = (uid: string) => `anxccm-svc-uid=${uid}`;
 
 /** The simulator's objects tagged for a service, as sorted "kind name" lines (servers with their IP). */
@@ -89,8 +98,8 @@ test("a LoadBalancer Service converges with the upstream's names, tags and ports
     [`v4.http.web.${sfx}`, EXTERNAL, 80],
     [`v4.https.web.${sfx}`, EXTERNAL, 443],
   ]);
-  const events = (await kubeEvents(s.core, 'web')).map((e) => e.line);
-  assert.deepEqual(events, ['Normal EnsuringLoadBalancer', 'Normal EnsuredLoadBalancer']);
+  // The Ensured event is recorded after the ingress is written: wait for it rather than read once.
+  assert.deepEqual(await eventsWith('web', 'Normal EnsuredLoadBalancer'), ['Normal EnsuringLoadBalancer', 'Normal EnsuredLoadBalancer']);
 });
 
 test("a node joins and leaves: each writes exactly that node's Servers, once per port", async () => {
@@ -221,7 +230,7 @@ test('a Service that stops being type LoadBalancer is torn down: no objects, no 
   }, 'the finalizer of sentinel to go');
   assert.deepEqual(objectsOf(uid), []);
   assert.equal(svc.status?.loadBalancer?.ingress, undefined);
-  assert.deepEqual((await kubeEvents(s.core, 'sentinel')).map((e) => e.line), [
+  assert.deepEqual(await eventsWith('sentinel', 'Normal DeletedLoadBalancer'), [
     'Normal EnsuringLoadBalancer',
     'Normal EnsuredLoadBalancer',
     'Normal DeletingLoadBalancer',
@@ -287,7 +296,7 @@ test('deleting a Service tears it down, and only then releases the finalizer', a
   await s.core.deleteNamespacedService({ name: 'web', namespace: 'default' });
   await until(async () => (await readService('web')) === null, 'web to be gone');
   assert.deepEqual(objectsOf(uid), []);
-  const lines = (await kubeEvents(s.core, 'web')).map((e) => e.line);
+  const lines = await eventsWith('web', 'Normal DeletedLoadBalancer');
   assert.deepEqual(lines.slice(-2), ['Normal DeletingLoadBalancer', 'Normal DeletedLoadBalancer']);
   // The controller answers the delete with the teardown's result, then ends.
   await until(async () => (await s.stack.client.workflow.getHandle(`lbaas/${uid}`).describe()).status.name === 'COMPLETED', 'the controller to end');
