@@ -23,7 +23,6 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   ParentClosePolicy,
-  patched,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -198,10 +197,10 @@ export async function serviceController(input: ServiceControllerInput): Promise<
   publish();
 
   const historyIsLong = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > historyLimit;
-  // Controllers started before this change only rotated right after a pass; they replay without the idle check. Kept
-  // undeprecated this release: such a run can still be open (docs/architecture.md, "Versions and patches").
-  const rotateWhenIdle = patched('continue-as-new-when-idle');
-  const idleAndLong = () => rotateWhenIdle && !st.hasWork() && historyIsLong();
+  // Deprecated patch (docs/architecture.md, "Versions and patches"): every run of the previous release wrote its marker
+  // and took the idle check; runs from before it, which rotated only right after a pass, are no longer met.
+  deprecatePatch('continue-as-new-when-idle');
+  const idleAndLong = () => !st.hasWork() && historyIsLong();
   /** After a pass (or a wake-up with nothing to do): rotate if the history is long and nothing is pending. */
   const afterWork = (): Step => (!st.hasWork() && historyIsLong() ? 'rotate' : 'idle');
 
@@ -308,10 +307,9 @@ export async function serviceController(input: ServiceControllerInput): Promise<
   }
 
   /**
-   * Subscribes to the spec's pool (and unsubscribes from a pool the spec no longer names). Reached only by
-   * controllers whose spec names a pool, which no controller from before pools has. The patch `server-pools` only
-   * marked the histories with pool signals (it had no other branch): deprecated, so that runs moved from a build that
-   * wrote the marker replay it, and new runs write none (docs/architecture.md, "Versions and patches").
+   * Subscribes to the spec's pool (and unsubscribes from a pool the spec no longer names). The deprecated patch
+   * `server-pools` only marked histories with pool signals (it never had another branch); the call stays while a
+   * controller run that `patched('server-pools')` marked may be open (docs/architecture.md, "Versions and patches").
    */
   async function syncPool(): Promise<void> {
     deprecatePatch('server-pools');

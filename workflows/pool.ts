@@ -11,8 +11,8 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  deprecatePatch,
   getExternalWorkflowHandle,
-  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -52,9 +52,10 @@ export interface ServerPoolInput {
 export const POOL_CONTINUE_AS_NEW_EVENTS = 2_000;
 
 /**
- * Since this patch a pool has at most MAX_SIGNALS_AT_ONCE signals to controllers pending: Temporal refuses more than
- * 2,000 pending signals per workflow (`limit.numPendingSignals.error`), and a pool with more subscribers than that
- * would have failed its workflow task for good. Deliveries replay unchanged up to that many subscribers.
+ * A pool has at most MAX_SIGNALS_AT_ONCE signals to controllers pending: Temporal refuses more than 2,000 pending
+ * signals per workflow (`limit.numPendingSignals.error`), and a pool with more subscribers than that would fail its
+ * workflow task for good. The limit came with the patch POOL_SIGNAL_LIMIT_PATCH, deprecated now (docs/architecture.md,
+ * "Versions and patches"): a run that fanned out to at most that many at once replays either way.
  */
 export const POOL_SIGNAL_LIMIT_PATCH = 'pool-signal-limit';
 export const MAX_SIGNALS_AT_ONCE = 500;
@@ -152,8 +153,8 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
    * dropped from the subscribers.
    */
   async function deliver(uids: string[]): Promise<void> {
-    // POOL_SIGNAL_LIMIT_PATCH: at most MAX_SIGNALS_AT_ONCE signals pending; before it, all at once.
-    const limit = patched(POOL_SIGNAL_LIMIT_PATCH) ? concurrencyLimit(MAX_SIGNALS_AT_ONCE) : <T>(fn: () => Promise<T>) => fn();
+    deprecatePatch(POOL_SIGNAL_LIMIT_PATCH);
+    const limit = concurrencyLimit(MAX_SIGNALS_AT_ONCE);
     await Promise.all(
       uids.map((uid) =>
         limit(async () => {

@@ -26,7 +26,7 @@ const FILES = readdirSync(DIR)
   .sort();
 /**
  * Histories of serviceController and serverPool runs written by an earlier build, kept while the code still carries
- * the patch whose old branch (or marker) they hold: such runs move to the current build at their next task
+ * the (deprecated) patch whose marker they hold: such runs move to the current build at their next task
  * (docs/architecture.md, "Versions and patches"). Passes are PINNED and have none. The record script does not write
  * them; they are kept, not re-recorded.
  */
@@ -121,14 +121,22 @@ test('the passes (PINNED) carry no patch: no marker in any of their histories, a
   }
 });
 
-test('the entity histories: today\'s carry the live patches (continue-as-new-when-idle, pool-signal-limit) and server-pools deprecated; legacy/ holds the runs of the previous build that must still replay', () => {
-  assert.deepEqual(LEGACY, ['legacy/server-pool-before-signal-limit.json', 'legacy/service-controller-pool-server-pools-marker.json']);
-  assert.deepEqual(patches('service-controller.json'), ['continue-as-new-when-idle']);
-  assert.deepEqual(patches('service-controller-pool.json'), ['continue-as-new-when-idle', 'server-pools (deprecated)']);
-  assert.deepEqual(patches('server-pool.json'), ['pool-signal-limit']);
-  // A controller that subscribed on the previous build holds the marker as patched() wrote it; a pool from before
-  // pool-signal-limit holds none and replays the unlimited fan-out.
-  assert.deepEqual(patches('legacy/service-controller-pool-server-pools-marker.json'), ['continue-as-new-when-idle', 'server-pools']);
+test('the entity histories: today\'s write every patch deprecated and none patched(); legacy/ holds runs of the previous release (markers as patched() wrote them) and a pool run from before pool-signal-limit, which must still replay', () => {
+  assert.deepEqual(LEGACY, [
+    'legacy/previous-release-server-pool.json',
+    'legacy/previous-release-service-controller-pool.json',
+    'legacy/previous-release-service-controller-resync-pass.json',
+    'legacy/previous-release-service-controller.json',
+    'legacy/server-pool-before-signal-limit.json',
+  ]);
+  assert.deepEqual(patches('service-controller.json'), ['continue-as-new-when-idle (deprecated)']);
+  assert.deepEqual(patches('service-controller-pool.json'), ['continue-as-new-when-idle (deprecated)', 'server-pools (deprecated)']);
+  assert.deepEqual(patches('server-pool.json'), ['pool-signal-limit (deprecated)']);
+  // What the previous release wrote: patched() markers, which a deprecatePatch call accepts.
+  assert.deepEqual(patches('legacy/previous-release-service-controller.json'), ['continue-as-new-when-idle']);
+  assert.deepEqual(patches('legacy/previous-release-service-controller-pool.json'), ['continue-as-new-when-idle', 'server-pools (deprecated)']);
+  assert.deepEqual(patches('legacy/previous-release-server-pool.json'), ['pool-signal-limit']);
+  // A pool from before the signal limit holds no marker and fanned out to fewer than MAX_SIGNALS_AT_ONCE at once.
   assert.deepEqual(patches('legacy/server-pool-before-signal-limit.json'), []);
 });
 
