@@ -25,7 +25,7 @@ export interface ActivityEvents {
   recovered?(kind: string): void;
   createFailed?(kind: string): void;
   destroyFailed?(kind: string): void;
-  /** A readiness GET of realizeObjects (settleObjects' polls are not counted here). */
+  /** A readiness GET (realizeObjects' and settleObjects' polls). */
   polled?(kind: string, identifier: string): void;
 }
 
@@ -108,7 +108,7 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
     },
     /** Recovers (when asked) and awaits a group of existing objects at once (activities/settle.ts). */
     async settleObjects(input: SettleObjectsInput): Promise<SettledObject[]> {
-      return translated(() => settleObjects(engine, input, options.readiness, (o) => events.recovered?.(o.kind)));
+      return translated(() => settleObjects(engine, input, options.readiness, { onRecovered: (o) => events.recovered?.(o.kind), ...(events.polled ? { onPoll: events.polled } : {}) }));
     },
   };
 }

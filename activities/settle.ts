@@ -59,11 +59,17 @@ async function redeploy(engine: EngineClient, o: ObjectRef): Promise<ReadyOutcom
   }
 }
 
-export async function settleObjects(engine: EngineClient, input: SettleObjectsInput, opts: AwaitReadyOptions = {}, onRecovered?: (o: ObjectRef) => void): Promise<SettledObject[]> {
-  return withHeartbeat<SettleProgress, SettledObject[]>((hb) => settle(engine, input, opts, hb, onRecovered));
+/** Told of what settleObjects does: each object it redeployed, and each readiness GET (the benchmark counts them). */
+export interface SettleEvents {
+  onRecovered?: (o: ObjectRef) => void;
+  onPoll?: (kind: ObjectRef['kind'], identifier: string) => void;
 }
 
-async function settle(engine: EngineClient, input: SettleObjectsInput, opts: AwaitReadyOptions, hb: Heartbeat<SettleProgress>, onRecovered?: (o: ObjectRef) => void): Promise<SettledObject[]> {
+export async function settleObjects(engine: EngineClient, input: SettleObjectsInput, opts: AwaitReadyOptions = {}, events: SettleEvents = {}): Promise<SettledObject[]> {
+  return withHeartbeat<SettleProgress, SettledObject[]>((hb) => settle(engine, input, opts, hb, events));
+}
+
+async function settle(engine: EngineClient, input: SettleObjectsInput, opts: AwaitReadyOptions, hb: Heartbeat<SettleProgress>, { onRecovered, onPoll }: SettleEvents): Promise<SettledObject[]> {
   const ctx = currentContext();
   const settled = new Map<string, ReadyOutcome>(Object.entries(hb.previous?.settled ?? {}));
   const recovered = new Set<string>(hb.previous?.recovered ?? []);
@@ -93,6 +99,7 @@ async function settle(engine: EngineClient, input: SettleObjectsInput, opts: Awa
     let throttled = 0;
     await mapLimit(open, RETRIEVE_CONCURRENCY, async (o) => {
       try {
+        onPoll?.(o.kind, o.identifier);
         const state = stateOf(o.kind, await engine.get(o.kind, o.identifier));
         states.set(o.identifier, state);
         if (state === 'Deployed' || state === 'Updated' || state === 'DeploymentError') settled.set(o.identifier, state);
@@ -108,7 +115,7 @@ async function settle(engine: EngineClient, input: SettleObjectsInput, opts: Awa
     interval = Math.max(interval, throttled);
     if (Date.now() + interval > deadline) {
       const still = input.objects.filter((o) => !settled.has(o.identifier));
-      // Worded as awaitReady words it for one object, so that a failure reads the same whichever waited.
+      // One object still deploying is named alone: the message reads as the Web UI shows one wait.
       const names = still.slice(0, MESSAGE_NAMES).map((o) => `${KIND_TITLE[o.kind]} ${o.name} (${o.identifier}) is still ${states.get(o.identifier) ?? 'Unknown'}`);
       const more = still.length > MESSAGE_NAMES ? `, and ${still.length - MESSAGE_NAMES} more` : '';
       throw ApplicationFailure.create({

@@ -35,7 +35,11 @@ export interface Mode {
   quick: boolean;
 }
 
-/** awaitReady options of each worker kind: the product default, and one GET per attempt (Temporal retries poll). */
+/**
+ * Readiness polling of each worker kind: the product default; `tuned` caps the poll interval; `retry` gives every
+ * realizeObjects and settleObjects attempt a window of 0, so each attempt reads its objects once and fails NotReady,
+ * and Temporal's retry policy (the spec's `readiness` block) does the polling.
+ */
 export const WORKER_READINESS: Record<WorkerKind, AwaitReadyOptions | undefined> = {
   heartbeat: undefined,
   'no-budget': undefined,
@@ -88,11 +92,11 @@ export const MODES: readonly Mode[] = [
   { name: 'prior', title: 'the same with polls not aimed (never learns: 250 ms x 1.25, max 500 ms, the schedule of before)', worker: 'prior', quick: true },
   { name: 'aim-25', title: 'the same aiming the first poll of Binds and Servers at the learned 25th percentile (more GETs, less slack)', worker: 'aim-25', quick: false },
   { name: 'aim-75', title: 'the same aiming the first poll of Binds and Servers at the learned 75th percentile (fewer GETs, more slack)', worker: 'aim-75', quick: false },
-  { name: 'heartbeat-500', title: 'the same with polls capped at 500 ms (awaitReady option pollMaxMs: 500, an existing option)', worker: 'tuned', quick: false },
-  { name: 'retry', title: 'Temporal, retry-based polling on the spec default policy (1 s x 1.5)', worker: 'retry', quick: true },
+  { name: 'heartbeat-500', title: 'the same with polls capped at 500 ms (readiness option pollMaxMs: 500, an existing option)', worker: 'tuned', quick: false },
+  { name: 'retry', title: 'Temporal, retry-based polling: settleObjects attempts of one GET each, retried on the spec default readiness policy (1 s x 1.5)', worker: 'retry', quick: true },
   {
     name: 'retry-fast',
-    title: 'Temporal, retry-based polling on the heartbeat schedule (spec readiness 250ms x 1.25, max 1s)',
+    title: 'Temporal, retry-based polling of settleObjects on the heartbeat schedule (spec readiness 250ms x 1.25, max 1s)',
     worker: 'retry',
     quick: true,
     specReadiness: { initialInterval: '250ms', backoffCoefficient: 1.25, maximumInterval: '1s', maximumAttempts: 200 },

@@ -200,7 +200,7 @@ export interface ModeFigures {
   notices: number[];
   handoffs: number[];
   latency: number[];
-  /** Per run: readiness GETs (realizeObjects' polls and the awaitReady activity's Engine requests). */
+  /** Per run: readiness GETs (realizeObjects' and settleObjects' polls). */
   readinessGets: number[];
   /** Per load balancer run: dependency levels of its longest chain. */
   levels: number[];
@@ -231,7 +231,7 @@ export function modeFigures(r: BenchResult, mode: Mode): ModeFigures {
     notices: lbs.flatMap((l) => l.noticesMs ?? []),
     handoffs: lbs.flatMap((l) => l.handoffsMs ?? []),
     latency: runs.map((c) => c.apply.latencyMedianMs),
-    readinessGets: runs.map((c) => c.apply.readinessGets ?? c.apply.byPurpose.awaitReady ?? 0),
+    readinessGets: runs.map((c) => c.apply.readinessGets ?? 0),
     levels: lbs.map((l) => l.levels),
   };
 }

@@ -209,9 +209,9 @@ function pollingTable(r: BenchResult, figs: readonly ModeFigures[]): string {
       spread(paired(r, f.mode.name, 'heartbeat', (c) => c.apply.wallMs), (x) => ratio(x)),
     ]);
   return [
-    'The product polls readiness inside one heartbeating `awaitReady` activity; the `retry` modes make one GET per attempt and let Temporal\'s retry policy poll (their settings are the mode titles above).',
+    'The product polls readiness inside heartbeating activities (`realizeObjects` while it creates, `settleObjects` for what is still deploying after its window); the `retry` modes give those activities a window of 0, so each attempt reads its objects once, and Temporal\'s retry policy polls (their settings are the mode titles above).',
     '',
-    "*Poll gaps* are measured in the worker: the median time between the 1st and 2nd, 2nd and 3rd, ... GET of the same awaitReady activity (across its attempts), in seconds.",
+    "*Poll gaps* are measured in the worker: the median time between the 1st and 2nd, 2nd and 3rd, ... readiness GET of the same object (across attempts), in seconds.",
     '',
     mdTable(['mode', 'convergence', 'time / bound', 'reaction / tail (median)', 'Engine requests', 'readiness GETs', 'poll gaps (s)', 'history events per reconcileLoadBalancer', 'time / heartbeat'], rows),
   ].join('\n');

@@ -25,7 +25,7 @@ export interface ChildWorkerConfig {
   /** A prebuilt workflow bundle's code file. */
   bundlePath: string;
   identity?: string;
-  /** awaitReady options (activities/objects.ts); the product defaults when absent. */
+  /** Readiness polling options of realizeObjects and settleObjects (activities/objects.ts); the product defaults when absent. */
   readiness?: AwaitReadyOptions;
   /** How realizeObjects learns deploy times (activities/deploy-times.ts); the product defaults when absent. */
   deployTimes?: DeployTimesOptions;
@@ -45,12 +45,11 @@ export interface ChildWorkerStats {
   byActivity: Record<string, number>;
   rssBytes: number;
   /**
-   * Readiness polling as it really happened: `pollGaps[n]` holds, for every object realizeObjects polled and every
-   * awaitReady activity (across its
-   * attempts) with at least n+2 GETs, the gap in ms between its (n+1)-th and (n+2)-th GET; up to 8 gaps.
+   * Readiness polling as it really happened: `pollGaps[n]` holds, for every object realizeObjects or settleObjects
+   * polled (across attempts) with at least n+2 GETs, the gap in ms between its (n+1)-th and (n+2)-th GET; up to 8 gaps.
    */
   pollGaps: number[][];
-  /** Readiness GETs per object (realizeObjects' polls and awaitReady's GETs), one count per object that was polled. */
+  /** Readiness GETs per object (realizeObjects' and settleObjects' polls), one count per object that was polled. */
   pollsPerObject: number[];
   /** The Engine client's 429s and time spent backing off since the worker started (never reset). */
   rateLimited: number;
@@ -71,7 +70,7 @@ class Samples {
   latenciesMs: number[] = [];
   byActivity: Record<string, number> = {};
   polls = new Map<string, number[]>();
-  /** Readiness GETs by object identifier (realizeObjects) or awaitReady activity. */
+  /** Readiness GETs by object identifier. */
   pollCounts = new Map<string, number>();
 
   polled(identifier: string): void {
@@ -86,9 +85,6 @@ class Samples {
     try {
       const info = Context.current().info;
       type = info.activityType;
-      if (type === 'awaitReady') {
-        this.polled(`${info.workflowExecution?.workflowId}/${info.workflowExecution?.runId}/${info.activityId}`);
-      }
     } catch {
       // Not inside an activity.
     }
