@@ -12,10 +12,11 @@ import { ATTEMPT_WINDOW_MS, type AwaitReadyOptions } from './objects';
 import { DeployTimes, type DeployTimesOptions } from './deploy-times';
 import { realizeObjects, type ProgressSink, type RealizedObject, type RealizeObjectsInput } from './realize';
 import { planObservedService, type PlanObservedInput, type PlanObservedResult } from './plan-observed';
+import { describeServicePlan } from './plan-service';
 import { settleObjects, type SettledObject, type SettleObjectsInput } from './settle';
 import { scanTaggedServices, type TaggedService } from './scan';
 import { discoverCluster } from './discover';
-import type { ClusterDiscovery, DiscoverClusterInput } from '../contract';
+import type { ClusterDiscovery, DiscoverClusterInput, PlanServiceResult } from '../contract';
 import { IdentifierCache, listTagged, observeService, retrieveState, type ServiceOnLoadBalancer } from './state';
 
 /** What the activities report to the worker's metrics. */
@@ -59,6 +60,10 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
     /** Observes the service and plans each load balancer in the worker; returns what has work, never the objects. */
     async planObservedService(input: PlanObservedInput): Promise<PlanObservedResult> {
       return translated(() => planObservedService(engine, known, input));
+    },
+    /** The dry run of `lbaas plan`: observed and planned here, returned bounded (activities/plan-service.ts). */
+    async describeServicePlan(input: { spec: unknown }): Promise<PlanServiceResult> {
+      return translated(() => withHeartbeat(() => describeServicePlan(engine, known, input)));
     },
     /** Identifiers of every object tagged for the service (one list request; cheap check for stray objects). */
     async listTagged(input: { serviceUid: string; known?: string[] }): Promise<string[]> {

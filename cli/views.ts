@@ -6,7 +6,7 @@ import { decodeVersioningBehavior } from '@temporalio/common';
 import { invalid } from '../common/errors';
 import { ellipsize, formatStatus, formatTime, keyValues, table } from './output';
 import type { ServiceSummary } from '../client/service-client';
-import type { ControllerStatus, LoadBalancerProgress, PassResult, PlanServiceResult } from '../contract';
+import { PLAN_LIMITS, type ControllerStatus, type LoadBalancerProgress, type PassResult, type PlanServiceResult } from '../contract';
 import { formatDuration, isServiceUid, KIND_TITLE, MESSAGES, parseDuration, type AddressStatus, type ObjectStatus } from '../domain';
 
 /** `--timeout 90s`: a duration of at least 1 ms; anything else is a usage error naming the flag. */
@@ -241,7 +241,8 @@ export function planText(p: PlanServiceResult & { pool?: { name: string; revisio
     if (!x) continue;
     for (const k of Object.keys(total) as (keyof typeof total)[]) total[k] += x.summary[k];
     out.push(`load balancer ${lb}${x.cleanup ? ' (no longer in the spec: everything the service has there is destroyed)' : ''}: ${summaryText(x.summary)}`);
-    out.push(...(x.lines.length > 0 ? x.lines.map((l) => `  ${l}`) : ['  nothing to do']));
+    out.push(...(x.lines.length > 0 || x.linesOmitted ? x.lines.map((l) => `  ${l}`) : ['  nothing to do']));
+    if (x.linesOmitted) out.push(`  ... and ${x.linesOmitted} more ${x.linesOmitted === 1 ? 'step' : 'steps'} (counted above; a plan lists at most ${PLAN_LIMITS.lines} steps in all)`);
   }
   out.push(`plan for ${p.serviceUid} on ${lbs.length} load ${lbs.length === 1 ? 'balancer' : 'balancers'}: ${summaryText(total)}`);
   return `${out.join('\n')}\n`;

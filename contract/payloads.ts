@@ -77,11 +77,22 @@ export interface ObjectsProgress {
 
 // Dry run.
 
+/**
+ * Bounds of a dry run's result (activities/plan-service.ts): step lines in all, over every load balancer (about 100
+ * bytes each), and plan objects in all, past which every load balancer's `plan` is left out.
+ */
+export const PLAN_LIMITS = { lines: 2_000, objects: 1_000 } as const;
+
 export interface LoadBalancerPlan {
   cleanup: boolean;
+  /** Every step counted, whatever was left out below. */
   summary: PlanSummary;
+  /** The steps in words, in the order a pass runs them; bounded over the whole service (activities/plan-service.ts). */
   lines: string[];
-  plan: Plan;
+  /** Steps left out of `lines`. */
+  linesOmitted?: number;
+  /** The plan's objects, only while the service's plans are small (activities/plan-service.ts). */
+  plan?: Plan;
 }
 
 export interface PlanServiceResult {
