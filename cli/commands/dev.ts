@@ -10,6 +10,7 @@ import { ensureFullResyncSchedule } from '../../client/schedule';
 import { LbaasClient } from '../../client/service-client';
 import { loadSpecFile } from '../../client/spec-file';
 import { invalid } from '../../common/errors';
+import { installTracing } from '../../common/tracing';
 import { DEFAULT_TASK_QUEUE } from '../../common/settings';
 import { startDevServer } from '../../dev/devserver';
 import { ensureTemporalCli } from '../../dev/temporal-path';
@@ -43,6 +44,9 @@ export async function dev(opts: DevOptions, io: CliIo): Promise<void> {
   const grpcPort = port('port', opts.port);
   const simPort = port('sim-port', opts.simPort);
   const say = (line: string) => io.stderr(`${line}\n`);
+  // The standard OTEL_EXPORTER_OTLP_* variables, as for `lbaas worker`: read before the runtime starts (a process with a
+  // runtime does not exit on an error); nothing of OpenTelemetry is loaded when they are unset.
+  const tracing = installTracing(io.env, 'lbaas-dev');
   // The worker's start-up chatter (bundling) would bury the URLs people need; warnings and errors still show.
   Runtime.install({ logger: new DefaultLogger('WARN') });
   // Validate the example before anything starts.
@@ -61,7 +65,7 @@ export async function dev(opts: DevOptions, io: CliIo): Promise<void> {
     logFile: path.join(stateDir, 'temporal.log'),
     progress: say,
   });
-  const stops: (() => Promise<void>)[] = [() => server.stop()];
+  const stops: (() => Promise<void>)[] = [async () => tracing?.shutdown(), () => server.stop()];
   const stopAll = async () => {
     for (const stop of stops.reverse()) await stop().catch((e: Error) => say(`stop: ${e.message}`));
   };
@@ -71,6 +75,7 @@ export async function dev(opts: DevOptions, io: CliIo): Promise<void> {
     seedDemo(sim.sim);
 
     const worker = await startWorker({
+      ...(tracing ? { tracing } : {}),
       temporal: { connection: { address: server.address }, namespace: server.namespace, taskQueue: DEFAULT_TASK_QUEUE },
       engine: { baseUrl: sim.url, token: DEV_TOKEN },
     });
@@ -85,6 +90,7 @@ export async function dev(opts: DevOptions, io: CliIo): Promise<void> {
         `Engine simulator    ${sim.url} (token ${DEV_TOKEN}; admin API ${sim.url}/_sim/objects)`,
         `worker build        ${versionText(worker.deployment)} (the Current Version of Worker Deployment ${worker.deployment.deploymentName})`,
         `full resync         Schedule lbaas-full-resync, every 10m`,
+        ...(tracing ? [`traces              ${tracing.settings.url} (${tracing.settings.protocol}, service ${tracing.settings.serviceName})`] : []),
         '',
       ].join('\n'),
     );
