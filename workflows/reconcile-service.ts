@@ -107,10 +107,17 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
     });
   };
 
-  const seen = await engine.planObservedService.executeWithOptions(
-    { summary: `observe and plan ${uid}` },
-    [{ spec: fields.spec, listUpTo: MAX_LISTED_OBJECTS, ...(teardown ? { teardown: true } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}) }],
-  );
+  const seen = await engine.planObservedService
+    .executeWithOptions(
+      { summary: `observe and plan ${uid}` },
+      [{ spec: fields.spec, listUpTo: MAX_LISTED_OBJECTS, ...(teardown ? { teardown: true } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}) }],
+    )
+    .catch((err: unknown) => {
+      // A pass that fails before any load balancer runs (the Engine refusing the token, say) is a failed pass too:
+      // the alert on failing passes must see it (deploy/prometheus/lbaas-rules.yaml).
+      if (!isCancellation(err)) recordPassEnd(uid, 'failed');
+      throw err;
+    });
   // The service is observed and planned in the worker, once (planObservedService): the result says which load
   // balancers have work, with their objects only while they total at most MAX_LISTED_OBJECTS, so neither it nor a
   // child's input grows with the service (docs/scaling.md, "Temporal's limits"). A load balancer whose plan is empty

@@ -223,3 +223,31 @@ test('pass and resync metrics for the alert rules: a converged pass counts lbaas
   );
   assert.ok(resynced.some((s) => s.name === 'lbaas_resync_orphaned_services'), 'lbaas_resync_orphaned_services exported');
 });
+
+test('a pass that fails before any load balancer runs (the Engine refuses the worker\'s token: its observation fails for good) counts lbaas_service_passes_total{result="failed"} beside the 401 it got', async () => {
+  const srv = await temporalServer();
+  const taskQueue = `ops-metrics-refused-${randomUUID()}`;
+  const refusedMetrics = `127.0.0.1:${await freePort()}`;
+  const refused = spawnWorker({ temporalAddress: srv.address, namespace: srv.namespace, taskQueue, engineUrl: sim.url, token: 'not-the-engine-token', metricsAddress: refusedMetrics });
+  const client = new TrackedLbaas(new Client({ connection, namespace: srv.namespace }), taskQueue);
+  try {
+    await refused.ready;
+    const uid = uniqueUid('metrics-refused');
+    const lb = seedLoadBalancer(sim, `lb-refused-${randomUUID().slice(0, 8)}`);
+    await client.applyRaw(serviceSpec(uid, [lb], { ports: { http: { external: 80, internal: 30080 } }, servers: [] }));
+    const failed = await until(
+      'the pass refused by the Engine to be counted',
+      async () => {
+        const s = (await scrape(refusedMetrics)).samples;
+        return sumOf(s, 'lbaas_service_passes_total', { service_uid: uid, result: 'failed' }) >= 1 ? s : false;
+      },
+      30_000,
+      200,
+    );
+    assert.equal(sumOf(failed, 'lbaas_service_passes_total', { service_uid: uid, result: 'converged' }), 0);
+    assert.ok(sumOf(failed, 'lbaas_http_client_requests_total', { status: '401' }) >= 1, 'the Engine answered 401');
+  } finally {
+    await client.cleanup();
+    await refused.kill();
+  }
+});
