@@ -1,5 +1,5 @@
 /** Running the real `lbaas` command line as a child process, the way an operator or a script does. */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
 
 /** The repository root, from dist/test/helpers. */
@@ -80,4 +80,30 @@ export function tableColumns(lines: readonly string[]): { headers: string[]; off
     }),
   );
   return { headers, offsets, rows };
+}
+
+/** A long-running `lbaas` command (`lbaas dev`, for one) started as a user starts it, its output collected. */
+export interface LongRun {
+  proc: ChildProcessWithoutNullStreams;
+  /** Everything it printed so far, stdout and stderr interleaved. */
+  out(): string;
+  /** Its exit code once it has exited. */
+  exited: Promise<number | null>;
+}
+
+/**
+ * Starts `lbaas <args>` in `cwd` with only PATH, HOME and `env`; killed with SIGKILL when the test ends if it still
+ * runs (its own stops are the test's to check).
+ */
+export function startLongRun(t: { after(fn: () => void): void }, args: readonly string[], o: { cwd: string; env?: Record<string, string> }): LongRun {
+  const proc = spawn(process.execPath, [LBAAS_BIN, ...args], { cwd: o.cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...o.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  proc.stdin.end();
+  let out = '';
+  proc.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  proc.stderr.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  t.after(() => {
+    if (proc.exitCode === null) proc.kill('SIGKILL');
+  });
+  return { proc, out: () => out, exited };
 }

@@ -4,7 +4,6 @@
  * (SIGINT) stops everything, the API server included.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import https from 'node:https';
 import os from 'node:os';
@@ -13,7 +12,8 @@ import { test } from 'node:test';
 import { parse } from 'yaml';
 import { freePort } from '../../dev/devserver';
 import { k8s } from '../../kube/client';
-import { kubeEvents, LBAAS_BIN, until } from './harness';
+import { startLongRun } from '../helpers/cli';
+import { kubeEvents, until } from './harness';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 
@@ -33,20 +33,10 @@ test('lbaas dev --kube: examples/k8s-service.yaml created with the kubeconfig it
   const cwd = await mkdtemp(path.join(os.tmpdir(), 'lbaas-dev-kube-'));
   t.after(() => rm(cwd, { recursive: true, force: true }));
   const [port, ui, sim] = [await freePort(), await freePort(), await freePort()];
-  const proc = spawn(
-    process.execPath,
-    [LBAAS_BIN, 'dev', '--kube', '--port', String(port), '--ui-port', String(ui), '--sim-port', String(sim), '--example', path.join(ROOT, 'examples', 'service.yaml')],
-    { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let out = '';
-  proc.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
-  proc.stderr.on('data', (c: Buffer) => (out += c.toString('utf8')));
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  t.after(() => {
-    if (proc.exitCode === null) proc.kill('SIGKILL');
-  });
+  const dev = startLongRun(t, ['dev', '--kube', '--port', String(port), '--ui-port', String(ui), '--sim-port', String(sim), '--example', path.join(ROOT, 'examples', 'service.yaml')], { cwd });
+  const out = dev.out;
 
-  const kubeconfig = await until(() => /^Kubernetes\s+KUBECONFIG=(\S+)/m.exec(out)?.[1], `the KUBECONFIG line; it printed:\n${out}`, 180_000);
+  const kubeconfig = await until(() => /^Kubernetes\s+KUBECONFIG=(\S+)/m.exec(out())?.[1], `the KUBECONFIG line; it printed:\n${out()}`, 180_000);
   const mod = await k8s();
   const kc = new mod.KubeConfig();
   kc.loadFromFile(kubeconfig);
@@ -56,14 +46,14 @@ test('lbaas dev --kube: examples/k8s-service.yaml created with the kubeconfig it
   const svc = await until(async () => {
     const s = await core.readNamespacedService({ name: 'web', namespace: 'default' });
     return (s.status?.loadBalancer?.ingress?.length ?? 0) > 0 ? s : null;
-  }, `the ingress of web; lbaas dev printed:\n${out}`);
+  }, `the ingress of web; lbaas dev printed:\n${out()}`);
   assert.deepEqual(
     svc.status?.loadBalancer?.ingress?.map((i) => [i.ip, i.ports?.map((p) => p.port)]),
     [['203.0.113.20', [80, 443]]],
   );
   assert.deepEqual((await kubeEvents(core, 'web')).map((e) => e.line), ['Normal EnsuringLoadBalancer', 'Normal EnsuredLoadBalancer']);
 
-  proc.kill('SIGINT');
-  assert.equal(await exited, 0, out);
+  dev.proc.kill('SIGINT');
+  assert.equal(await dev.exited, 0, out());
   assert.equal(await answers(server), false, 'the API server stopped with lbaas dev');
 });

@@ -4,13 +4,12 @@
  * what is left and stops everything.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { freePort } from '../../dev/devserver';
-import { LBAAS_BIN, REPO_ROOT } from '../helpers/cli';
+import { REPO_ROOT, startLongRun } from '../helpers/cli';
 import { startOtlpReceiver } from '../helpers/otlp-receiver';
 import { until } from '../helpers/workflows';
 
@@ -20,27 +19,15 @@ test('lbaas dev with OTEL_EXPORTER_OTLP_ENDPOINT: it names where traces go, the 
   const cwd = await mkdtemp(path.join(os.tmpdir(), 'lbaas-dev-tracing-'));
   t.after(() => rm(cwd, { recursive: true, force: true }));
   const [port, ui, sim] = [await freePort(), await freePort(), await freePort()];
-  const proc = spawn(
-    process.execPath,
-    [LBAAS_BIN, 'dev', '--port', String(port), '--ui-port', String(ui), '--sim-port', String(sim), '--example', path.join(REPO_ROOT, 'examples', 'service.yaml')],
-    {
-      cwd,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let out = '';
-  proc.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
-  proc.stderr.on('data', (c: Buffer) => (out += c.toString('utf8')));
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  t.after(() => {
-    if (proc.exitCode === null) proc.kill('SIGKILL');
+  const dev = startLongRun(t, ['dev', '--port', String(port), '--ui-port', String(ui), '--sim-port', String(sim), '--example', path.join(REPO_ROOT, 'examples', 'service.yaml')], {
+    cwd,
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' },
   });
 
-  await until('lbaas dev to converge the example', async () => (/^converged on 2 load balancers$/m.test(out) ? true : proc.exitCode !== null ? assert.fail(out) : false), 180_000, 250);
-  assert.match(out, new RegExp(`^traces\\s+${otlp.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/v1/traces \\(http/json, service lbaas-dev\\)$`, 'm'), out);
-  proc.kill('SIGINT');
-  assert.equal(await exited, 0, out);
+  await until('lbaas dev to converge the example', async () => (/^converged on 2 load balancers$/m.test(dev.out()) ? true : dev.proc.exitCode !== null ? assert.fail(dev.out()) : false), 180_000, 250);
+  assert.match(dev.out(), new RegExp(`^traces\\s+${otlp.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/v1/traces \\(http/json, service lbaas-dev\\)$`, 'm'), dev.out());
+  dev.proc.kill('SIGINT');
+  assert.equal(await dev.exited, 0, dev.out());
 
   const spans = otlp.spans();
   const apply = spans.find((s) => s.service === 'lbaas-dev' && s.name.startsWith('UpdateWithStartWorkflow:'));
