@@ -7,8 +7,11 @@ import { canonicalIp } from './ip';
 import { type IssueList, indexPath, isRecord, keyPath } from './spec-issues';
 import type { ServerSpec } from './types';
 
-/** At most this many servers per service or pool: far beyond a real cluster, and it bounds validation work. */
-export const MAX_SERVERS = 1024;
+/**
+ * At most this many servers per service or pool: Kubernetes' documented largest cluster, 5,000 nodes, since every Node
+ * of a cluster becomes a member of its pool (docs/kubernetes.md); it also bounds validation work.
+ */
+export const MAX_SERVERS = 5000;
 
 const SERVER_KEYS = ['name', 'address'] as const;
 const SERVER_NAME = /^[A-Za-z0-9._-]{1,253}$/;

@@ -18,7 +18,7 @@ function specWith(servers: number) {
     loadBalancers: [LB_A, LB_B],
     externalAddresses: ['192.0.2.10'],
     ports: { http: { external: 80, internal: 30080 } },
-    servers: Array.from({ length: servers }, (_, i) => ({ name: `node-${i}`, address: `10.0.${Math.floor(i / 250)}.${(i % 250) + 1}` })),
+    servers: Array.from({ length: servers }, (_, i) => ({ name: `node-${i}`, address: `10.${Math.floor(i / 250) % 250}.${Math.floor(i / 62_500)}.${(i % 250) + 1}` })),
   });
   if (!r.ok) throw new Error(JSON.stringify(r.issues));
   return r.spec;
@@ -40,16 +40,16 @@ test('a small service: every step listed and the plans carried, nothing omitted'
   }
 });
 
-test('1,024 servers on 2 load balancers: counts in full, PLAN_LIMITS.lines lines in all (the first load balancer first), no plan objects, and the result far below 2 MiB', () => {
-  const out = boundedPlans(plansOf(1_024));
+test('5,000 servers (the validator\'s largest pool) on 2 load balancers: counts in full, PLAN_LIMITS.lines lines in all (the first load balancer first), no plan objects, and the result far below 2 MiB', () => {
+  const out = boundedPlans(plansOf(5_000));
   const a = out[LB_A];
   const b = out[LB_B];
-  assert.deepEqual(a?.summary, { create: 1_027, destroy: 0, recover: 0, wait: 0, keep: 0 });
-  assert.deepEqual(b?.summary, { create: 1_027, destroy: 0, recover: 0, wait: 0, keep: 0 });
-  assert.equal(a?.lines.length, 1_027);
-  assert.equal(a?.linesOmitted, undefined);
-  assert.equal(b?.lines.length, PLAN_LIMITS.lines - 1_027);
-  assert.equal(b?.linesOmitted, 1_027 - (PLAN_LIMITS.lines - 1_027));
+  assert.deepEqual(a?.summary, { create: 5_003, destroy: 0, recover: 0, wait: 0, keep: 0 });
+  assert.deepEqual(b?.summary, { create: 5_003, destroy: 0, recover: 0, wait: 0, keep: 0 });
+  assert.equal(a?.lines.length, PLAN_LIMITS.lines);
+  assert.equal(a?.linesOmitted, 5_003 - PLAN_LIMITS.lines);
+  assert.deepEqual(b?.lines, []);
+  assert.equal(b?.linesOmitted, 5_003);
   assert.equal(a?.plan, undefined);
   assert.equal(b?.plan, undefined);
   assert.ok(Buffer.byteLength(JSON.stringify(out)) < 512 * 1024, `${Buffer.byteLength(JSON.stringify(out))} bytes`);

@@ -265,10 +265,11 @@ describe('validateSpec reports every violation at once, with exact paths and mes
 describe('validateSpec guards against huge inputs', () => {
   test('an over-long list is one issue and its elements are not inspected', () => {
     const many = Array.from({ length: 1025 }, () => 'not an address');
-    assert.deepEqual(issuesOf({ ...example(), loadBalancers: many, externalAddresses: many, servers: many }), [
+    const tooManyServers = Array.from({ length: 5001 }, () => 'not a server');
+    assert.deepEqual(issuesOf({ ...example(), loadBalancers: many, externalAddresses: many, servers: tooManyServers }), [
       { path: 'loadBalancers', message: 'must list at most 1024 load balancers (has 1025)' },
       { path: 'externalAddresses', message: 'must list at most 1024 addresses (has 1025)' },
-      { path: 'servers', message: 'must list at most 1024 servers (has 1025)' },
+      { path: 'servers', message: 'must list at most 5000 servers (has 5001)' },
     ]);
   });
 
@@ -277,12 +278,14 @@ describe('validateSpec guards against huge inputs', () => {
     assert.deepEqual(issuesOf({ ...example(), ports }), [{ path: 'ports', message: 'must have at most 1024 ports (has 1025)' }]);
   });
 
-  test('a spec meaning more than 5000 objects per load balancer is refused', () => {
+  test('a spec meaning more than 5100 objects per load balancer is refused; 5,000 servers on one port are accepted', () => {
     const ports = Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`p${i}`, { external: i + 1, internal: i + 1 }]));
-    const servers = Array.from({ length: 1000 }, (_, i) => ({ name: `n${i}`, address: '10.0.0.1' }));
+    const servers = Array.from({ length: 1020 }, (_, i) => ({ name: `n${i}`, address: '10.0.0.1' }));
     assert.deepEqual(issuesOf({ ...example(), ports, servers }), [
-      { path: 'ports', message: 'this spec means 5020 Engine objects per load balancer (ports x (2 + externalAddresses + servers)); at most 5000 are supported' },
+      { path: 'ports', message: 'this spec means 5120 Engine objects per load balancer (ports x (2 + externalAddresses + servers)); at most 5100 are supported' },
     ]);
+    const cluster = Array.from({ length: 5000 }, (_, i) => ({ name: `n${i}`, address: '10.0.0.1' }));
+    assert.deepEqual(issuesOf({ ...example(), ports: { http: { external: 80, internal: 30080 } }, servers: cluster }), []);
   });
 
   test('unknown keys beyond ten are counted, and long keys are cut in paths', () => {
