@@ -19,8 +19,8 @@ import { reconcileInWaves, type CountingEngine } from './waves';
 import type { ChildWorker } from '../dev/child-worker';
 import { CORE_SHAPE, coreSpec } from './workload';
 
-export type ModeName = 'heartbeat' | 'no-budget' | 'no-reuse' | 'unwatched' | 'prior' | 'aim-25' | 'aim-75' | 'heartbeat-500' | 'retry' | 'retry-fast' | 'waves' | 'waves-jitter';
-export type WorkerKind = 'heartbeat' | 'no-budget' | 'no-reuse' | 'unwatched' | 'prior' | 'aim-25' | 'aim-75' | 'tuned' | 'retry';
+export type ModeName = 'heartbeat' | 'no-budget' | 'unwatched' | 'prior' | 'aim-25' | 'aim-75' | 'heartbeat-500' | 'retry' | 'retry-fast' | 'waves' | 'waves-jitter';
+export type WorkerKind = 'heartbeat' | 'no-budget' | 'unwatched' | 'prior' | 'aim-25' | 'aim-75' | 'tuned' | 'retry';
 
 export interface Mode {
   name: ModeName;
@@ -43,7 +43,6 @@ export interface Mode {
 export const WORKER_READINESS: Record<WorkerKind, AwaitReadyOptions | undefined> = {
   heartbeat: undefined,
   'no-budget': undefined,
-  'no-reuse': undefined,
   unwatched: undefined,
   prior: undefined,
   'aim-25': undefined,
@@ -58,9 +57,6 @@ export const WORKER_READINESS: Record<WorkerKind, AwaitReadyOptions | undefined>
  * watching); `prior` never learns (the fixed 250 ms x 1.25 schedule of before); the `aim-*` kinds show the trade-off
  * between GETs and slack at other first-poll quantiles.
  */
-/** Worker kinds whose Engine client does not reuse its own recent reads (the A/B of that mechanism). */
-export const WORKER_NO_REUSE: ReadonlySet<WorkerKind> = new Set(['no-reuse']);
-
 export const WORKER_DEPLOY_TIMES: Partial<Record<WorkerKind, DeployTimesOptions>> = {
   unwatched: { watch: false },
   prior: { minSamples: Number.MAX_SAFE_INTEGER },
@@ -75,7 +71,6 @@ export const WORKER_DEPLOY_TIMES: Partial<Record<WorkerKind, DeployTimesOptions>
 export const WORKER_PACING: Record<WorkerKind, PacingOptions | null> = {
   heartbeat: WORKER_DEFAULTS.pacing,
   'no-budget': null,
-  'no-reuse': WORKER_DEFAULTS.pacing,
   unwatched: WORKER_DEFAULTS.pacing,
   prior: WORKER_DEFAULTS.pacing,
   'aim-25': WORKER_DEFAULTS.pacing,
@@ -93,12 +88,6 @@ export const MODES: readonly Mode[] = [
     quick: true,
   },
   { name: 'no-budget', title: 'the same without an Engine request budget (every mode above and below runs at the default budget of `lbaas worker`)', worker: 'no-budget', quick: true },
-  {
-    name: 'no-reuse',
-    title: "the same with the Engine client's recent reads not reused (activities/engine/recent-reads.ts): a round's closing observation reads again what it has just read",
-    worker: 'no-reuse',
-    quick: true,
-  },
   { name: 'unwatched', title: 'the same with every deploy polled on the median-aimed schedule (no watched kinds: the product before watching)', worker: 'unwatched', quick: true },
   { name: 'prior', title: 'the same with polls not aimed (never learns: 250 ms x 1.25, max 500 ms, the schedule of before)', worker: 'prior', quick: true },
   { name: 'aim-25', title: 'the same aiming the first poll of Binds and Servers at the learned 25th percentile (more GETs, less slack)', worker: 'aim-25', quick: false },

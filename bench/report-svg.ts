@@ -6,7 +6,6 @@ import { CORE_SHAPE } from './workload';
 const COLORS: Record<ModeName, string> = {
   heartbeat: '#1f77b4',
   'no-budget': '#aec7e8',
-  'no-reuse': '#98df8a',
   unwatched: '#bcbd22',
   prior: '#8c564b',
   'aim-25': '#e377c2',
@@ -26,7 +25,6 @@ function marker(mode: ModeName, x: number, y: number): string {
       return `<circle cx="${f(x)}" cy="${f(y)}" r="4.5" fill="${c}" fill-opacity="0.85"/>`;
     case 'no-budget':
       return `<circle cx="${f(x)}" cy="${f(y)}" r="4.5" fill="none" stroke="${c}" stroke-width="2"/>`;
-    case 'no-reuse':
     case 'unwatched':
     case 'prior':
     case 'aim-25':

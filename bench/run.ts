@@ -29,7 +29,7 @@ import { startDevServer, type DevServer } from '../dev/devserver';
 import { ensureTemporalCli } from '../dev/temporal-path';
 import { workflowsPath } from '../worker/main';
 import { reconcileService } from '../workflows';
-import { CORE_DEPLOY_MS, MODES, runCore, WORKER_DEPLOY_TIMES, WORKER_NO_REUSE, WORKER_PACING, WORKER_READINESS, type CoreContext, type CoreRun, type WorkerKind } from './core';
+import { CORE_DEPLOY_MS, MODES, runCore, WORKER_DEPLOY_TIMES, WORKER_PACING, WORKER_READINESS, type CoreContext, type CoreRun, type WorkerKind } from './core';
 import { WORKER_DEFAULTS } from './defaults';
 import { summarize, type BenchResult, type Machine } from './figures';
 import { markdown } from './report-md';
@@ -206,7 +206,6 @@ async function main(): Promise<void> {
         ...(WORKER_READINESS[kind] ? { readiness: WORKER_READINESS[kind] } : {}),
         ...(WORKER_DEPLOY_TIMES[kind] ? { deployTimes: WORKER_DEPLOY_TIMES[kind] } : {}),
         ...(pacing ? { pacing } : {}),
-        ...(WORKER_NO_REUSE.has(kind) ? { reuseReads: false } : {}),
       });
       await w.ready;
       return w;

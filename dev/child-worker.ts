@@ -26,8 +26,6 @@ export interface ChildWorkerOptions {
   deployTimes?: DeployTimesOptions;
   /** The worker's Engine request budget (activities/engine/pacing.ts); none when absent. */
   pacing?: PacingOptions;
-  /** false: the Engine client never reuses its own recent reads (activities/engine/recent-reads.ts). */
-  reuseReads?: boolean;
   /** Workflow runs the worker keeps cached; the SDK's default when absent. */
   maxCachedWorkflows?: number;
   /**
@@ -72,7 +70,6 @@ export async function startChildWorker(o: ChildWorkerOptions): Promise<ChildWork
     ...(o.readiness ? { readiness: o.readiness } : {}),
     ...(o.deployTimes ? { deployTimes: o.deployTimes } : {}),
     ...(o.pacing ? { pacing: o.pacing } : {}),
-    ...(o.reuseReads === false ? { reuseReads: false } : {}),
     ...(o.maxCachedWorkflows ? { maxCachedWorkflows: o.maxCachedWorkflows } : {}),
     ...(o.memoryLogMs ? { memoryLogMs: o.memoryLogMs } : {}),
   };

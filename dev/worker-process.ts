@@ -31,8 +31,6 @@ export interface ChildWorkerConfig {
   deployTimes?: DeployTimesOptions;
   /** The Engine request budget (activities/engine/pacing.ts); none (a bucket only after a 429) when absent. */
   pacing?: PacingOptions;
-  /** false: the Engine client never reuses its own recent reads (activities/engine/recent-reads.ts). */
-  reuseReads?: boolean;
   /** Workflow runs kept cached (worker/main.ts); the SDK's default when absent. */
   maxCachedWorkflows?: number;
   /** Every this many ms, one `memory {...}` line on stderr: process.memoryUsage() and V8's heap spaces, in MiB. */
@@ -119,7 +117,7 @@ async function main(): Promise<void> {
   let samples = new Samples();
   const running = await startWorker({
     temporal: { connection: { address: cfg.temporalAddress }, namespace: cfg.namespace, taskQueue: cfg.taskQueue },
-    engine: { baseUrl: cfg.engineUrl, token: cfg.token, onResponse: (e) => samples.record(e.durationMs), ...(cfg.pacing ? { pacing: cfg.pacing } : {}), ...(cfg.reuseReads === false ? { reuseReads: false } : {}) },
+    engine: { baseUrl: cfg.engineUrl, token: cfg.token, onResponse: (e) => samples.record(e.durationMs), ...(cfg.pacing ? { pacing: cfg.pacing } : {}) },
     workflowBundle: { codePath: cfg.bundlePath },
     activities: {
       ...(cfg.readiness ? { readiness: cfg.readiness } : {}),

@@ -114,11 +114,8 @@ export class EngineClient {
   /** The last GET answer of each object and when it was sent, while nothing was written to it (recent-reads.ts). */
   readonly #reads = new RecentReads<{ kind: LbaasKind; object: unknown }>();
 
-  readonly #reuseReads: boolean;
-
   constructor(options: EngineClientOptions) {
     this.#transport = new EngineTransport(options);
-    this.#reuseReads = options.reuseReads !== false;
   }
 
   /** The request budget and backoff every request of this client goes through. */
@@ -141,7 +138,6 @@ export class EngineClient {
    * client has written nothing to it since; no request. For a round closing on what it read itself (recent-reads.ts).
    */
   readSince<K extends LbaasKind>(kind: K, id: string, since: number): EngineObjectMap[K] | undefined {
-    if (!this.#reuseReads) return undefined;
     const read = this.#reads.since(id, since);
     return read && read.kind === kind ? (read.object as EngineObjectMap[K]) : undefined;
   }

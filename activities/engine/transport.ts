@@ -62,11 +62,6 @@ export interface EngineClientOptions {
   pacing?: PacingOptions | RequestPacer;
   /** One span per request (tracing.ts) when given; none, and no tracing code on the request path, without. */
   tracer?: Tracer;
-  /**
-   * Whether `readSince` hands out this client's own recent GET answers (recent-reads.ts); default true. Off, every
-   * observation reads again: the benchmark's A/B of what that reuse saves (bench/core.ts, mode `no-reuse`).
-   */
-  reuseReads?: boolean;
 }
 
 interface ResolvedOptions {

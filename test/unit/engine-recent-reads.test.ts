@@ -85,13 +85,4 @@ describe('EngineClient.readSince', () => {
     assert.equal(h.client.readSince('server', SERVER_ID, since), undefined, 'forgotten after a DELETE, even a failed one');
     await h.done();
   });
-
-  test('reuseReads: false (the benchmark\'s A/B): nothing is handed out, even right after a GET', async () => {
-    const h = harness({ reuseReads: false });
-    const since = Date.now();
-    h.reply({ status: 200, body: BACKEND });
-    await h.client.get('backend', BACKEND_ID);
-    assert.equal(h.client.readSince('backend', BACKEND_ID, since), undefined);
-    await h.done();
-  });
 });
