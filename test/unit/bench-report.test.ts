@@ -141,7 +141,9 @@ test('fleet_run_peak_rss_mib is the fleet worker\'s peak over the whole run; def
   const reordered = { ...WORKER_DEFAULTS, pacing: Object.fromEntries(Object.entries(WORKER_DEFAULTS.pacing ?? {}).reverse()) };
   assert.deepEqual(line({ ...base, fleet, workers: { core: reordered, fleet: WORKER_DEFAULTS } }), ['1000', 'yes']);
   assert.deepEqual(line({ ...base, fleet, workers: { ...defaults, fleet: { ...WORKER_DEFAULTS, heapMiB: 768 } } }), ['1000', 'no']);
-  assert.deepEqual(line({ ...base, fleet, workers: { ...defaults, fleet: { ...WORKER_DEFAULTS, env: { MALLOC_ARENA_MAX: '2' } } } }), ['1000', 'no']);
+  // MALLOC_ARENA_MAX=2 is what every worker starts with (worker/heap.ts); another value is a change.
+  assert.deepEqual(line({ ...base, fleet, workers: { ...defaults, fleet: { ...WORKER_DEFAULTS, env: { MALLOC_ARENA_MAX: '2' } } } }), ['1000', 'yes']);
+  assert.deepEqual(line({ ...base, fleet, workers: { ...defaults, fleet: { ...WORKER_DEFAULTS, env: { MALLOC_ARENA_MAX: '8' } } } }), ['1000', 'no']);
   assert.deepEqual(line({ ...base, fleet, workers: { ...defaults, core: { ...WORKER_DEFAULTS, pacing: null } } }), ['1000', 'no']);
   assert.deepEqual(line({ ...base, fleet, workers: { ...defaults, core: { ...WORKER_DEFAULTS, pacing: { requestsPerSecond: 10, burst: 10 } } } }), ['1000', 'no']);
   // Without a fleet run only the core workers count, and there is no whole-run peak to report.
