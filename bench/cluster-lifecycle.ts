@@ -5,7 +5,8 @@
  * queue, each at the settings of `lbaas worker` without environment (bench/defaults.ts):
  *
  * 1. apply: a server pool of three nodes set, then N services x 2 load balancers using it (28 objects each) applied
- *    through their controllers, as `lbaas apply` does, 32 client calls at a time, until every one converged;
+ *    through their controllers, as `lbaas apply` does (32 client calls at a time, every apply before the first
+ *    wait), until every one converged;
  * 2. no-op full resync: the Schedule's workflow (fullResync) signals every controller; until each finished a pass;
  * 3. pool change: a fourth node added to the pool, fanned out to every service (`lbaas pool add`), until the pool's
  *    waitConverged says every service reconciled it (4 Servers created per service);
@@ -183,8 +184,9 @@ async function lifecycle(c: Ctx): Promise<Omit<LifecycleResult, 'backend' | 'rev
 
   const passAfter = new Map<string, number>();
   await measure('apply', async () => {
-    await mapLimit(specs, CLIENT_CONCURRENCY, async (s) => {
-      const { revision } = await c.lbaas.apply(s.raw, s.spec);
+    // Every apply first (as a rollout would send them), then the waits: the controllers all work at once.
+    const applied = await mapLimit(specs, CLIENT_CONCURRENCY, async (s) => ({ s, ...(await c.lbaas.apply(s.raw, s.spec)) }));
+    await mapLimit(applied, CLIENT_CONCURRENCY, async ({ s, revision }) => {
       const r = await c.lbaas.waitConverged(s.spec.serviceUid, revision);
       if (!r.converged) throw new Error(`lifecycle: ${s.spec.serviceUid} did not converge: ${r.error ?? ''}`);
       passAfter.set(s.spec.serviceUid, r.pass);
