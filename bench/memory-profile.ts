@@ -29,12 +29,15 @@ export interface SmapsSample {
 
 /** The resident memory of `pid` by kind of mapping, or null when it cannot be read. */
 export function smapsSample(pid: number): SmapsSample | null {
-  let text: string;
   try {
-    text = readFileSync(`/proc/${pid}/smaps`, 'utf8');
+    return { t: Date.now(), ...parseSmaps(readFileSync(`/proc/${pid}/smaps`, 'utf8')) };
   } catch {
     return null;
   }
+}
+
+/** Resident memory by kind of mapping in the text of a /proc/<pid>/smaps file, in MiB. */
+export function parseSmaps(text: string): Omit<SmapsSample, 't'> {
   const maps: { start: number; end: number; name: string; rss: number }[] = [];
   for (const line of text.split('\n')) {
     const head = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \d+\s*(.*)$/.exec(line);
@@ -77,7 +80,7 @@ export function smapsSample(pid: number): SmapsSample | null {
     } else anon += m.rss; // [stack], [anon:...] and the like
   }
   const mib = (n: number) => Math.round(n / 2 ** 20);
-  return { t: Date.now(), rssMiB: mib(brk + file + anon + arenaRss), brkMiB: mib(brk), arenas, arenasMiB: mib(arenaRss), otherAnonMiB: mib(anon), fileMiB: mib(file) };
+  return { rssMiB: mib(brk + file + anon + arenaRss), brkMiB: mib(brk), arenas, arenasMiB: mib(arenaRss), otherAnonMiB: mib(anon), fileMiB: mib(file) };
 }
 
 /** A worker's `memory {...}` lines (dev/memory-probe.ts) in its output, oldest first. */
