@@ -1,9 +1,7 @@
 /**
- * (Longer than 300 lines: one benchmark driver whose process-tree CPU accounting, two backends and run loop share its
- * state; the report rendering is already cluster-report.ts.)
- *
  * `npm run bench:cluster [-- --services 120] [--workers 1,2,4] [--seed 42] [--only dev|cluster] [--no-write]
  *   [--save-jsonl FILE]` (each run appended as it is measured); `--from-jsonl A,B` renders the section from saved runs.
+ * `npm run bench:cluster -- --lifecycle ...` measures one fleet's whole life instead (bench/cluster-lifecycle.ts).
  *
  * The throughput fleet (bench/throughput.ts: N services x 2 load balancers applied at once, deploys 100-300 ms) on
  * the Temporal dev server and on the production-shaped local cluster (cluster/index.ts), side by side, with 1, 2 and
@@ -13,7 +11,7 @@
  * databases). Prints a table and writes it into the marked cluster section of docs/benchmarks.md.
  */
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, readdirSync, readFileSync, statSync, writeFileSync, mkdtempSync, rmSync, chmodSync, existsSync } from 'node:fs';
+import { appendFileSync, readFileSync, statSync, writeFileSync, mkdtempSync, rmSync, chmodSync, existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -26,13 +24,15 @@ import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
 import { markdownSection, writeSection, type RunResult } from './cluster-report';
 import { FLEET_DEPLOY_MS } from './phase';
 import { applyAll } from './throughput';
-import { machineCpuSeconds, procCpuSeconds } from './util';
+import { machineCpuSeconds } from './util';
+import { treeCpuSeconds } from './proc-tree';
 import { startChildWorker } from '../dev/child-worker';
 import { fleetSpec } from './workload';
 import { WORKER_DEFAULTS } from './defaults';
+import type * as Lifecycle from './cluster-lifecycle';
 
 
-interface Backend {
+export interface Backend {
   name: RunResult['backend'];
   address: string;
   namespace: string;
@@ -45,61 +45,7 @@ interface Backend {
 
 const log = (line: string) => process.stderr.write(`[bench:cluster ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
 
-/** A process and all its descendants (PostgreSQL's work happens in its backends, children of the postmaster). */
-function processTree(root: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-    } catch {
-      // Gone in between.
-    }
-  }
-  const out: number[] = [];
-  const walk = (pid: number) => {
-    out.push(pid);
-    for (const c of children.get(pid) ?? []) walk(c);
-  };
-  walk(root);
-  return out;
-}
-
-/**
- * CPU seconds of a set of processes and their descendants. A backend that exits during the run takes its CPU time
- * with it unless its parent reaped it (then it is in the parent's cutime, which /proc/<pid>/stat fields 16-17 hold).
- */
-function treeCpuSeconds(roots: number[]): number {
-  let total = 0;
-  for (const root of roots) for (const pid of processTree(root)) total += procCpuSeconds(pid) + reapedChildrenCpu(pid);
-  return total;
-}
-
-let ticks = 0;
-function clockTicks(): number {
-  if (!ticks) {
-    try {
-      ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-    } catch {
-      ticks = 100;
-    }
-  }
-  return ticks;
-}
-
-function reapedChildrenCpu(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[13]) + Number(f[14])) / clockTicks();
-  } catch {
-    return 0;
-  }
-}
-
-async function devBackend(tmp: string): Promise<Backend> {
+export async function devBackend(tmp: string): Promise<Backend> {
   const dbFile = path.join(tmp, 'dev-server.db');
   const temporalPath = await ensureTemporalCli({ progress: log });
   let server: DevServer | null = null;
@@ -124,7 +70,7 @@ async function devBackend(tmp: string): Promise<Backend> {
   };
 }
 
-async function clusterBackend(tmp: string): Promise<Backend> {
+export async function clusterBackend(tmp: string): Promise<Backend> {
   const cluster: Cluster = await startCluster({ stateDir: path.join(tmp, 'cluster'), progress: log });
   return {
     name: 'cluster',
@@ -241,6 +187,9 @@ function parse(argv: string[]): Args {
 }
 
 async function main(): Promise<void> {
+  // The whole life of one fleet (apply, no-op resync, pool change, delete): bench/cluster-lifecycle.ts.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  if (process.argv.includes('--lifecycle')) return (require('./cluster-lifecycle') as typeof Lifecycle).lifecycleMain(process.argv.slice(2));
   const args = parse(process.argv.slice(2));
   if (args.fromJsonl.length > 0) {
     const saved = args.fromJsonl.flatMap((f) => readFileSync(f, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as RunResult & { loadAvg: number[]; revision: string }));
@@ -288,7 +237,7 @@ async function main(): Promise<void> {
 }
 
 /** The commit the measured code comes from (read when the run starts: the checkout may move on while it runs). */
-function gitRevision(): string {
+export function gitRevision(): string {
   try {
     return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: path.join(__dirname, '..', '..'), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
   } catch {

@@ -1,5 +1,5 @@
 /**
- * The core workload: one service (2 ports x 2 addresses x 3 servers) on 2 load balancers, deploy delays 1000-3000
+ * The core workload: one service (2 ports x 2 addresses x 3 servers) on 2 load balancers (the `-1lb` modes: on one), deploy delays 1000-3000
  * ms, converged from empty and then re-applied unchanged, in every mode: the product (Temporal, readiness polled
  * inside a heartbeating activity), the same with Temporal-retry-based polling (two schedules), and the waves
  * baseline. Each repetition uses one seed for all modes, so every mode draws its deploy delays from the same stream.
@@ -19,7 +19,7 @@ import { reconcileInWaves, type CountingEngine } from './waves';
 import type { ChildWorker } from '../dev/child-worker';
 import { CORE_SHAPE, coreSpec } from './workload';
 
-export type ModeName = 'heartbeat' | 'no-budget' | 'unwatched' | 'prior' | 'aim-25' | 'aim-75' | 'heartbeat-500' | 'retry' | 'retry-fast' | 'waves' | 'waves-jitter';
+export type ModeName = 'heartbeat' | 'no-budget' | 'heartbeat-1lb' | 'no-budget-1lb' | 'unwatched' | 'prior' | 'aim-25' | 'aim-75' | 'heartbeat-500' | 'retry' | 'retry-fast' | 'waves' | 'waves-jitter';
 export type WorkerKind = 'heartbeat' | 'no-budget' | 'unwatched' | 'prior' | 'aim-25' | 'aim-75' | 'tuned' | 'retry';
 
 export interface Mode {
@@ -31,6 +31,8 @@ export interface Mode {
   specReadiness?: Record<string, unknown>;
   /** Waves modes: upstream's jitter factor (0: none). */
   wavesJitter?: number;
+  /** Load balancers the service is on: 2 when absent (the core workload), 1 for its one-load-balancer variant. */
+  loadBalancers?: 1 | 2;
   /** Informational modes are left out of `--quick` to keep it within 5 minutes. */
   quick: boolean;
 }
@@ -88,6 +90,8 @@ export const MODES: readonly Mode[] = [
     quick: true,
   },
   { name: 'no-budget', title: 'the same without an Engine request budget (every mode above and below runs at the default budget of `lbaas worker`)', worker: 'no-budget', quick: true },
+  { name: 'heartbeat-1lb', title: 'the product on the same service on ONE load balancer (its bound is one load balancer\'s chain of deploys)', worker: 'heartbeat', loadBalancers: 1, quick: true },
+  { name: 'no-budget-1lb', title: 'the same service on one load balancer without an Engine request budget', worker: 'no-budget', loadBalancers: 1, quick: true },
   { name: 'unwatched', title: 'the same with every deploy polled on the median-aimed schedule (no watched kinds: the product before watching)', worker: 'unwatched', quick: true },
   { name: 'prior', title: 'the same with polls not aimed (never learns: 250 ms x 1.25, max 500 ms, the schedule of before)', worker: 'prior', quick: true },
   { name: 'aim-25', title: 'the same aiming the first poll of Binds and Servers at the learned 25th percentile (more GETs, less slack)', worker: 'aim-25', quick: false },
@@ -192,10 +196,8 @@ async function measure(ctx: CoreContext, mode: Mode, run: () => Promise<{ events
 }
 
 export async function runCore(ctx: CoreContext, mode: Mode, rep: number, seed: number): Promise<CoreRun> {
-  const lbs = [
-    await ctx.admin.seedLoadBalancer(`bench-${mode.name}-${rep}-a`, '198.51.100.10'),
-    await ctx.admin.seedLoadBalancer(`bench-${mode.name}-${rep}-b`, '198.51.100.11'),
-  ];
+  const lbs = [await ctx.admin.seedLoadBalancer(`bench-${mode.name}-${rep}-a`, '198.51.100.10')];
+  if ((mode.loadBalancers ?? 2) === 2) lbs.push(await ctx.admin.seedLoadBalancer(`bench-${mode.name}-${rep}-b`, '198.51.100.11'));
   const serviceUid = `bench-${mode.name}-r${rep}-s${seed}`;
   const raw = coreSpec(serviceUid, lbs, mode.specReadiness);
   const valid = validateSpec(raw);

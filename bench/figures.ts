@@ -79,6 +79,10 @@ export interface Target {
 
 export interface Summary {
   convergenceVsBound: number;
+  /** The same service on one load balancer (mode heartbeat-1lb), and both variants without a budget; NaN when not run. */
+  convergenceVsBound1Lb: number;
+  convergenceVsBoundNoBudget: number;
+  convergenceVsBound1LbNoBudget: number;
   convergenceVsWaves: number;
   requestsVsWaves: number;
   noopWrites: number;
@@ -114,6 +118,11 @@ export const boundRatio = (c: CoreRun) => c.apply.wallMs / c.serviceBoundMs;
 export function summarize(r: BenchResult): Summary {
   const product = runsOf(r, 'heartbeat');
   const convergenceVsBound = median(product.map(boundRatio));
+  const vsBound = (mode: ModeName) => {
+    const runs = runsOf(r, mode);
+    return runs.length ? median(runs.map(boundRatio)) : NaN;
+  };
+  const [convergenceVsBound1Lb, convergenceVsBoundNoBudget, convergenceVsBound1LbNoBudget] = [vsBound('heartbeat-1lb'), vsBound('no-budget'), vsBound('no-budget-1lb')];
   const convergenceVsWaves = median(paired(r, 'heartbeat', 'waves', (c) => c.apply.wallMs));
   const requestsVsWaves = median(paired(r, 'heartbeat', 'waves', (c) => c.apply.requests));
   const noopWrites = r.throughput.noop.mutations + (r.fleet?.noop.mutations ?? 0) + sum(product.map((c) => c.noop.mutations));
@@ -136,6 +145,7 @@ export function summarize(r: BenchResult): Summary {
   };
   const targets = [
     t('convergence time / lower bound', 'convergence_vs_bound', convergenceVsBound, TARGETS.convergenceVsBound),
+    t('convergence time / lower bound, the service on one load balancer', 'convergence_vs_bound_1lb', convergenceVsBound1Lb, TARGETS.convergenceVsBound),
     t('convergence time / waves baseline', 'convergence_vs_waves', convergenceVsWaves, TARGETS.convergenceVsWaves),
     t('Engine requests / waves baseline', 'requests_vs_waves', requestsVsWaves, TARGETS.requestsVsWaves),
     t('writes on a no-op resync', 'noop_writes', noopWrites, TARGETS.noopWrites, 0),
@@ -150,12 +160,18 @@ export function summarize(r: BenchResult): Summary {
   const share = realistic429Share(r.realistic ?? []);
   if (share !== null) targets.push(t('requests answered 429, realistic Engine', 'realistic_429_share', share, REALISTIC_429_TARGET, 3));
   const line =
-    `summary: convergence_vs_bound=${ratio(convergenceVsBound)} convergence_vs_waves=${ratio(convergenceVsWaves)} requests_vs_waves=${ratio(requestsVsWaves)} noop_writes=${noopWrites}` +
+    `summary: convergence_vs_bound=${ratio(convergenceVsBound)}` +
+    // The same service on one load balancer, and both beside the same workload without an Engine budget.
+    ` convergence_vs_bound_1lb=${ratio(convergenceVsBound1Lb)} convergence_vs_bound_no_budget=${ratio(convergenceVsBoundNoBudget)} convergence_vs_bound_1lb_no_budget=${ratio(convergenceVsBound1LbNoBudget)}` +
+    ` convergence_vs_waves=${ratio(convergenceVsWaves)} requests_vs_waves=${ratio(requestsVsWaves)} noop_writes=${noopWrites}` +
     ` core_requests=${int(coreRequests)} history_events_per_lb=${int(historyEventsPerLb)} readiness_gets_per_object=${ratio(readinessGetsPerObject, 1)}` +
     ` fleet_services_per_min=${int(fleetServicesPerMin)} fleet_peak_rss_mib=${int(fleetPeakRssMib)} fleet_noop_resync_s=${ratio(fleetNoopResyncS, 1)} budget_goodput=${ratio(budgetGoodput)}` +
     `${share === null ? '' : ` realistic_429_share=${share.toFixed(3)}`} fleet_run_peak_rss_mib=${int(fleetRunPeakRssMib)} defaults=${defaults ? 'yes' : 'no'}`;
   return {
     convergenceVsBound,
+    convergenceVsBound1Lb,
+    convergenceVsBoundNoBudget,
+    convergenceVsBound1LbNoBudget,
     convergenceVsWaves,
     requestsVsWaves,
     noopWrites,

@@ -4,7 +4,9 @@
  * `--cached-workflows` is the worker's LBAAS_MAX_CACHED_WORKFLOWS; `--memory-log MS` has the worker print where its memory
  * is (RSS, V8 heap by space, buffers) every MS ms; the worker runs at the settings of `lbaas worker` without
  * environment (bench/defaults.ts); `--heap-mib N` starts it with `--max-old-space-size=N` instead of 512, `--no-budget`
- * without an Engine request budget, and `--malloc-arena-max N` with MALLOC_ARENA_MAX=N in its environment. With `--budget N`: the Engine budget run
+ * without an Engine request budget, and `--malloc-arena-max N` with MALLOC_ARENA_MAX=N in its environment.
+ * `--memory-profile FILE` samples where the worker's memory is every second (bench/memory-profile.ts: smaps by kind of
+ * mapping, both threads' V8 heaps), prints each phase's peak and what it was made of, and saves the samples to FILE. With `--budget N`: the Engine budget run
  * (bench/budget.ts) of N services instead. `npm run bench -- --fleet N` runs the same fleet inside the full benchmark and reports it in docs/benchmarks.md.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,6 +20,7 @@ import { ensureTemporalCli } from '../dev/temporal-path';
 import { workflowsPath } from '../worker/main';
 import { runBudget } from './budget';
 import { runFleet } from './fleet';
+import { memoryLines, phaseMemoryText, phasePeaks, smapsSample, type SmapsSample } from './memory-profile';
 import { BENCH_TOKEN, startSimProcess } from './sim-process';
 import { mib } from './util';
 import { WORKER_DEFAULTS } from './defaults';
@@ -32,6 +35,7 @@ async function main(): Promise<void> {
   if (!Number.isInteger(services) || services < 1) throw new Error(`--services: expected an integer >= 1, got ${value('--services')}`);
   const cached = value('--cached-workflows') === undefined ? undefined : Number(value('--cached-workflows'));
   if (cached !== undefined && !(Number.isInteger(cached) && cached >= 2)) throw new Error(`--cached-workflows: expected an integer >= 2, got ${value('--cached-workflows')}`);
+  const profileFile = value('--memory-profile');
   const temporalPath = await ensureTemporalCli({ progress: log });
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'lbaas-fleet-'));
   const quiet = { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} };
@@ -53,7 +57,7 @@ async function main(): Promise<void> {
     bundlePath,
     echo: true,
     ...(cached ? { maxCachedWorkflows: cached } : {}),
-    ...(value('--memory-log') ? { memoryLogMs: Number(value('--memory-log')) } : {}),
+    ...(value('--memory-log') || profileFile ? { memoryLogMs: Number(value('--memory-log') ?? 1000) } : {}),
     ...(value('--heap-mib') ? { heapMiB: Number(value('--heap-mib')) } : {}),
     // The Engine budget of `lbaas worker` without environment, unless --no-budget shows the run without one.
     ...(process.argv.includes('--no-budget') || !WORKER_DEFAULTS.pacing ? {} : { pacing: WORKER_DEFAULTS.pacing }),
@@ -80,7 +84,21 @@ async function main(): Promise<void> {
       if (save) writeFileSync(save, JSON.stringify(r, null, 1));
       return;
     }
-    const r = await runFleet({ client, admin: sim.admin, worker, taskQueue, services, seed, pids: { temporal: srv.process.pid ?? -1, simulator: sim.child.pid ?? -1 }, log });
+    const phases: { name: string; startedAt: number }[] = [];
+    const samples: SmapsSample[] = [];
+    const sampler = profileFile
+      ? setInterval(() => {
+          const s = smapsSample(worker.pid);
+          if (s) samples.push(s);
+        }, 1000)
+      : undefined;
+    const r = await runFleet({ client, admin: sim.admin, worker, taskQueue, services, seed, pids: { temporal: srv.process.pid ?? -1, simulator: sim.child.pid ?? -1 }, log }, (name) => phases.push({ name, startedAt: Date.now() })).finally(() => clearInterval(sampler));
+    if (profileFile) {
+      const lines = memoryLines(worker.stderr());
+      const peaks = phasePeaks(samples, lines, phases).filter((p) => p.phase !== 'end');
+      writeFileSync(profileFile, JSON.stringify({ phases, peaks, samples, worker: lines }, null, 1));
+      process.stdout.write(`memory profile (${samples.length} samples, saved to ${profileFile}):\n${peaks.map((p) => `  ${phaseMemoryText(p)}`).join('\n')}\n`);
+    }
     const cpu = (c: Record<string, number>) => Object.entries(c).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ');
     const line = (name: string, p: typeof r.apply) =>
       `${name}: ${(p.wallMs / 1000).toFixed(1)} s, ${p.requests} Engine requests (${(p.requests / services).toFixed(1)} per service), ${p.mutations} writes, ${p.throttled} throttled; CPU s: ${cpu(p.cpuSeconds)}; machine ${p.machineBusySeconds.toFixed(1)}`;

@@ -59,7 +59,10 @@ const phase = async (admin: SimAdmin, pids: Record<string, number>, body: () => 
 
 const historyLength = async (client: Client, workflowId: string, runId?: string) => (await client.workflow.getHandle(workflowId, runId).fetchHistory()).events?.length ?? NaN;
 
-export async function runFleet(o: FleetBenchOptions): Promise<FleetResult> {
+/** Told when each phase starts ('apply', 'resync', 'delete') and when the run ends ('end'): for a memory profile. */
+export type PhaseListener = (phase: string) => void;
+
+export async function runFleet(o: FleetBenchOptions, onPhase: PhaseListener = () => undefined): Promise<FleetResult> {
   const lbs = [await o.admin.seedLoadBalancer('bench-ctl-a', '198.51.100.30'), await o.admin.seedLoadBalancer('bench-ctl-b', '198.51.100.31')];
   const specs = Array.from({ length: o.services }, (_, i) => {
     const raw = { ...fleetSpec(i, lbs), serviceUid: `bench-ctl-${i}` };
@@ -85,6 +88,7 @@ export async function runFleet(o: FleetBenchOptions): Promise<FleetResult> {
     const perService: number[] = [];
     // Each controller's pass number after the apply: the resync phase ends when every controller has passed it.
     const before = new Map<string, number>();
+    onPhase('apply');
     const apply = await phase(o.admin, pids, async () => {
       const applied = await mapLimit(specs, CLIENT_CONCURRENCY, async (s) => ({ s, started: Date.now(), ...(await lbaas.apply(s.raw, s.spec)) }));
       await mapLimit(applied, CLIENT_CONCURRENCY, async (a) => {
@@ -100,6 +104,7 @@ export async function runFleet(o: FleetBenchOptions): Promise<FleetResult> {
     o.log('fleet: no-op full resync (the Schedule workflow, fullResync)');
     let signalled = 0;
     let resyncRun = '';
+    onPhase('resync');
     const noop = await phase(o.admin, pids, async () => {
       const since = new Date(Date.now() - 1000).toISOString();
       const handle = await o.client.workflow.start(fullResync, { taskQueue: o.taskQueue, workflowId: `bench/fleet-resync-${Date.now()}`, args: [{}] });
@@ -131,6 +136,7 @@ export async function runFleet(o: FleetBenchOptions): Promise<FleetResult> {
     const fullResyncEvents = await historyLength(o.client, resyncRun);
 
     o.log('fleet: deleting every service');
+    onPhase('delete');
     const remove = await phase(o.admin, pids, async () => {
       await mapLimit(specs, CLIENT_CONCURRENCY, (s) => lbaas.startDelete(s.spec.serviceUid));
       let pending = specs.map((s) => s.spec.serviceUid);
@@ -140,6 +146,7 @@ export async function runFleet(o: FleetBenchOptions): Promise<FleetResult> {
         if (pending.length > 0) await sleep(CHECK_EVERY_MS);
       }
     });
+    onPhase('end');
     const left = (await o.admin.objects()).filter((x) => x.tags.some((t) => t.startsWith('anxccm-svc-uid=bench-ctl-'))).length;
     o.log(`fleet: deleted in ${(remove.wallMs / 1000).toFixed(1)} s, ${left} tagged objects left`);
     return {

@@ -6,6 +6,8 @@ import { CORE_SHAPE } from './workload';
 const COLORS: Record<ModeName, string> = {
   heartbeat: '#1f77b4',
   'no-budget': '#aec7e8',
+  'heartbeat-1lb': '#393b79',
+  'no-budget-1lb': '#9c9ede',
   unwatched: '#bcbd22',
   prior: '#8c564b',
   'aim-25': '#e377c2',
@@ -23,7 +25,10 @@ function marker(mode: ModeName, x: number, y: number): string {
   switch (mode) {
     case 'heartbeat':
       return `<circle cx="${f(x)}" cy="${f(y)}" r="4.5" fill="${c}" fill-opacity="0.85"/>`;
+    case 'heartbeat-1lb':
+      return `<rect x="${f(x - 3.5)}" y="${f(y - 3.5)}" width="7" height="7" rx="3.5" fill="${c}" fill-opacity="0.85"/>`;
     case 'no-budget':
+    case 'no-budget-1lb':
       return `<circle cx="${f(x)}" cy="${f(y)}" r="4.5" fill="none" stroke="${c}" stroke-width="2"/>`;
     case 'unwatched':
     case 'prior':

@@ -3,6 +3,8 @@
  * `--max-old-space-size` (worker/heap.ts). bin/lbaas.js calls `relaunch` first: when such a command runs in a node
  * started without that flag (neither on its command line nor in NODE_OPTIONS), node is started again with
  * `--max-old-space-size=<LBAAS_WORKFLOW_HEAP_MIB, default 512>` and the same arguments. An operator's own flag wins.
+ * Node is also started again when MALLOC_ARENA_MAX is not set, with it set to 2 (worker/heap.ts: the C library reads
+ * it only at start); an operator's own value wins.
  *
  * Where node has process.execve the process replaces itself (same pid, nothing in between). Elsewhere (Node 20) the
  * new node is a child that stands in for us: signals we get are passed on, its exit is ours, and it keeps our pid in
@@ -13,7 +15,7 @@
  */
 import { spawn } from 'node:child_process';
 import os from 'node:os';
-import { processHeapMiB, wantedHeapMiB } from '../worker/heap';
+import { nativeMemoryEnv, processHeapMiB, wantedHeapMiB } from '../worker/heap';
 
 /** Commands that run a worker in the CLI's process. */
 const WORKER_COMMANDS = new Set(['worker', 'dev']);
@@ -25,13 +27,14 @@ const LAUNCHER_CHECK_MS = 250;
 
 /**
  * The node arguments to start again with (`argv` as process.argv: node, script, command, ...), or null when this
- * process can run the command as it is: not a worker command, a heap flag already set, or an invalid
- * LBAAS_WORKFLOW_HEAP_MIB (the worker then refuses it, naming the variable).
+ * process can run the command as it is: not a worker command, a heap flag and MALLOC_ARENA_MAX already set, or an
+ * invalid LBAAS_WORKFLOW_HEAP_MIB (the worker then refuses it, naming the variable). With the heap flag set and
+ * MALLOC_ARENA_MAX not, node starts again with its own arguments for the variable alone.
  */
 export function relaunchArgs(argv: readonly string[], env: NodeJS.ProcessEnv, execArgv: readonly string[]): string[] | null {
   const command = argv.slice(2).find((a) => !a.startsWith('-'));
   if (command === undefined || !WORKER_COMMANDS.has(command) || argv.slice(2).some((a) => a === '--help' || a === '-h')) return null;
-  if (processHeapMiB(execArgv, env) !== null) return null;
+  if (processHeapMiB(execArgv, env) !== null) return Object.keys(nativeMemoryEnv(env)).length > 0 ? [...execArgv, ...argv.slice(1)] : null;
   const mib = wantedHeapMiB(env);
   if (mib === null) return null;
   return [...execArgv, `--max-old-space-size=${mib}`, ...argv.slice(1)];
@@ -48,15 +51,16 @@ export function relaunch(argv: readonly string[] = process.argv): Promise<number
   }
   const args = relaunchArgs(argv, process.env, process.execArgv);
   if (!args) return null;
+  const env = { ...process.env, ...nativeMemoryEnv(process.env) };
   const execve = (process as unknown as { execve?: Execve }).execve;
   if (typeof execve === 'function') {
     try {
-      execve(process.execPath, [process.execPath, ...args], process.env);
+      execve(process.execPath, [process.execPath, ...args], env);
     } catch {
       // Not on this platform (Windows): a child stands in instead.
     }
   }
-  const child = spawn(process.execPath, args, { stdio: 'inherit', env: { ...process.env, [LAUNCHER_PID]: String(process.pid) } });
+  const child = spawn(process.execPath, args, { stdio: 'inherit', env: { ...env, [LAUNCHER_PID]: String(process.pid) } });
   const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
   const handlers = FORWARDED.map((s) => [s, forward(s)] as const);
   for (const [s, h] of handlers) process.on(s, h);

@@ -9,7 +9,7 @@ import type { DeployTimesOptions } from '../activities/deploy-times';
 import type { PacingOptions } from '../activities/engine';
 import type { AwaitReadyOptions } from '../activities/objects';
 import type { ChildWorkerConfig, ChildWorkerStats, FromChild, ToChild } from './worker-process';
-import { DEFAULT_WORKFLOW_HEAP_MIB } from '../worker/heap';
+import { DEFAULT_WORKFLOW_HEAP_MIB, nativeMemoryEnv } from '../worker/heap';
 
 export type { ChildWorkerStats } from './worker-process';
 
@@ -33,7 +33,10 @@ export interface ChildWorkerOptions {
    * `lbaas worker` starts node with (DEFAULT_WORKFLOW_HEAP_MIB, worker/heap.ts).
    */
   heapMiB?: number;
-  /** Variables added to the child's environment (for example MALLOC_ARENA_MAX, read by the C library at start). */
+  /**
+   * Variables added to the child's environment. MALLOC_ARENA_MAX (read by the C library at start) is what
+   * `lbaas worker` starts node with (worker/heap.ts) unless given here.
+   */
   env?: Record<string, string>;
   /** Every this many ms the child writes a `memory {...}` line (RSS, V8 heap, buffers in MiB) to its stderr. */
   memoryLogMs?: number;
@@ -74,7 +77,7 @@ export async function startChildWorker(o: ChildWorkerOptions): Promise<ChildWork
     ...(o.memoryLogMs ? { memoryLogMs: o.memoryLogMs } : {}),
   };
   const child = fork(path.join(__dirname, 'worker-process.js'), [], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, LBAAS_CHILD_WORKER: JSON.stringify(config), ...o.env },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, LBAAS_CHILD_WORKER: JSON.stringify(config), ...nativeMemoryEnv(o.env ?? {}), ...o.env },
     execArgv: [...process.execArgv, `--max-old-space-size=${o.heapMiB ?? DEFAULT_WORKFLOW_HEAP_MIB}`],
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });

@@ -8,13 +8,13 @@
  * requests (the Engine requests it made per activity type, their latency, the gaps between readiness polls) and stops
  * gracefully on a `stop` message, SIGTERM or SIGINT.
  */
-import v8 from 'node:v8';
 import { Context } from '@temporalio/activity';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { DeployTimesOptions } from '../activities/deploy-times';
 import type { PacingOptions, RequestPacer } from '../activities/engine';
 import type { AwaitReadyOptions } from '../activities/objects';
 import { startWorker } from '../worker/start';
+import { installWorkflowHeapProbe, memoryNow } from './memory-probe';
 
 export interface ChildWorkerConfig {
   temporalAddress: string;
@@ -33,7 +33,7 @@ export interface ChildWorkerConfig {
   pacing?: PacingOptions;
   /** Workflow runs kept cached (worker/main.ts); the SDK's default when absent. */
   maxCachedWorkflows?: number;
-  /** Every this many ms, one `memory {...}` line on stderr: process.memoryUsage() and V8's heap spaces, in MiB. */
+  /** Every this many ms, one `memory {...}` line on stderr (dev/memory-probe.ts): RSS, both threads' V8 heaps, buffers, in MiB. */
   memoryLogMs?: number;
 }
 
@@ -102,18 +102,12 @@ class Samples {
   }
 }
 
-/** Where the worker's memory is, in MiB: the process (RSS), V8's heap (used, committed, per space) and off-heap buffers. */
-function memoryNow(): Record<string, number> {
-  const mb = (n: number) => Math.round((n / 2 ** 20) * 10) / 10;
-  const m = process.memoryUsage();
-  const spaces = Object.fromEntries(v8.getHeapSpaceStatistics().map((s) => [s.space_name, mb(s.space_used_size)]));
-  return { rss: mb(m.rss), heapUsed: mb(m.heapUsed), heapTotal: mb(m.heapTotal), external: mb(m.external), arrayBuffers: mb(m.arrayBuffers), ...spaces };
-}
-
 async function main(): Promise<void> {
   // Core's WARN about the shutdown RPC racing the closing connection is noise here; errors still show.
   Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, console: {} } } });
   const cfg = JSON.parse(process.env.LBAAS_CHILD_WORKER ?? '{}') as ChildWorkerConfig;
+  // Before the SDK starts its workflow thread, so that the thread's heap is in the memory lines too.
+  if (cfg.memoryLogMs) installWorkflowHeapProbe();
   let samples = new Samples();
   const running = await startWorker({
     temporal: { connection: { address: cfg.temporalAddress }, namespace: cfg.namespace, taskQueue: cfg.taskQueue },

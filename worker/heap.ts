@@ -19,6 +19,20 @@ export const DEFAULT_WORKFLOW_HEAP_MIB = 512;
 /** Below about 128 MiB the SDK's own workflow code and a handful of runs leave no room to work in. */
 export const MIN_WORKFLOW_HEAP_MIB = 128;
 
+/**
+ * The C library's malloc arenas a worker's node starts with when MALLOC_ARENA_MAX is not set: 2. glibc gives each
+ * thread that allocates while the others hold their arena an arena of its own (up to 8 per CPU), and the SDK's Rust
+ * core, node's and libuv's threads all allocate: a fleet run's worker held 11 arenas of 216 MiB plus the main one,
+ * mostly freed but kept (docs/scaling.md, "The delete phase, profiled"). glibc reads the variable only when the process
+ * starts, so it is set where `lbaas worker` starts node again (cli/relaunch.ts); other C libraries ignore it.
+ */
+export const DEFAULT_MALLOC_ARENA_MAX = 2;
+
+/** The variables a worker's node must start with that `env` lacks: MALLOC_ARENA_MAX, unless the operator set it. */
+export function nativeMemoryEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  return env.MALLOC_ARENA_MAX === undefined || env.MALLOC_ARENA_MAX === '' ? { MALLOC_ARENA_MAX: String(DEFAULT_MALLOC_ARENA_MAX) } : {};
+}
+
 const HEAP_FLAG = /^--max[-_]old[-_]space[-_]size=(\d+)$/;
 
 /** The `--max-old-space-size` among node arguments (the last one wins, as in node), or null. */

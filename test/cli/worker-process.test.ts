@@ -38,6 +38,7 @@ async function startLbaasWorker(taskQueue: string) {
     },
   );
   delete env.NODE_OPTIONS;
+  delete env.MALLOC_ARENA_MAX;
   const child = spawn(process.execPath, [LBAAS_BIN, 'worker'], { env, cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   const out = { stderr: '' };
   child.stderr.on('data', (d: Buffer) => (out.stderr += d.toString()));
@@ -49,7 +50,7 @@ async function startLbaasWorker(taskQueue: string) {
   return { srv, child, out, exited, pid, runner };
 }
 
-test('lbaas worker runs its worker in a node started with --max-old-space-size=LBAAS_WORKFLOW_HEAP_MIB, says so, polls as <pid>@<host> of the process started, and ends on SIGTERM with exit 0', { skip: process.platform !== 'linux' && 'reads /proc' }, async () => {
+test('lbaas worker runs its worker in a node started with --max-old-space-size=LBAAS_WORKFLOW_HEAP_MIB and MALLOC_ARENA_MAX=2, says so, polls as <pid>@<host> of the process started, and ends on SIGTERM with exit 0', { skip: process.platform !== 'linux' && 'reads /proc' }, async () => {
   const taskQueue = `worker-process-${randomUUID()}`;
   const w = await startLbaasWorker(taskQueue);
   const connection = await Connection.connect({ address: w.srv.address });
@@ -58,6 +59,8 @@ test('lbaas worker runs its worker in a node started with --max-old-space-size=L
     assert.match(line, /, V8 heap limit 256 MiB \(main and workflow threads\), 1024 cached workflows/);
     assert.ok(w.runner !== undefined, `a process running the worker with the heap flag (child ${w.pid}: ${cmdline(w.pid).join(' ')}; its children: ${children(w.pid).join(' ')})`);
     assert.deepEqual(cmdline(w.runner).slice(-2), [LBAAS_BIN, 'worker']);
+    // Started with the malloc arena bound too (worker/heap.ts), which the C library reads only at start.
+    assert.ok(readFileSync(`/proc/${w.runner}/environ`, 'utf8').split('\0').includes('MALLOC_ARENA_MAX=2'), 'MALLOC_ARENA_MAX=2 in the worker\'s environment');
     const pollers = await until(
       'the worker to poll',
       async () => {

@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { DEFAULT_BACKOFF_CAP_MS, DEFAULT_BACKOFF_START_MS, DEFAULT_BURST, DEFAULT_INITIAL_REQUESTS_PER_SECOND, DEFAULT_MAX_REQUESTS_PER_SECOND } from '../../activities/engine';
 import { engineBudgetFromEnv } from '../../worker/engine-settings';
 import { relaunchArgs } from '../../cli/relaunch';
-import { processHeapMiB } from '../../worker/heap';
+import { nativeMemoryEnv, processHeapMiB } from '../../worker/heap';
 import { workerEnv } from '../../worker/start';
 
 test('defaults: an adaptive budget from 10 up to 1,000 requests/s, burst 10, backoff 1 s to 60 s, no task-queue rate, no warnings', () => {
@@ -140,7 +140,7 @@ test('a thread started without resource limits, as the SDK starts its workflow t
   assert.ok(bounded.thread < unbounded.thread / 2, `bounded ${bounded.thread / 2 ** 20} MiB against Node's default ${unbounded.thread / 2 ** 20} MiB`);
 });
 
-test('lbaas worker and lbaas dev start node again with --max-old-space-size from LBAAS_WORKFLOW_HEAP_MIB (default 512), unless the process already has one', () => {
+test('lbaas worker and lbaas dev start node again with --max-old-space-size from LBAAS_WORKFLOW_HEAP_MIB (default 512) and MALLOC_ARENA_MAX=2, unless the process already has both', () => {
   const argv = (...a: string[]) => ['/usr/bin/node', '/opt/lbaas/bin/lbaas.js', ...a];
   assert.deepEqual(relaunchArgs(argv('worker'), {}, []), ['--max-old-space-size=512', '/opt/lbaas/bin/lbaas.js', 'worker']);
   assert.deepEqual(relaunchArgs(argv('dev', '--port', '7233'), { LBAAS_WORKFLOW_HEAP_MIB: '768' }, ['--enable-source-maps']), [
@@ -151,13 +151,19 @@ test('lbaas worker and lbaas dev start node again with --max-old-space-size from
     '--port',
     '7233',
   ]);
-  // Already set, by the command line or NODE_OPTIONS: the operator's flag wins, and the relaunched node does not loop.
-  assert.equal(relaunchArgs(argv('worker'), {}, ['--max-old-space-size=300']), null);
-  assert.equal(relaunchArgs(argv('worker'), { NODE_OPTIONS: '--trace-warnings --max_old_space_size=300' }, []), null);
+  // Already set, by the command line or NODE_OPTIONS, with MALLOC_ARENA_MAX: the operator's settings win, and the
+  // relaunched node (which has both) does not loop.
+  assert.equal(relaunchArgs(argv('worker'), { MALLOC_ARENA_MAX: '2' }, ['--max-old-space-size=300']), null);
+  assert.equal(relaunchArgs(argv('worker'), { NODE_OPTIONS: '--trace-warnings --max_old_space_size=300', MALLOC_ARENA_MAX: '8' }, []), null);
+  // The heap flag set but not MALLOC_ARENA_MAX: node starts again with its own arguments, for the variable alone.
+  assert.deepEqual(relaunchArgs(argv('worker'), {}, ['--max-old-space-size=300']), ['--max-old-space-size=300', '/opt/lbaas/bin/lbaas.js', 'worker']);
+  assert.deepEqual(relaunchArgs(argv('worker'), { NODE_OPTIONS: '--max-old-space-size=300' }, []), ['/opt/lbaas/bin/lbaas.js', 'worker']);
   // Other commands, help, and a bad LBAAS_WORKFLOW_HEAP_MIB (the worker refuses it, naming the variable) run as they are.
   assert.equal(relaunchArgs(argv('apply', '-f', 'x.yaml'), {}, []), null);
   assert.equal(relaunchArgs(argv('worker', '--help'), {}, []), null);
   assert.equal(relaunchArgs(argv('worker'), { LBAAS_WORKFLOW_HEAP_MIB: '64' }, []), null);
+  // The environment the worker's node starts with: MALLOC_ARENA_MAX=2 unless the operator set one.
+  assert.deepEqual([nativeMemoryEnv({}), nativeMemoryEnv({ MALLOC_ARENA_MAX: '' }), nativeMemoryEnv({ MALLOC_ARENA_MAX: '4' })], [{ MALLOC_ARENA_MAX: '2' }, { MALLOC_ARENA_MAX: '2' }, {}]);
   assert.equal(processHeapMiB(['--max-old-space-size=300', '--max-old-space-size=400'], { NODE_OPTIONS: '--max-old-space-size=500' }), 400);
   assert.equal(processHeapMiB([], { NODE_OPTIONS: '--max-old-space-size=500' }), 500);
 });
