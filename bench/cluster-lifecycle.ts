@@ -29,7 +29,7 @@ import { startChildWorker, type ChildWorker } from '../dev/child-worker';
 import { validateSpec, type ServiceSpec } from '../domain';
 import { workflowsPath } from '../worker/main';
 import { fullResync } from '../workflows';
-import { clusterBackend, devBackend, gitRevision, type Backend } from './cluster';
+import { clusterBackend, devBackend, gitRevision, type Backend } from './cluster-backends';
 import { lifecycleText, writeLifecycleSection, type LifecycleResult, type LifecyclePhase } from './cluster-lifecycle-report';
 import { WORKER_DEFAULTS } from './defaults';
 import { FLEET_DEPLOY_MS } from './phase';

@@ -10,15 +10,11 @@
  * and the database growth per service (the dev server's SQLite file, the cluster's pg_database_size of both
  * databases). Prints a table and writes it into the marked cluster section of docs/benchmarks.md.
  */
-import { execFileSync } from 'node:child_process';
-import { appendFileSync, readFileSync, statSync, writeFileSync, mkdtempSync, rmSync, chmodSync, existsSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync, mkdtempSync, rmSync, chmodSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { startCluster, type Cluster } from '../cluster';
-import { startDevServer, type DevServer } from '../dev/devserver';
-import { ensureTemporalCli } from '../dev/temporal-path';
 import { workflowsPath } from '../worker/main';
 import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
 import { markdownSection, writeSection, type RunResult } from './cluster-report';
@@ -30,60 +26,10 @@ import { startChildWorker } from '../dev/child-worker';
 import { fleetSpec } from './workload';
 import { WORKER_DEFAULTS } from './defaults';
 import type * as Lifecycle from './cluster-lifecycle';
-
-
-export interface Backend {
-  name: RunResult['backend'];
-  address: string;
-  namespace: string;
-  /** Pids whose CPU counts as Temporal's (for the cluster: the server processes and the postmaster). */
-  temporalPids(): number[];
-  databaseBytes(): Promise<number>;
-  stop(): Promise<void>;
-}
+import { clusterBackend, devBackend, gitRevision, type Backend } from './cluster-backends';
 
 
 const log = (line: string) => process.stderr.write(`[bench:cluster ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
-
-export async function devBackend(tmp: string): Promise<Backend> {
-  const dbFile = path.join(tmp, 'dev-server.db');
-  const temporalPath = await ensureTemporalCli({ progress: log });
-  let server: DevServer | null = null;
-  // Its free ports are drawn before it binds them; on a busy machine another process can take one in between.
-  for (let attempt = 1; !server; attempt++) {
-    try {
-      server = await startDevServer({ temporalPath, dbFile });
-    } catch (err) {
-      if (attempt === 3 || !/address already in use/.test((err as Error).message)) throw err;
-      log(`dev server start: a port was taken meanwhile; trying again (${(err as Error).message.split('\n')[0]})`);
-    }
-  }
-  const srv = server;
-  return {
-    name: 'dev server',
-    address: srv.address,
-    namespace: srv.namespace,
-    temporalPids: () => [srv.process.pid ?? -1],
-    // SQLite in WAL mode keeps recent writes in the -wal file until a checkpoint: both count.
-    databaseBytes: async () => [dbFile, `${dbFile}-wal`].reduce((sum, f) => sum + (existsSync(f) ? statSync(f).size : 0), 0),
-    stop: () => srv.stop(),
-  };
-}
-
-export async function clusterBackend(tmp: string): Promise<Backend> {
-  const cluster: Cluster = await startCluster({ stateDir: path.join(tmp, 'cluster'), progress: log });
-  return {
-    name: 'cluster',
-    address: cluster.address,
-    namespace: cluster.namespace,
-    temporalPids: () => Object.values(cluster.pids()).filter((p) => p > 0),
-    databaseBytes: async () => {
-      const b = await cluster.databaseBytes();
-      return b.main + b.visibility;
-    },
-    stop: () => cluster.stop(),
-  };
-}
 
 /** What an interrupted run must stop (SIGINT/SIGTERM): the workers, the backend in use and the simulator. */
 const running = new Set<() => Promise<void>>();
@@ -234,15 +180,6 @@ async function main(): Promise<void> {
     rmSync(tmp, { recursive: true, force: true });
   }
   report(results, args, loadStart, os.loadavg(), args.services, revision);
-}
-
-/** The commit the measured code comes from (read when the run starts: the checkout may move on while it runs). */
-export function gitRevision(): string {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: path.join(__dirname, '..', '..'), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-  } catch {
-    return 'unknown';
-  }
 }
 
 function report(results: RunResult[], args: Args, loadStart: number[], loadEnd: number[], services: number, revision: string): void {
