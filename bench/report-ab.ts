@@ -143,6 +143,8 @@ export interface AbRunInfo {
   seed: number;
   date: string;
   machine: string;
+  /** The load average was above the CPU count at the start or the end: other work shared the machine. */
+  busy: boolean;
 }
 
 /** The section of docs/benchmarks.md, between AB_MARK's markers. */
@@ -159,6 +161,14 @@ export function abMarkdown(rows: readonly AbRow[], info: AbRunInfo): string {
   );
   out.push('');
   out.push(`Run: \`${info.command}\` at ${info.revision}, ${info.reps} repetitions, seed ${info.seed}, ${info.date}, ${info.machine}.`);
+  if (info.busy) {
+    out.push(
+      'Other work shared the machine (load above its CPU count): absolute times are inflated and noisy; pairing the modes by repetition, ' +
+        'in an order that rotates every repetition, is what keeps the differences comparable.',
+    );
+  }
+  const base = rows[0]?.cells;
+  if (base) out.push(`The default worker in this run: ${num(base[0]?.on ?? NaN, 2)}x the lower bound and ${num(base[1]?.on ?? NaN, 0)} Engine requests (medians; targets: at most 1.10x and 170).`);
   out.push('');
   out.push('| mechanism (mode with it off) | what off means | metric | default | off | off minus default: median (min to max) | off worse / better (pairs) | sign test p | verdict |');
   out.push('|---|---|---|---|---|---|---|---|---|');

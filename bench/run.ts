@@ -149,6 +149,7 @@ function writeAb(core: readonly CoreRun[], args: Args, mach: Machine): void {
       seed: args.seed,
       date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC',
       machine: `${mach.cpus} CPUs (${mach.cpuModel}), Node ${mach.node}, load ${mach.loadAvgStart.map((x) => x.toFixed(1)).join('/')} at start and ${load} at end`,
+      busy: Math.max(mach.loadAvgStart[0] ?? 0, os.loadavg()[0] ?? 0) > mach.cpus,
     };
     const previous = existsSync(args.out) ? readFileSync(args.out, 'utf8') : '# Benchmarks\n';
     writeFileSync(args.out, withSection(previous, AB_MARK, abMarkdown(rows, info)));
@@ -202,7 +203,7 @@ async function main(): Promise<void> {
   const t0 = Date.now();
   const temporalPath = await ensureTemporalCli({ progress: log });
   const mach = machine(temporalPath);
-  log(`${args.quick ? 'quick' : 'full'} run: seed ${args.seed}, ${args.reps} repetition(s), ${args.services} services for throughput`);
+  log(args.coreOnly ? `core workload only: seed ${args.seed}, ${args.reps} repetition(s)` : `${args.quick ? 'quick' : 'full'} run: seed ${args.seed}, ${args.reps} repetition(s), ${args.services} services for throughput`);
 
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'lbaas-bench-'));
   let server: DevServer | null = null;

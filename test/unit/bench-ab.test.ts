@@ -50,9 +50,12 @@ test('rows pair each mechanism-off mode with the default by repetition; a clear 
   assert.equal(cell('history events')?.p, 1, 'all ties');
   assert.equal(recommendation(row as NonNullable<typeof row>), 'keep: it buys Engine requests, readiness GETs per object (mean)');
   assert.equal(abSummary(rows), 'ab: prior off_minus_default bound_ratio=0.00 requests=+80 gets_per_object=+3.00 events_per_lb=0');
-  const md = abMarkdown(rows, { command: 'npm run bench -- --core --reps 8', revision: 'abc1234', reps: 8, seed: 42, date: '2026-11-26 19:20 UTC', machine: '2 CPUs' });
+  const md = abMarkdown(rows, { command: 'npm run bench -- --core --reps 8', revision: 'abc1234', reps: 8, seed: 42, date: '2026-11-26 19:20 UTC', machine: '2 CPUs', busy: true });
   assert.ok(md.startsWith(AB_MARK.begin) && md.endsWith(AB_MARK.end));
   assert.match(md, /`npm run bench -- --core --reps 8` at abc1234, 8 repetitions, seed 42/);
+  assert.match(md, /\nOther work shared the machine \(load above its CPU count\)/);
+  assert.match(md, /\nThe default worker in this run: 1\.10x the lower bound and 150 Engine requests \(medians; targets: at most 1\.10x and 170\)\.\n/);
+  assert.doesNotMatch(abMarkdown(rows, { command: 'c', revision: 'r', reps: 8, seed: 42, date: 'd', machine: 'm', busy: false }), /Other work/);
   assert.ok(md.includes('| learned deploy-time quantiles (activities/deploy-times.ts) (`prior`) | every deploy polled on the fixed prior schedule: 250 ms, then gaps x 1.25 up to 500 ms | convergence / bound | 1.10 | 1.10 | 0.00 (-0.10 to +0.10) | 4 / 4 | 1.000 | within noise |\n'));
   assert.ok(md.includes('\n|  |  | Engine requests | 150 | 230 | +80 (+80 to +80) | 8 / 0 | 0.008 | buys |\n'));
   assert.ok(md.includes('- learned deploy-time quantiles (activities/deploy-times.ts): keep: it buys Engine requests, readiness GETs per object (mean).'));
