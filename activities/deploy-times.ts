@@ -68,6 +68,11 @@ export const WATCHED_KINDS: ReadonlySet<Kind> = new Set(
 );
 
 export interface DeployTimesOptions {
+  /**
+   * Learn deploy times and aim the polls at them (default true); false keeps every deploy on the prior schedule, the
+   * fixed one of before (`npm run bench -- --core` measures what learning buys against it).
+   */
+  learn?: boolean;
   aim?: number;
   /** Watch the deploys of WATCHED_KINDS (default true); false polls every kind on the aimed schedule (the bench's baseline). */
   watch?: boolean;
@@ -86,6 +91,7 @@ export interface PollSchedule {
 export class DeployTimes {
   readonly aim: number;
   readonly watch: boolean;
+  readonly learn: boolean;
   readonly #size: number;
   readonly #min: number;
   readonly #rings = new Map<Kind, { values: number[]; next: number }>();
@@ -93,6 +99,7 @@ export class DeployTimes {
   constructor(o: DeployTimesOptions = {}) {
     this.aim = o.aim ?? DEFAULT_AIM;
     this.watch = o.watch ?? true;
+    this.learn = o.learn ?? true;
     this.#size = o.samplesPerKind ?? SAMPLES_PER_KIND;
     this.#min = o.minSamples ?? MIN_SAMPLES;
     if (!(this.aim > 0 && this.aim < 1)) throw new RangeError(`aim: expected a quantile between 0 and 1 (exclusive), got ${this.aim}`);
@@ -119,6 +126,7 @@ export class DeployTimes {
 
   /** The schedule for a new deploy of `kind`, from what was seen so far: watched for WATCHED_KINDS (unless `watch` is off). */
   schedule(kind: Kind): PollSchedule {
+    if (!this.learn) return priorSchedule();
     const sorted = this.samples(kind);
     if (sorted.length < this.#min) return priorSchedule();
     return this.watch && WATCHED_KINDS.has(kind) ? watchedSchedule(sorted) : aimedSchedule(sorted, this.aim);

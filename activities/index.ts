@@ -34,6 +34,8 @@ export interface ActivitiesOptions {
   readiness?: AwaitReadyOptions;
   /** How realizeObjects learns deploy times and aims its polls (activities/deploy-times.ts). */
   deployTimes?: DeployTimesOptions;
+  /** Whether a round's closing observation reuses this worker's recent reads (activities/state.ts; default true). */
+  recentReads?: boolean;
   destroy?: DestroyOptions;
   events?: ActivityEvents;
   /** Where realizeObjects reports per-object progress while a group runs (the worker signals the workflow). */
@@ -49,7 +51,7 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
     /** Every object tagged for the service on one load balancer. */
     async retrieveState(input: ServiceOnLoadBalancer): Promise<Snapshot> {
       return translated(async () => {
-        const snapshot = await retrieveState(engine, known, input);
+        const snapshot = await retrieveState(engine, known, input, { recentReads: options.recentReads ?? true });
         return withinPayloadLimit(`the observation of ${input.serviceUid} on ${input.loadBalancer} (${snapshot.objects.length} objects)`, snapshot);
       });
     },

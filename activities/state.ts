@@ -245,8 +245,17 @@ export async function listTagged(engine: EngineClient, kinds: IdentifierCache, s
   return [...listed, ...extra.filter((id): id is string => id !== null)];
 }
 
+export interface RetrieveOptions {
+  /**
+   * Close a round on this worker's recent reads when the input names `readsSince` (default true); false reads every
+   * object again, as before the cache (`npm run bench -- --core` measures what the cache buys against it).
+   */
+  recentReads?: boolean;
+}
+
 /** The snapshot of one service on one load balancer. */
-export async function retrieveState(engine: EngineClient, kinds: IdentifierCache, input: ServiceOnLoadBalancer): Promise<Snapshot> {
-  const groups = await observeService(engine, kinds, input.serviceUid, input.loadBalancer, input.known ?? [], Number.isFinite(input.readsSince) ? input.readsSince : undefined);
+export async function retrieveState(engine: EngineClient, kinds: IdentifierCache, input: ServiceOnLoadBalancer, options: RetrieveOptions = {}): Promise<Snapshot> {
+  const since = options.recentReads !== false && Number.isFinite(input.readsSince) ? input.readsSince : undefined;
+  const groups = await observeService(engine, kinds, input.serviceUid, input.loadBalancer, input.known ?? [], since);
   return { loadBalancer: input.loadBalancer, objects: groups.get(input.loadBalancer) ?? [] };
 }

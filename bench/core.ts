@@ -19,8 +19,23 @@ import { reconcileInWaves, type CountingEngine } from './waves';
 import type { ChildWorker } from '../dev/child-worker';
 import { CORE_SHAPE, coreSpec } from './workload';
 
-export type ModeName = 'heartbeat' | 'no-budget' | 'heartbeat-1lb' | 'no-budget-1lb' | 'unwatched' | 'prior' | 'aim-25' | 'aim-75' | 'heartbeat-500' | 'retry' | 'retry-fast' | 'waves' | 'waves-jitter';
-export type WorkerKind = 'heartbeat' | 'no-budget' | 'unwatched' | 'prior' | 'aim-25' | 'aim-75' | 'tuned' | 'retry';
+export type ModeName =
+  | 'heartbeat'
+  | 'no-budget'
+  | 'heartbeat-1lb'
+  | 'no-budget-1lb'
+  | 'unwatched'
+  | 'prior'
+  | 'no-recent-reads'
+  | 'no-progress'
+  | 'aim-25'
+  | 'aim-75'
+  | 'heartbeat-500'
+  | 'retry'
+  | 'retry-fast'
+  | 'waves'
+  | 'waves-jitter';
+export type WorkerKind = 'heartbeat' | 'no-budget' | 'unwatched' | 'prior' | 'no-recent-reads' | 'no-progress' | 'aim-25' | 'aim-75' | 'tuned' | 'retry';
 
 export interface Mode {
   name: ModeName;
@@ -47,6 +62,8 @@ export const WORKER_READINESS: Record<WorkerKind, AwaitReadyOptions | undefined>
   'no-budget': undefined,
   unwatched: undefined,
   prior: undefined,
+  'no-recent-reads': undefined,
+  'no-progress': undefined,
   'aim-25': undefined,
   'aim-75': undefined,
   tuned: { pollMaxMs: 500 },
@@ -56,12 +73,12 @@ export const WORKER_READINESS: Record<WorkerKind, AwaitReadyOptions | undefined>
 /**
  * How each worker kind aims its readiness polls (activities/deploy-times.ts): the product default learns and aims at
  * the median and watches the deploys children wait for; `unwatched` aims every kind at the median (the product before
- * watching); `prior` never learns (the fixed 250 ms x 1.25 schedule of before); the `aim-*` kinds show the trade-off
- * between GETs and slack at other first-poll quantiles.
+ * watching); `prior` never learns (the fixed 250 ms x 1.25 schedule of before, option `learn: false`); the `aim-*`
+ * kinds show the trade-off between GETs and slack at other first-poll quantiles.
  */
 export const WORKER_DEPLOY_TIMES: Partial<Record<WorkerKind, DeployTimesOptions>> = {
   unwatched: { watch: false },
-  prior: { minSamples: Number.MAX_SAFE_INTEGER },
+  prior: { learn: false },
   'aim-25': { aim: 0.25 },
   'aim-75': { aim: 0.75 },
 };
@@ -75,11 +92,32 @@ export const WORKER_PACING: Record<WorkerKind, PacingOptions | null> = {
   'no-budget': null,
   unwatched: WORKER_DEFAULTS.pacing,
   prior: WORKER_DEFAULTS.pacing,
+  'no-recent-reads': WORKER_DEFAULTS.pacing,
+  'no-progress': WORKER_DEFAULTS.pacing,
   'aim-25': WORKER_DEFAULTS.pacing,
   'aim-75': WORKER_DEFAULTS.pacing,
   tuned: WORKER_DEFAULTS.pacing,
   retry: WORKER_DEFAULTS.pacing,
 };
+
+/**
+ * The worker switches of the kinds that turn one mechanism off (dev/worker-process.ts): the product path stays the
+ * default, and only these bench workers leave it.
+ */
+export const WORKER_SWITCHES: Partial<Record<WorkerKind, { recentReads?: false; progressSignals?: false }>> = {
+  'no-recent-reads': { recentReads: false },
+  'no-progress': { progressSignals: false },
+};
+
+/**
+ * The same-run A/B (`npm run bench -- --core`): each mode is the default worker with exactly one latency mechanism
+ * turned off, run in the same repetitions on the same seeds as `heartbeat`.
+ */
+export const AB_MECHANISMS: readonly { mechanism: string; mode: ModeName; off: string }[] = [
+  { mechanism: 'learned deploy-time quantiles (activities/deploy-times.ts)', mode: 'prior', off: 'every deploy polled on the fixed prior schedule: 250 ms, then gaps x 1.25 up to 500 ms' },
+  { mechanism: 'recent-reads cache (activities/engine/recent-reads.ts)', mode: 'no-recent-reads', off: "a round's closing observation reads every object again" },
+  { mechanism: 'per-object progress signals (early start of children within a group)', mode: 'no-progress', off: "children wait for their parent's whole group to return" },
+];
 
 export const MODES: readonly Mode[] = [
   {
@@ -94,6 +132,8 @@ export const MODES: readonly Mode[] = [
   { name: 'no-budget-1lb', title: 'the same service on one load balancer without an Engine request budget', worker: 'no-budget', loadBalancers: 1, quick: true },
   { name: 'unwatched', title: 'the same with every deploy polled on the median-aimed schedule (no watched kinds: the product before watching)', worker: 'unwatched', quick: true },
   { name: 'prior', title: 'the same with polls not aimed (never learns: 250 ms x 1.25, max 500 ms, the schedule of before)', worker: 'prior', quick: true },
+  { name: 'no-recent-reads', title: "the same with a round's closing observation reading every object again (recent-reads cache off)", worker: 'no-recent-reads', quick: false },
+  { name: 'no-progress', title: 'the same without per-object progress signals (children wait for the whole group of their parent)', worker: 'no-progress', quick: false },
   { name: 'aim-25', title: 'the same aiming the first poll of Binds and Servers at the learned 25th percentile (more GETs, less slack)', worker: 'aim-25', quick: false },
   { name: 'aim-75', title: 'the same aiming the first poll of Binds and Servers at the learned 75th percentile (fewer GETs, more slack)', worker: 'aim-75', quick: false },
   { name: 'heartbeat-500', title: 'the same with polls capped at 500 ms (readiness option pollMaxMs: 500, an existing option)', worker: 'tuned', quick: false },

@@ -9,6 +9,12 @@ export const SUITE_TIME_MARK = {
   end: '<!-- suite-time:end -->',
 } as const;
 
+/** What each latency mechanism buys: written by `npm run bench -- --core` (bench/report-ab.ts), kept by the full run. */
+export const AB_MARK = {
+  begin: '<!-- mechanisms-ab:begin (written by `npm run bench -- --core`; kept by `npm run bench`) -->',
+  end: '<!-- mechanisms-ab:end -->',
+} as const;
+
 /** The marked section of `text`, markers included, or '' when it has none. */
 export function markedSection(text: string, mark: { begin: string; end: string }): string {
   const a = text.indexOf(mark.begin);
@@ -16,9 +22,24 @@ export function markedSection(text: string, mark: { begin: string; end: string }
   return a >= 0 && b > a ? text.slice(a, b + mark.end.length) : '';
 }
 
-/** `written` (a freshly rendered file) with the hand-kept sections of `previous` appended, each once. */
+/** `written` (a freshly rendered file) with the kept sections of `previous` appended, each once. */
 export function withKeptSections(written: string, previous: string): string {
-  const suite = markedSection(previous, SUITE_TIME_MARK);
-  if (!suite || written.includes(SUITE_TIME_MARK.begin)) return written;
-  return `${written.trimEnd()}\n\n${suite}\n`;
+  let out = written;
+  for (const mark of [AB_MARK, SUITE_TIME_MARK]) {
+    const kept = markedSection(previous, mark);
+    if (kept && !out.includes(mark.begin)) out = `${out.trimEnd()}\n\n${kept}\n`;
+  }
+  return out;
+}
+
+/**
+ * `text` with its marked section replaced by `section` (markers included), or, when it has none, with `section`
+ * inserted before the test suite's section (or appended).
+ */
+export function withSection(text: string, mark: { begin: string; end: string }, section: string): string {
+  const old = markedSection(text, mark);
+  if (old) return text.replace(old, () => section);
+  const suite = text.indexOf(SUITE_TIME_MARK.begin);
+  if (suite >= 0) return `${text.slice(0, suite)}${section}\n\n${text.slice(suite)}`;
+  return `${text.trimEnd()}\n\n${section}\n`;
 }

@@ -10,6 +10,8 @@ const COLORS: Record<ModeName, string> = {
   'no-budget-1lb': '#9c9ede',
   unwatched: '#bcbd22',
   prior: '#8c564b',
+  'no-recent-reads': '#c49c94',
+  'no-progress': '#dbdb8d',
   'aim-25': '#e377c2',
   'aim-75': '#7f7f7f',
   'heartbeat-500': '#17becf',
@@ -32,6 +34,8 @@ function marker(mode: ModeName, x: number, y: number): string {
       return `<circle cx="${f(x)}" cy="${f(y)}" r="4.5" fill="none" stroke="${c}" stroke-width="2"/>`;
     case 'unwatched':
     case 'prior':
+    case 'no-recent-reads':
+    case 'no-progress':
     case 'aim-25':
     case 'aim-75':
       return `<circle cx="${f(x)}" cy="${f(y)}" r="3" fill="${c}" fill-opacity="0.85"/>`;

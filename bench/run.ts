@@ -4,6 +4,9 @@
  * bench/.)
  *
  * `npm run bench [-- --quick] [--seed N] [--reps N] [--services N] [--fleet N] [--budget N] [--out FILE] [--no-write] [--save-json FILE]`
+ * `npm run bench -- --core [--reps N] [--seed N] [--no-write]` runs only the core workload in the default worker and in
+ * each mechanism-off mode (bench/core.ts, AB_MECHANISMS), prints what each mechanism buys and writes that section of
+ * docs/benchmarks.md (bench/report-ab.ts), nothing else.
  * `npm run bench -- --realistic-only [--seed N]` runs only the ideal-vs-realistic Engine comparison (realistic.ts)
  * and prints its table, without writing docs/benchmarks.md.
  * `node dist/bench/run.js --from-json FILE [--out FILE]` renders the report of a saved run again, without measuring.
@@ -29,14 +32,15 @@ import { startDevServer, type DevServer } from '../dev/devserver';
 import { ensureTemporalCli } from '../dev/temporal-path';
 import { workflowsPath } from '../worker/main';
 import { reconcileService } from '../workflows';
-import { CORE_DEPLOY_MS, MODES, runCore, WORKER_DEPLOY_TIMES, WORKER_PACING, WORKER_READINESS, type CoreContext, type CoreRun, type WorkerKind } from './core';
+import { AB_MECHANISMS, CORE_DEPLOY_MS, MODES, runCore, WORKER_DEPLOY_TIMES, WORKER_PACING, WORKER_READINESS, WORKER_SWITCHES, type CoreContext, type CoreRun, type WorkerKind } from './core';
 import { WORKER_DEFAULTS } from './defaults';
 import { summarize, type BenchResult, type Machine } from './figures';
 import { markdown } from './report-md';
 import { svgChart } from './report-svg';
 import { coreOnlyReport, textReport } from './report-text';
 import { keepSections } from './cluster-report';
-import { withKeptSections } from './kept-sections';
+import { AB_MARK, withKeptSections, withSection } from './kept-sections';
+import { abMarkdown, abRows, abSummary, abText } from './report-ab';
 import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
 import { runBudget } from './budget';
 import { runFleet, type FleetResult } from './fleet';
@@ -66,6 +70,11 @@ interface Args {
   modes: string[] | null;
   /** Stop after the core workload (with --modes: a quick A/B; nothing is written). */
   coreOnly: boolean;
+  /**
+   * The same-run A/B of the latency mechanisms: the core workload only, in `heartbeat` and each AB_MECHANISMS mode
+   * (or --modes), its table printed and written into docs/benchmarks.md's A/B section (unless --no-write).
+   */
+  ab: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -81,7 +90,7 @@ function parseArgs(argv: string[]): Args {
     if (!Number.isInteger(n) || n < min) throw new Error(`${name}: expected an integer >= ${min}, got ${raw}`);
     return n;
   };
-  const flags = new Set(['--quick', '--no-write', '--realistic-only', '--core-only']);
+  const flags = new Set(['--quick', '--no-write', '--realistic-only', '--core-only', '--core']);
   const known = new Set([...flags, '--modes', '--seed', '--reps', '--services', '--fleet', '--budget', '--out', '--save-json', '--from-json']);
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
@@ -102,7 +111,8 @@ function parseArgs(argv: string[]): Args {
     fromJson: file('--from-json'),
     realisticOnly: argv.includes('--realistic-only'),
     modes: value('--modes')?.split(',') ?? null,
-    coreOnly: argv.includes('--core-only'),
+    coreOnly: argv.includes('--core-only') || argv.includes('--core'),
+    ab: argv.includes('--core'),
   };
 }
 
@@ -123,6 +133,29 @@ function report(result: BenchResult, args: Args): void {
     process.stdout.write(`wrote ${path.relative(process.cwd(), args.out)} and ${svgName}\n`);
   }
   process.stdout.write(`${summary.line}\n`);
+}
+
+/** `--core`: the A/B table on stdout and in docs/benchmarks.md (its own section, the rest of the file unchanged). */
+function writeAb(core: readonly CoreRun[], args: Args, mach: Machine): void {
+  const rows = abRows(core);
+  process.stdout.write(`\n${abText(rows)}\n`);
+  if (args.out) {
+    const reps = `${args.reps !== 5 ? ` --reps ${args.reps}` : ''}${args.seed !== 42 ? ` --seed ${args.seed}` : ''}`;
+    const load = os.loadavg().map((x) => x.toFixed(1)).join('/');
+    const info = {
+      command: `npm run bench -- --core${reps}`,
+      revision: `${mach.revision}${mach.uncommitted.length ? ' (with uncommitted changes)' : ''}`,
+      reps: args.reps,
+      seed: args.seed,
+      date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC',
+      machine: `${mach.cpus} CPUs (${mach.cpuModel}), Node ${mach.node}, load ${mach.loadAvgStart.map((x) => x.toFixed(1)).join('/')} at start and ${load} at end`,
+      busy: Math.max(mach.loadAvgStart[0] ?? 0, os.loadavg()[0] ?? 0) > mach.cpus,
+    };
+    const previous = existsSync(args.out) ? readFileSync(args.out, 'utf8') : '# Benchmarks\n';
+    writeFileSync(args.out, withSection(previous, AB_MARK, abMarkdown(rows, info)));
+    process.stdout.write(`wrote the A/B section of ${path.relative(process.cwd(), args.out)}\n`);
+  }
+  process.stdout.write(`${abSummary(rows)}\n`);
 }
 
 const log = (line: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
@@ -170,7 +203,7 @@ async function main(): Promise<void> {
   const t0 = Date.now();
   const temporalPath = await ensureTemporalCli({ progress: log });
   const mach = machine(temporalPath);
-  log(`${args.quick ? 'quick' : 'full'} run: seed ${args.seed}, ${args.reps} repetition(s), ${args.services} services for throughput`);
+  log(args.coreOnly ? `core workload only: seed ${args.seed}, ${args.reps} repetition(s)` : `${args.quick ? 'quick' : 'full'} run: seed ${args.seed}, ${args.reps} repetition(s), ${args.services} services for throughput`);
 
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'lbaas-bench-'));
   let server: DevServer | null = null;
@@ -205,6 +238,7 @@ async function main(): Promise<void> {
         echo: true,
         ...(WORKER_READINESS[kind] ? { readiness: WORKER_READINESS[kind] } : {}),
         ...(WORKER_DEPLOY_TIMES[kind] ? { deployTimes: WORKER_DEPLOY_TIMES[kind] } : {}),
+        ...WORKER_SWITCHES[kind],
         ...(pacing ? { pacing } : {}),
       });
       await w.ready;
@@ -222,7 +256,8 @@ async function main(): Promise<void> {
     const run = randomUUID().slice(0, 8);
     const unknownMode = args.modes?.find((name) => !MODES.some((m) => m.name === name));
     if (unknownMode !== undefined) throw new Error(`--modes: unknown mode ${unknownMode} (modes: ${MODES.map((m) => m.name).join(', ')})`);
-    const modes = MODES.filter((m) => (args.modes ? args.modes.includes(m.name) : !args.quick || m.quick));
+    const abModes: string[] = ['heartbeat', ...AB_MECHANISMS.map((m) => m.mode)];
+    const modes = MODES.filter((m) => (args.modes ? args.modes.includes(m.name) : args.ab ? abModes.includes(m.name) : !args.quick || m.quick));
     const kinds = [...new Set(modes.flatMap((m) => (m.worker ? [m.worker] : [])))] as WorkerKind[];
     const queues = Object.fromEntries(kinds.map((k) => [k, `bench-${k}-${run}`])) as Record<WorkerKind, string>;
     log('starting the workers');
@@ -267,6 +302,7 @@ async function main(): Promise<void> {
     await Promise.all(workers.splice(0).map((w) => w.stop()));
     if (args.coreOnly) {
       process.stdout.write(`\n${coreOnlyReport(core)}\n`);
+      if (args.ab) writeAb(core, args, mach);
       return;
     }
 

@@ -24,6 +24,10 @@ export interface ChildWorkerOptions {
   bundlePath: string;
   readiness?: AwaitReadyOptions;
   deployTimes?: DeployTimesOptions;
+  /** false: the closing observation reads every object again (worker-process.ts); on when absent. */
+  recentReads?: boolean;
+  /** false: no per-object progress signals, children wait for their parent's whole group (worker-process.ts); on when absent. */
+  progressSignals?: boolean;
   /** The worker's Engine request budget (activities/engine/pacing.ts); none when absent. */
   pacing?: PacingOptions;
   /** Workflow runs the worker keeps cached; the SDK's default when absent. */
@@ -72,6 +76,8 @@ export async function startChildWorker(o: ChildWorkerOptions): Promise<ChildWork
     ...(o.identity ? { identity: o.identity } : {}),
     ...(o.readiness ? { readiness: o.readiness } : {}),
     ...(o.deployTimes ? { deployTimes: o.deployTimes } : {}),
+    ...(o.recentReads === false ? { recentReads: false } : {}),
+    ...(o.progressSignals === false ? { progressSignals: false } : {}),
     ...(o.pacing ? { pacing: o.pacing } : {}),
     ...(o.maxCachedWorkflows ? { maxCachedWorkflows: o.maxCachedWorkflows } : {}),
     ...(o.memoryLogMs ? { memoryLogMs: o.memoryLogMs } : {}),

@@ -9,6 +9,14 @@
  * An answer is handed out only when it was sent at or after the time the caller names (its round's start), and only
  * while nothing this client sent could have changed the object since: a PUT or DELETE of it, sent or in flight, forgets
  * it, and a GET whose answer overlaps such a write is not remembered. Bounded: the oldest answers go first.
+ *
+ * Two clocks meet here: the round's start is workflow time (the Temporal server's clock, when the workflow task ran),
+ * a GET's send time is this worker's wall clock. They are compared as they are, so the rule holds to within the skew
+ * between the two machines: a worker whose clock is behind the server's reads a few more objects again (safe), one
+ * whose clock is ahead by d ms may close a round on a read sent up to d ms before the round began, of an object this
+ * worker has not written since; the tag list is still fresh. With clocks kept by NTP (milliseconds) against rounds of
+ * seconds that is the same window a fresh read has anyway. What the cache buys is measured by `npm run bench --
+ * --core` (docs/benchmarks.md, mode `no-recent-reads`); the worker option `recentReads: false` turns it off.
  */
 export class RecentReads<T> {
   readonly #reads = new Map<string, { sentAt: number; value: T }>();

@@ -48,6 +48,20 @@ describe('DeployTimes', () => {
     assert.equal(t.schedule('bind').learned, false);
   });
 
+  test('learn: false keeps every kind on the prior schedule whatever it saw, watched kinds included (the bench A/B baseline)', () => {
+    const on = new DeployTimes();
+    const off = new DeployTimes({ learn: false });
+    for (const t of [on, off]) for (let i = 0; i < 64; i++) for (const kind of ['backend', 'server'] as const) t.record(kind, 1500, 1700);
+    assert.equal(on.schedule('server').learned, true);
+    assert.equal(on.schedule('backend').learned, true);
+    for (const kind of ['backend', 'frontend', 'bind', 'server'] as const) {
+      const s = off.schedule(kind);
+      assert.equal(s.learned, false, kind);
+      assert.deepEqual(take(s, 6), [250, 500, 813, 1204, 1693, 2193], kind);
+    }
+    assert.equal(off.samples('server').length, 64, 'it still records (only the schedule ignores what it learned)');
+  });
+
   test('a recorded deploy is the middle of the last not-ready poll and the first ready one; ready at the first poll counts from zero', () => {
     const t = new DeployTimes();
     t.record('backend', 1000, 1400);
