@@ -6,11 +6,11 @@
 import type { ObservedObject, Snapshot } from '../domain/types';
 import type { EngineClient } from './engine';
 import { translated, withinPayloadLimit } from './failures';
-import { currentContext, withHeartbeat } from './heartbeat';
+import { withHeartbeat } from './heartbeat';
 import { destroyObjects, type DestroyedObject, type DestroyObjectsInput, type DestroyOptions } from './destroy';
 import { ATTEMPT_WINDOW_MS, type AwaitReadyOptions } from './objects';
 import { DeployTimes, type DeployTimesOptions } from './deploy-times';
-import { realizeObjects, type ProgressSink, type RealizedObject, type RealizeObjectsInput } from './realize';
+import { realizeObjects, type RealizedObject, type RealizeObjectsInput } from './realize';
 import { planObservedService, type PlanObservedInput, type PlanObservedResult } from './plan-observed';
 import { describeServicePlan } from './plan-service';
 import { settleObjects, type SettledObject, type SettleObjectsInput } from './settle';
@@ -38,8 +38,6 @@ export interface ActivitiesOptions {
   recentReads?: boolean;
   destroy?: DestroyOptions;
   events?: ActivityEvents;
-  /** Where realizeObjects reports per-object progress while a group runs (the worker signals the workflow). */
-  progress?: ProgressSink;
 }
 
 export function createActivities(engine: EngineClient, options: ActivitiesOptions = {}) {
@@ -81,15 +79,8 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
     /** Creates, tags and awaits a group of sibling objects (activities/realize.ts). */
     async realizeObjects(input: RealizeObjectsInput): Promise<RealizedObject[]> {
       return translated(async () => {
-        const run = currentContext()?.info.workflowExecution;
-        const reports = run && options.progress && input.pass !== undefined ? options.progress.open(run, input.pass) : null;
         try {
-          const realized = await realizeObjects(engine, known, times, input, {
-            windowMs,
-            ...(events.polled ? { onPoll: events.polled } : {}),
-            ...(reports ? { onProgress: (m) => reports.report(m) } : {}),
-          });
-          reports?.delivered();
+          const realized = await realizeObjects(engine, known, times, input, { windowMs, ...(events.polled ? { onPoll: events.polled } : {}) });
           for (const r of realized) {
             known.set(r.identifier, input.kind);
             events.created?.(input.kind);

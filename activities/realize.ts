@@ -10,10 +10,13 @@
  * crashes: its progress (look-alikes seen before the POST, the identifier the POST answered) sits in a slot of the
  * group's heartbeat, so a retried group adopts what an earlier attempt created instead of creating it twice. The
  * activity's summary names the objects and the result carries each object's identifier and state for the workflow's
- * per-object status; while the group runs, each member created (and each deploy ended) is reported through
- * `onProgress`, which the worker signals to the workflow (worker/progress-signals.ts). Readiness is polled on the schedule learned from earlier deploys (deploy-times.ts); an object
- * that is still deploying when the attempt window ends comes back as NotReady, for the workflow to wait for on the
- * spec's readiness policy (awaitReady).
+ * per-object status; while the group runs, its heartbeat details hold each member's progress (the identifier its POST
+ * answered), which `lbaas status` and `apply --wait` read from the pending activity (client/service-client.ts).
+ * Readiness is polled on the schedule learned from earlier deploys (deploy-times.ts); an object that is still
+ * deploying when the attempt window ends comes back as NotReady, for the workflow to await with settleObjects on the
+ * spec's readiness policy. A member's children start when its whole group returns: the same-run A/B of starting them
+ * as soon as their own parent was ready (per-object signals from the worker) found no gain in convergence and 18 more
+ * history events per load balancer (docs/benchmarks.md).
  */
 import { concurrencyLimit, KIND_DEFINITIONS, type Kind, type StateName } from '../domain';
 import { EngineNotFoundError, EngineRateLimitedError, type EngineClient } from './engine';
@@ -29,25 +32,6 @@ export interface RealizeObjectsInput {
   kind: Kind;
   /** Objects of `kind` under one parent (the same `listedUnder` link), each with the key the workflow knows it by. */
   members: { key: string; fields: CreateObjectInput['fields'] }[];
-  /** The workflow's round (observe-plan-act pass) this group belongs to; progress reports name it. */
-  pass?: number;
-  /**
-   * Members whose deploy something in the workflow waits on (a Backend's Frontend and Servers): the end of their deploy
-   * is reported at once, not with the group's result, so that their children start on it (unless no other member is
-   * still deploying: then the result follows at once).
-   */
-  announce?: string[];
-}
-
-/** One member's progress while its group runs: created (identifier and state at creation) or settled (final state). */
-export interface MemberProgress {
-  key: string;
-  identifier: string;
-  state: StateName;
-  /** Its deploy ended (the state is final), as opposed to: it was just created and tagged. */
-  settled: boolean;
-  /** A ready member the workflow waits on (RealizeObjectsInput.announce): to be reported at once. */
-  announced?: boolean;
 }
 
 export interface RealizedObject {
@@ -61,31 +45,11 @@ export interface RealizedObject {
   state: StateName;
 }
 
-/**
- * Where a group's progress goes while it runs. The worker sends it to the group's own workflow as a signal
- * (worker/progress-signals.ts), because a workflow cannot read a running activity's heartbeat details.
- */
-export interface ProgressSink {
-  /** The reports of one attempt of a group, for the workflow run `run` and its round `pass`. */
-  open(run: { workflowId: string; runId: string }, pass: number): GroupReports;
-}
-
-export interface GroupReports {
-  report(member: MemberProgress): void;
-  /** The attempt returned its result, which carries every member: nothing still unsent needs to be. */
-  delivered(): void;
-}
-
 export interface RealizeOptions {
   /** How long one attempt polls before handing what is still deploying back (default: awaitReady's window). */
   windowMs: number;
   /** Told of every readiness GET (the benchmark counts them per object). */
   onPoll?: (kind: Kind, identifier: string) => void;
-  /**
-   * Told when a member is created and tagged, and when its deploy ends while the group still runs, so the workflow's
-   * per-object status can follow the group (worker/progress-signals.ts turns these into signals).
-   */
-  onProgress?: (member: MemberProgress) => void;
 }
 
 /**
@@ -192,9 +156,6 @@ export async function realizeObjects(engine: EngineClient, memory: IdentifierCac
   try {
     const deadline = Date.now() + o.windowMs;
     const slots = input.members.map((m) => ({ member: m, slot: hb.slot(m.key) }));
-    const announce = new Set(input.announce ?? []);
-    // Members whose watch has not ended: the last one's deploy goes with the group's result, unannounced.
-    let watching = slots.length;
     // The first attempt lists the look-alikes of all members at once and records them before any POST.
     if (slots.some((s) => s.slot.previous === undefined) && (currentContext()?.info.attempt ?? 1) === 1) {
       const byName = await lookAlikesOfGroup(engine, memory, input);
@@ -206,7 +167,6 @@ export async function realizeObjects(engine: EngineClient, memory: IdentifierCac
         try {
           const fields = { serviceUid: input.serviceUid, kind: input.kind, fields: member.fields, loadBalancer: input.loadBalancer } as CreateObjectInput;
           const created = await creating(() => createObject(engine, memory, fields, slot, halt.signal));
-          o.onProgress?.({ key: member.key, identifier: created.identifier, state: created.state, settled: false });
           // Deploy times count from the moment the create (and tag) returned, as the schedule does. An adopted object may
           // have been created long ago: its deploy time is unknown, so it is not learned from.
           const watched = await watchDeploy(
@@ -217,11 +177,6 @@ export async function realizeObjects(engine: EngineClient, memory: IdentifierCac
             o.onPoll,
             halt.signal,
           );
-          const othersWatching = --watching > 0;
-          if (watched.outcome !== 'NotReady' && watched.outcome !== 'Gone') {
-            const ready = watched.outcome === 'Deployed' || watched.outcome === 'Updated';
-            o.onProgress?.({ key: member.key, identifier: created.identifier, state: watched.outcome, settled: true, ...(ready && othersWatching && announce.has(member.key) ? { announced: true } : {}) });
-          }
           return { key: member.key, identifier: created.identifier, adopted: created.adopted, ...watched };
         } catch (err) {
           if (!halt.signal.aborted) halt.abort(err);

@@ -27,7 +27,6 @@ export type ModeName =
   | 'unwatched'
   | 'prior'
   | 'no-recent-reads'
-  | 'no-progress'
   | 'aim-25'
   | 'aim-75'
   | 'heartbeat-500'
@@ -35,7 +34,7 @@ export type ModeName =
   | 'retry-fast'
   | 'waves'
   | 'waves-jitter';
-export type WorkerKind = 'heartbeat' | 'no-budget' | 'unwatched' | 'prior' | 'no-recent-reads' | 'no-progress' | 'aim-25' | 'aim-75' | 'tuned' | 'retry';
+export type WorkerKind = 'heartbeat' | 'no-budget' | 'unwatched' | 'prior' | 'no-recent-reads' | 'aim-25' | 'aim-75' | 'tuned' | 'retry';
 
 export interface Mode {
   name: ModeName;
@@ -63,7 +62,6 @@ export const WORKER_READINESS: Record<WorkerKind, AwaitReadyOptions | undefined>
   unwatched: undefined,
   prior: undefined,
   'no-recent-reads': undefined,
-  'no-progress': undefined,
   'aim-25': undefined,
   'aim-75': undefined,
   tuned: { pollMaxMs: 500 },
@@ -93,7 +91,6 @@ export const WORKER_PACING: Record<WorkerKind, PacingOptions | null> = {
   unwatched: WORKER_DEFAULTS.pacing,
   prior: WORKER_DEFAULTS.pacing,
   'no-recent-reads': WORKER_DEFAULTS.pacing,
-  'no-progress': WORKER_DEFAULTS.pacing,
   'aim-25': WORKER_DEFAULTS.pacing,
   'aim-75': WORKER_DEFAULTS.pacing,
   tuned: WORKER_DEFAULTS.pacing,
@@ -104,9 +101,8 @@ export const WORKER_PACING: Record<WorkerKind, PacingOptions | null> = {
  * The worker switches of the kinds that turn one mechanism off (dev/worker-process.ts): the product path stays the
  * default, and only these bench workers leave it.
  */
-export const WORKER_SWITCHES: Partial<Record<WorkerKind, { recentReads?: false; progressSignals?: false }>> = {
+export const WORKER_SWITCHES: Partial<Record<WorkerKind, { recentReads?: false }>> = {
   'no-recent-reads': { recentReads: false },
-  'no-progress': { progressSignals: false },
 };
 
 /**
@@ -116,14 +112,13 @@ export const WORKER_SWITCHES: Partial<Record<WorkerKind, { recentReads?: false; 
 export const AB_MECHANISMS: readonly { mechanism: string; mode: ModeName; off: string }[] = [
   { mechanism: 'learned deploy-time quantiles (activities/deploy-times.ts)', mode: 'prior', off: 'every deploy polled on the fixed prior schedule: 250 ms, then gaps x 1.25 up to 500 ms' },
   { mechanism: 'recent-reads cache (activities/engine/recent-reads.ts)', mode: 'no-recent-reads', off: "a round's closing observation reads every object again" },
-  { mechanism: 'per-object progress signals (early start of children within a group)', mode: 'no-progress', off: "children wait for their parent's whole group to return" },
 ];
 
 export const MODES: readonly Mode[] = [
   {
     name: 'heartbeat',
     title:
-      'Temporal (the product), siblings created and awaited in one realizeObjects activity with per-object progress signalled to the workflow; Bind and Server deploys polled at the learned median deploy time, then at quantiles halving what is left; Backend and Frontend deploys (what children wait for) watched: from the learned 10th percentile every eighth of the spread',
+      'Temporal (the product), siblings created and awaited in one realizeObjects activity, their children started when it returns; Bind and Server deploys polled at the learned median deploy time, then at quantiles halving what is left; Backend and Frontend deploys (what children wait for) watched: from the learned 10th percentile every eighth of the spread',
     worker: 'heartbeat',
     quick: true,
   },
@@ -133,7 +128,6 @@ export const MODES: readonly Mode[] = [
   { name: 'unwatched', title: 'the same with every deploy polled on the median-aimed schedule (no watched kinds: the product before watching)', worker: 'unwatched', quick: true },
   { name: 'prior', title: 'the same with polls not aimed (never learns: 250 ms x 1.25, max 500 ms, the schedule of before)', worker: 'prior', quick: true },
   { name: 'no-recent-reads', title: "the same with a round's closing observation reading every object again (recent-reads cache off)", worker: 'no-recent-reads', quick: false },
-  { name: 'no-progress', title: 'the same without per-object progress signals (children wait for the whole group of their parent)', worker: 'no-progress', quick: false },
   { name: 'aim-25', title: 'the same aiming the first poll of Binds and Servers at the learned 25th percentile (more GETs, less slack)', worker: 'aim-25', quick: false },
   { name: 'aim-75', title: 'the same aiming the first poll of Binds and Servers at the learned 75th percentile (fewer GETs, more slack)', worker: 'aim-75', quick: false },
   { name: 'heartbeat-500', title: 'the same with polls capped at 500 ms (readiness option pollMaxMs: 500, an existing option)', worker: 'tuned', quick: false },

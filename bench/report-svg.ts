@@ -11,7 +11,6 @@ const COLORS: Record<ModeName, string> = {
   unwatched: '#bcbd22',
   prior: '#8c564b',
   'no-recent-reads': '#c49c94',
-  'no-progress': '#dbdb8d',
   'aim-25': '#e377c2',
   'aim-75': '#7f7f7f',
   'heartbeat-500': '#17becf',
@@ -35,7 +34,6 @@ function marker(mode: ModeName, x: number, y: number): string {
     case 'unwatched':
     case 'prior':
     case 'no-recent-reads':
-    case 'no-progress':
     case 'aim-25':
     case 'aim-75':
       return `<circle cx="${f(x)}" cy="${f(y)}" r="3" fill="${c}" fill-opacity="0.85"/>`;

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@temporalio/client';
+import type { Payload } from '@temporalio/common';
 import {
   applyUpdate,
   controllerStatusQuery,
@@ -108,7 +109,11 @@ export class LbaasClient {
     return full;
   }
 
-  /** Live progress of a service's running load balancer reconciliations (for progress lines while waiting). */
+  /**
+   * Live progress of a service's running load balancer reconciliations (for progress lines while waiting): each
+   * workflow's `status` query, with the members of its running create groups that the Engine has already answered
+   * for (their identifiers, read from the groups' heartbeat details) shown as created and deploying.
+   */
   async progress(serviceUid: string, loadBalancers: string[]): Promise<LoadBalancerProgress[]> {
     const out: LoadBalancerProgress[] = [];
     await Promise.all(
@@ -116,7 +121,10 @@ export class LbaasClient {
         try {
           const handle = this.client.workflow.getHandle(workflowIds.loadBalancer(serviceUid, lb));
           const d = await handle.describe();
-          if (d.status.name === 'RUNNING') out.push(await handle.query(loadBalancerStatusQuery));
+          if (d.status.name !== 'RUNNING') return;
+          const p = await handle.query(loadBalancerStatusQuery);
+          const created = createdInGroups(d.raw.pendingActivities ?? [], (payload) => this.client.options.loadedDataConverter.payloadConverter.fromPayload(payload));
+          out.push(created.size === 0 ? p : { ...p, objects: p.objects.map((o) => (o.state === 'Pending' && o.identifier === null && created.has(o.key) ? { ...o, identifier: created.get(o.key) as string, state: 'NewlyCreated' } : o)) });
         } catch {
           // Not started yet or already gone: nothing to show for it.
         }
@@ -183,4 +191,32 @@ export class LbaasClient {
     });
     return pool ? { ...result, pool } : result;
   }
+}
+
+/**
+ * Members of running create groups whose POST the Engine has answered, key -> identifier: a realizeObjects attempt
+ * records each member's progress in its heartbeat details, one slot per member key (activities/realize.ts,
+ * CreateProgress), and Temporal shows the last details on the pending activity.
+ */
+export function createdInGroups(
+  pending: readonly { activityType?: { name?: string | null } | null; heartbeatDetails?: { payloads?: Payload[] | null } | null }[],
+  decode: (payload: Payload) => unknown,
+): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const a of pending) {
+    const payload = a.activityType?.name === 'realizeObjects' ? a.heartbeatDetails?.payloads?.[0] : undefined;
+    if (!payload) continue;
+    let details: unknown;
+    try {
+      details = decode(payload);
+    } catch {
+      continue;
+    }
+    if (typeof details !== 'object' || details === null) continue;
+    for (const [key, slot] of Object.entries(details)) {
+      const created = (slot as { created?: unknown } | null)?.created;
+      if (typeof created === 'string') out.set(key, created);
+    }
+  }
+  return out;
 }

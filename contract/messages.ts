@@ -6,7 +6,6 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type {
   ControllerStatus,
   LoadBalancerProgress,
-  ObjectsProgress,
   PassResult,
   PoolChangeResult,
   PoolMembersMessage,
@@ -36,8 +35,6 @@ export const poolMembersSignal = defineSignal<[PoolMembersMessage]>('poolMembers
 
 // reconcileLoadBalancer (`lbaas/<uid>/lb/<lb>`).
 export const loadBalancerStatusQuery = defineQuery<LoadBalancerProgress>('status');
-/** Sent by the worker running a realizeObjects group (worker/progress-signals.ts) to the group's own run. */
-export const objectsProgressSignal = defineSignal<[ObjectsProgress]>('objectsProgress');
 
 // serverPool (`lbaas-pool/<name>`). Workflows cannot send each other updates, so controllers talk to it by signal:
 //   controller ──subscribe──▶ pool ──poolMembers (current members)──▶ controller
@@ -58,7 +55,7 @@ export const poolResyncSignal = defineSignal<[]>('resync');
 /** Which workflow type handles which messages: what docs/spec.md lists per workflow (test/unit/doc-surface.test.ts). */
 export const MESSAGES_BY_WORKFLOW = {
   serviceController: [applyUpdate, waitConvergedUpdate, deleteUpdate, resyncSignal, resyncPassUpdate, engineRateLimitedSignal, poolMembersSignal, controllerStatusQuery],
-  reconcileLoadBalancer: [loadBalancerStatusQuery, objectsProgressSignal],
+  reconcileLoadBalancer: [loadBalancerStatusQuery],
   serverPool: [
     poolSetUpdate,
     poolAddUpdate,

@@ -5,7 +5,7 @@
 import type { ServerSpec } from '../domain';
 import type { ImportedService } from '../domain/import';
 import type { PlanSummary } from '../domain/describe';
-import type { AddressStatus, LoadBalancerResult, ObjectStatus, Plan, StateName } from '../domain/types';
+import type { AddressStatus, LoadBalancerResult, ObjectStatus, Plan } from '../domain/types';
 import type { Phase } from './ids';
 
 // Service passes.
@@ -66,13 +66,6 @@ export interface LoadBalancerProgress {
   pass: number;
   phase: 'observing' | 'destroying' | 'creating' | 'converged' | 'failed';
   objects: ObjectStatus[];
-}
-
-/** The `objectsProgress` signal: what a running realizeObjects group has done so far (sent by the worker). */
-export interface ObjectsProgress {
-  /** The round (observe-plan-act pass) of the group: reports of another round are stale and ignored. */
-  pass: number;
-  objects: { key: string; identifier: string; state: StateName }[];
 }
 
 // Dry run.

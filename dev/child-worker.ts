@@ -26,8 +26,6 @@ export interface ChildWorkerOptions {
   deployTimes?: DeployTimesOptions;
   /** false: the closing observation reads every object again (worker-process.ts); on when absent. */
   recentReads?: boolean;
-  /** false: no per-object progress signals, children wait for their parent's whole group (worker-process.ts); on when absent. */
-  progressSignals?: boolean;
   /** The worker's Engine request budget (activities/engine/pacing.ts); none when absent. */
   pacing?: PacingOptions;
   /** Workflow runs the worker keeps cached; the SDK's default when absent. */
@@ -77,7 +75,6 @@ export async function startChildWorker(o: ChildWorkerOptions): Promise<ChildWork
     ...(o.readiness ? { readiness: o.readiness } : {}),
     ...(o.deployTimes ? { deployTimes: o.deployTimes } : {}),
     ...(o.recentReads === false ? { recentReads: false } : {}),
-    ...(o.progressSignals === false ? { progressSignals: false } : {}),
     ...(o.pacing ? { pacing: o.pacing } : {}),
     ...(o.maxCachedWorkflows ? { maxCachedWorkflows: o.maxCachedWorkflows } : {}),
     ...(o.memoryLogMs ? { memoryLogMs: o.memoryLogMs } : {}),

@@ -13,7 +13,6 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { DeployTimesOptions } from '../activities/deploy-times';
 import type { PacingOptions, RequestPacer } from '../activities/engine';
 import type { AwaitReadyOptions } from '../activities/objects';
-import type { ProgressSink } from '../activities/realize';
 import { startWorker } from '../worker/start';
 import { installWorkflowHeapProbe, memoryNow } from './memory-probe';
 
@@ -32,12 +31,6 @@ export interface ChildWorkerConfig {
   deployTimes?: DeployTimesOptions;
   /** Whether a round's closing observation reuses recent reads (activities/state.ts); the product default (on) when absent. */
   recentReads?: boolean;
-  /**
-   * Whether realizeObjects signals per-object progress to its workflow, so that a child whose parent deployed early
-   * in a group is created before the whole group ends; the product default (on) when absent. false gives the worker a
-   * sink that sends nothing: the workflow learns of each member from the group's result only.
-   */
-  progressSignals?: boolean;
   /** The Engine request budget (activities/engine/pacing.ts); none (a bucket only after a 429) when absent. */
   pacing?: PacingOptions;
   /** Workflow runs kept cached (worker/main.ts); the SDK's default when absent. */
@@ -67,9 +60,6 @@ export interface ChildWorkerStats {
 
 export type ToChild = { type: 'stats'; id: number; reset: boolean } | { type: 'stop' };
 export type FromChild = { type: 'ready' } | { type: 'stats'; id: number; stats: ChildWorkerStats } | { type: 'failed'; message: string };
-
-/** Progress reports that go nowhere (`progressSignals: false`). */
-const SILENT_PROGRESS: ProgressSink = { open: () => ({ report() {}, delivered() {} }) };
 
 /** Gaps beyond the 8th are all at the backoff ceiling and add nothing. */
 const MAX_POLL_GAPS = 8;
@@ -129,7 +119,6 @@ async function main(): Promise<void> {
       ...(cfg.readiness ? { readiness: cfg.readiness } : {}),
       ...(cfg.deployTimes ? { deployTimes: cfg.deployTimes } : {}),
       ...(cfg.recentReads === false ? { recentReads: false } : {}),
-      ...(cfg.progressSignals === false ? { progress: SILENT_PROGRESS } : {}),
       events: { polled: (_kind, identifier) => samples.polled(identifier) },
     },
     shutdownGraceTime: '1s',

@@ -12,7 +12,6 @@ import { createControlActivities } from '../activities/control';
 import { createImportActivities } from '../activities/import';
 import type { EngineClient } from '../activities/engine';
 import type { Tracing } from '../common/tracing';
-import { ProgressSignals } from './progress-signals';
 import { noticeRateLimits } from './rate-limit-notice';
 import { DEFAULT_WORKFLOW_HEAP_MIB } from './heap';
 import { defaultDeploymentVersion } from './versioning';
@@ -94,6 +93,9 @@ function prebuiltBundleTracing(o: LbaasWorkerOptions): Pick<WorkerOptions, 'sink
   return !o.tracing && traced ? { sinks: { exporter: { export: { fn: () => undefined } } } } : {};
 }
 
+/** The longest a changed heartbeat detail waits before the worker sends it to the server. */
+export const HEARTBEAT_THROTTLE = '2s';
+
 export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> {
   const heapMiB = o.workflowHeapMiB ?? DEFAULT_WORKFLOW_HEAP_MIB;
   noticeRateLimits(o.engine.pacer, o.temporalClient);
@@ -103,14 +105,17 @@ export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> 
     taskQueue: o.taskQueue,
     ...(o.workflowBundle ? { workflowBundle: o.workflowBundle } : { workflowsPath }),
     activities: {
-      // Groups report per-object progress to their workflow by signal, unless the caller routes it elsewhere.
-      ...createActivities(o.engine, { progress: ProgressSignals.viaClient(o.temporalClient), ...o.activities }),
+      ...createActivities(o.engine, o.activities),
       ...createControlActivities(o.temporalClient),
       ...createImportActivities(o.engine),
     },
     maxConcurrentActivityTaskExecutions: o.maxConcurrentActivityTaskExecutions ?? DEFAULT_MAX_CONCURRENT_ACTIVITIES,
     ...(o.taskQueueActivitiesPerSecond ? { maxTaskQueueActivitiesPerSecond: o.taskQueueActivitiesPerSecond } : {}),
     maxCachedWorkflows: o.maxCachedWorkflows ?? CACHED_WORKFLOWS_PER_HEAP_MIB * heapMiB,
+    // What a running create group has done is in its heartbeat details (activities/realize.ts), which is where
+    // `apply --wait` and the Web UI read it: details reach the server at most this long after a change (the SDK's
+    // default, 80 % of the 15 s heartbeat timeout, left the live view 12 s behind).
+    maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
     shutdownGraceTime: o.shutdownGraceTime ?? DEFAULT_SHUTDOWN_GRACE,
     ...(o.identity ? { identity: o.identity } : {}),
     workerDeploymentOptions: {

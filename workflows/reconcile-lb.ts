@@ -15,11 +15,10 @@ import type { DestroyedObject, DestroyOutcome } from '../activities/destroy';
 import { causeOf } from './failures';
 import { invalidInput, loadBalancerId, optionalIdentifiers, optionalInteger, optionalObserved, optionalTime, specOf } from './input';
 import { ENGINE_CALL, listed, readinessOptions, short } from './options';
-import { FAILURE_TYPES, loadBalancerStatusQuery, objectsProgressSignal, type LoadBalancerProgress } from '../contract';
+import { FAILURE_TYPES, loadBalancerStatusQuery, type LoadBalancerProgress } from '../contract';
 import { completeFields, concurrencyLimit, desiredObjects, isPlanEmpty, planLoadBalancer, statusFromSnapshot } from '../domain';
 import { DESTROY_STAGES, KIND_TITLE, type Destroy, type LoadBalancerResult, type ObjectStatus, type ObservedObject, type Plan, type PlannedObject } from '../domain';
 import { describeOutstanding, listedObjects, StatusBook } from './status-book';
-import { objectsProgressOf } from './realize-progress';
 
 export interface ReconcileLoadBalancerInput {
   /** The service spec as written (docs/spec.md#validation); validated again here. */
@@ -113,22 +112,6 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
   const book = new StatusBook(loadBalancer, () => Date.now());
   const progress: LoadBalancerProgress = { loadBalancer, pass: 0, phase: 'observing', objects: [] };
   setHandler(loadBalancerStatusQuery, () => ({ ...progress, objects: book.list() }));
-  // Members of the groups running in this round whose result has not come yet: only their status follows the
-  // group's progress reports, so a late report never overwrites what a result said.
-  const inGroups = new Set<string>();
-  // Announced members of running groups (docs/architecture.md, "Announced parents"): a report of their deploy's end
-  // starts their children.
-  const announced = new Map<string, (identifier: string) => void>();
-  setHandler(objectsProgressSignal, (raw) => {
-    const report = objectsProgressOf(raw);
-    if (!report || report.pass !== progress.pass) return;
-    for (const o of report.objects) {
-      if (!inGroups.has(o.key)) continue;
-      known.add(o.identifier);
-      book.update(o.key, { identifier: o.identifier, state: o.state });
-      if (o.state === 'Deployed' || o.state === 'Updated') announced.get(o.key)?.(o.identifier);
-    }
-  });
   const counts = { created: 0, destroyed: 0, recovered: 0 };
   const startedAt = Date.now();
   const pendingGauge = metrics.pending().withTags({ load_balancer: loadBalancer });
@@ -175,13 +158,10 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
    * what is still deploying when its attempt window ends is awaited on the spec's readiness policy, together in one
    * settleObjects activity.
    */
-  const realizeGroup = async (members: PlannedObject[], parentId: string, waitedOn: ReadonlySet<string | null>): Promise<Map<string, string | null>> => {
+  const realizeGroup = async (members: PlannedObject[], parentId: string): Promise<Map<string, string | null>> => {
     const kind = (members[0] as PlannedObject).desired.kind;
     const names = listed(members.map((p) => p.desired.name));
     const byKey = new Map(members.map((p) => [p.desired.key, p.desired]));
-    for (const key of byKey.keys()) inGroups.add(key);
-    // A lone member's deploy ends with its group: nothing to announce.
-    const announce = members.length > 1 ? members.map((p) => p.desired.key).filter((key) => waitedOn.has(key)) : [];
     // Not cancellable, as a single create is: a superseded pass still finishes creating and tagging (and waits for the
     // group's attempt to end, at most the readiness window).
     const realized: RealizedObject[] = await CancellationScope.nonCancellable(() =>
@@ -190,14 +170,8 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
         loadBalancer,
         kind,
         members: members.map((p) => ({ key: p.desired.key, fields: completeFields(kind, p.desired.fields, parentId) as CreateObjectInput['fields'] })),
-        pass: progress.pass,
-        ...(announce.length > 0 ? { announce } : {}),
       }),
     );
-    for (const key of byKey.keys()) {
-      inGroups.delete(key);
-      announced.delete(key);
-    }
     const ids = new Map<string, string | null>();
     const waiting: PlannedObject[] = [];
     for (const r of realized) {
@@ -239,7 +213,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
   /**
    * The dependency graph by groups of siblings: objects to create go to a realizeObjects group,
    * objects to recover or wait for to a settleObjects group, of at most MAX_GROUP_MEMBERS each; a group starts when
-   * its parent is ready (or, for an announced parent, deployed) and a slot is free (MAX_GROUPS_AT_ONCE). Kept objects
+   * its parent's group has returned it ready and a slot is free (MAX_GROUPS_AT_ONCE). Kept objects
    * are ready as soon as their parent is. Promises exist per group and per parent object only, never per object: the
    * SDK records a stack trace for every promise a workflow creates, and thousands of them made one workflow task of a
    * load balancer at the limit take seconds.
@@ -247,7 +221,6 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
   const applyGroups = async (plan: Plan) => {
     const slot = concurrencyLimit(MAX_GROUPS_AT_ONCE);
     const parents = new Set(plan.objects.map((p) => p.desired.parent));
-    const waitedOn = new Set(plan.objects.filter((p) => p.action.type === 'create').map((p) => p.desired.parent));
     /** The identifier of each parent object once it is ready; null when it will not be in this round. */
     const ready = new Map<string, Promise<string | null>>();
     const atLoadBalancer = Promise.resolve<string | null>(loadBalancer);
@@ -271,15 +244,13 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
       if (!group) {
         // The loop is synchronous and the parent's continuation is not: every member is collected before the group starts.
         const members: PlannedObject[] = [];
-        const start = (parentId: string) => slot(() => (creating ? realizeGroup(members, parentId, waitedOn) : settleGroup(members)));
+        const start = (parentId: string) => slot(() => (creating ? realizeGroup(members, parentId) : settleGroup(members)));
         group = { members, ids: readyOf(p.desired.parent).then((parentId) => (parentId === null ? null : start(parentId))) };
         groups.set(groupKey, group);
       }
       group.members.push(p);
       if (!parents.has(key)) continue;
-      const fromGroup = group.ids.then((ids) => ids?.get(key) ?? null);
-      // An announced member is ready at whichever comes first: its own report or its group's result.
-      ready.set(key, creating && waitedOn.has(key) ? Promise.race([fromGroup, new Promise<string>((resolve) => announced.set(key, resolve))]) : fromGroup);
+      ready.set(key, group.ids.then((ids) => ids?.get(key) ?? null));
     }
     const settled = await Promise.allSettled([...[...groups.values()].map((g) => g.ids), ...ready.values()]);
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');

@@ -69,13 +69,13 @@ export async function generatedBadSpecs(dir: string): Promise<BadSpec[]> {
       expect: { kind: 'field', path: 'loadBalancers' },
     },
     {
-      // 5 ports x (2 + 1 address + 1000 servers) = 5015 objects per load balancer, over the 5000 limit.
+      // 5 ports x (2 + 1 address + 1100 servers) = 5515 objects per load balancer, over the 5100 limit.
       name: 'objects-per-load-balancer-over-limit',
       ext: 'json',
       content: JSON.stringify({
         ...base,
         ports: Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`p${i}`, { external: 80 + i, internal: 30080 + i }])),
-        servers: Array.from({ length: 1000 }, (_, i) => ({ name: `node-${i}`, address: `10.1.${Math.floor(i / 250)}.${(i % 250) + 1}` })),
+        servers: Array.from({ length: 1100 }, (_, i) => ({ name: `node-${i}`, address: `10.1.${Math.floor(i / 250)}.${(i % 250) + 1}` })),
       }),
       expect: { kind: 'field', path: 'ports' },
     },

@@ -37,7 +37,6 @@ export const RECORDED = [
   'reconcile-service-converge',
   'reconcile-service-converge-child',
   'reconcile-lb-converge',
-  'reconcile-lb-converge-progress',
   'reconcile-lb-recover',
   'reconcile-lb-recreate',
   'reconcile-lb-not-converged',
@@ -65,10 +64,9 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
       if (name === 'service-controller') await recordController(stack, out);
       else if (name === 'service-controller-resync-pass') await recordResyncPass(stack, out);
       else if (name === 'server-pool' || name === 'service-controller-pool') await recordPool(stack, out);
-      else if (name === 'reconcile-lb-converge-progress') await recordProgress(stack, out);
       else if (name === 'import-services') await recordImport(stack, out);
       else if (name === 'reconcile-service-plan-first' || name === 'reconcile-service-plan-first-child') await recordPlanFirst(stack, out);
-      else throw new Error(`only service-controller, service-controller-resync-pass, server-pool, service-controller-pool, reconcile-lb-converge-progress, import-services and reconcile-service-plan-first(-child) can be recorded alone (got ${name})`);
+      else throw new Error(`only service-controller, service-controller-resync-pass, server-pool, service-controller-pool, import-services and reconcile-service-plan-first(-child) can be recorded alone (got ${name})`);
     }
     return;
   }
@@ -169,34 +167,12 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
     await settle(h);
     await save('plan-service', h);
   }
-  await recordProgress(stack, out);
   await recordController(stack, out);
   await recordResyncPass(stack, out);
   await recordImport(stack, out);
   await recordPlanFirst(stack, out);
   await recordPool(stack, out);
   await runs.terminateRunning();
-}
-
-/**
- * Converge from empty with deploys slow enough (1.5-2 s) that the realizeObjects groups report their members'
- * progress by objectsProgress signals before they end (worker/progress-signals.ts): the signals are in the history.
- */
-async function recordProgress(stack: Stack, out: string): Promise<void> {
-  const runs = new Runs(stack.client, stack.taskQueue);
-  const lb = seedLoadBalancer(stack.sim, 'lb-progress');
-  stack.sim.setFaults({ deployMs: { min: 1500, max: 2000 } });
-  try {
-    const h = await runs.loadBalancer({ spec: exampleSpec([lb], { serviceUid: 'record-lb-converge-progress' }), loadBalancer: lb });
-    await h.result();
-    const history = await h.fetchHistory();
-    const signals = (history.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'objectsProgress').length;
-    if (signals === 0) throw new Error('reconcile-lb-converge-progress: no objectsProgress signal in the history');
-    writeFileSync(path.join(out, 'reconcile-lb-converge-progress.json'), `${JSON.stringify(historyToJson(history), null, 1)}\n`);
-    process.stderr.write(`recorded reconcile-lb-converge-progress: ${history.events?.length ?? 0} events, ${signals} progress signals\n`);
-  } finally {
-    stack.sim.setFaults({});
-  }
 }
 
 /**

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, afterEach, before, test } from 'node:test';
 import type { ObjectStatus } from '../../domain/types';
+import { LbaasClient } from '../../client/service-client';
 import { loadBalancerStatusQuery, workflowIds } from '../../contract';
 import { startChildWorker, type ChildWorker } from '../helpers/child-worker';
 import {
@@ -78,7 +79,13 @@ async function childWorker(identity: string): Promise<ChildWorker> {
 /** When a crash test kills the worker: a description, and whether the load balancer's status shows that moment. */
 interface KillPoint {
   what: string;
-  /** Given the Frontends' and Servers' entries of the `status` query (the Backends are Deployed, no Bind exists). */
+  /**
+   * Whose view `reached` is given: the workflow's own (`status` query: a group's members get their identifiers with
+   * the group's result), or what `lbaas` shows (LbaasClient.progress: also the members the running groups'
+   * heartbeat details name).
+   */
+  view: 'workflow' | 'client';
+  /** Given the Frontends' and Servers' entries of that view (the Backends are Deployed, no Bind exists). */
   reached(frontendsAndServers: ObjectStatus[]): boolean;
 }
 
@@ -103,6 +110,7 @@ async function crashAndRecover(kill: KillPoint): Promise<void> {
   const handle = await runs.service({ spec: exampleSpec([lb], { serviceUid: uid }) }, 'crash');
   const runId = handle.firstExecutionRunId;
   const child = crashStack.client.workflow.getHandle(workflowIds.loadBalancer(uid, lb));
+  const lbaas = new LbaasClient(crashStack.client, crashStack.taskQueue);
   const atKill = await until(
     kill.what,
     async () => {
@@ -110,10 +118,11 @@ async function crashAndRecover(kill: KillPoint): Promise<void> {
       if (on.length !== 8 || !on.every((o) => o.tags.includes(tag)) || on.some((o) => o.kind === 'bind')) return undefined;
       let progress;
       try {
-        progress = await child.query(loadBalancerStatusQuery);
+        progress = kill.view === 'workflow' ? await child.query(loadBalancerStatusQuery) : (await lbaas.progress(uid, [lb]))[0];
       } catch {
         return undefined;
       }
+      if (!progress) return undefined;
       const backendsReady = progress.objects.filter((o) => o.kind === 'backend' && o.state === 'Deployed').length === 2;
       const reached = kill.reached(progress.objects.filter((o) => o.kind === 'frontend' || o.kind === 'server'));
       if (!backendsReady || !reached || objectsOn(sim, lb).some((o) => o.kind === 'bind')) return undefined;
@@ -167,14 +176,15 @@ async function crashAndRecover(kill: KillPoint): Promise<void> {
 test('a worker SIGKILLed while realizeObjects groups are in flight and some of their members are known only to the groups\' heartbeats and the Engine: a new worker finishes the same run with exactly the desired objects, each created once, nothing untagged', async () => {
   await crashAndRecover({
     what: 'Backends ready, Frontends and Servers created and tagged, some not yet known to the workflow, no Bind yet',
+    view: 'workflow',
     reached: (objects) => objects.some((o) => o.identifier === null),
   });
 });
 
-test('a worker SIGKILLed after the groups signalled every member to the workflow, with only readiness waits left: a new worker finishes the same run with exactly the desired objects, each created once, nothing untagged', async () => {
+test('a worker SIGKILLed after the groups recorded every member\'s identifier in their heartbeats (lbaas shows them all created and deploying), with only readiness waits left: a new worker finishes the same run with exactly the desired objects, each created once, nothing untagged', async () => {
   await crashAndRecover({
-    what: 'Backends ready, every Frontend and Server known to the workflow through progress signals and still deploying, no Bind yet',
-    // Known but not ready: the workflow learned the identifiers from a signal, since a group's result ends its deploys.
+    what: 'Backends ready, every Frontend and Server created and shown by lbaas from the groups\' heartbeat details, still deploying, no Bind yet',
+    view: 'client',
     reached: (objects) => objects.length === 6 && objects.every((o) => o.identifier !== null && o.state === 'NewlyCreated'),
   });
 });
