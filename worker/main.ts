@@ -13,7 +13,7 @@ import { createImportActivities } from '../activities/import';
 import type { EngineClient } from '../activities/engine';
 import type { Tracing } from '../common/tracing';
 import { ProgressSignals } from './progress-signals';
-import { noticeRateLimits } from './rate-limit-notice';
+import { reportRateLimits } from '../activities/heartbeat';
 import { DEFAULT_WORKFLOW_HEAP_MIB } from './heap';
 import { defaultDeploymentVersion } from './versioning';
 import type * as WorkerTracing from './tracing';
@@ -96,7 +96,7 @@ function prebuiltBundleTracing(o: LbaasWorkerOptions): Pick<WorkerOptions, 'sink
 
 export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> {
   const heapMiB = o.workflowHeapMiB ?? DEFAULT_WORKFLOW_HEAP_MIB;
-  noticeRateLimits(o.engine.pacer, o.temporalClient);
+  reportRateLimits(o.engine.pacer);
   return Worker.create({
     connection: o.connection,
     namespace: o.namespace,
