@@ -180,6 +180,9 @@ export async function serviceController(input: ServiceControllerInput): Promise<
     traces.note();
     publish();
   });
+  // Kept for replay only, for one continue-as-new rotation (docs/architecture.md, "Versions and patches"): workers
+  // no longer send this signal (a throttled activity says it on itself, client/rate-limit.ts), but runs that received
+  // it from workers of the previous build replay the timer below. Remove once no run started before then is open.
   setHandler(engineRateLimitedSignal, (notice) => {
     const before = st.rateLimitedUntil;
     st.noteRateLimited(notice?.until);
