@@ -1,10 +1,7 @@
 /**
- * (Longer than 300 lines: one class holds the controller's whole entity state so that every transition and the
- * continue-as-new snapshot stay consistent; test/unit/controller-state.test.ts tests it as one.)
- *
  * The entity state of one service's controller: desired spec and revision, the pass in flight, the last result,
- * retry timing, delete. Pure and deterministic (time comes from the workflow clock); serializable for
- * continue-as-new.
+ * retry timing, delete; the server pool subscription is an object of its own (workflows/pool-subscription.ts).
+ * Pure and deterministic (time comes from the workflow clock); serializable for continue-as-new.
  */
 import { validateSpec } from '../domain';
 import type { ControllerStatus, PassResult, Phase, PoolMembers, PoolMembersMessage } from '../contract';
