@@ -5,9 +5,51 @@
  * them, and a bare heartbeat would overwrite them.
  */
 import { Context } from '@temporalio/activity';
+import { isRateLimitedDetails, type RateLimitedDetails } from '../contract';
 
 /** Beat at least this often; ENGINE_CALL's heartbeat timeout (workflows/options.ts) is a few times longer. */
 export const HEARTBEAT_EVERY_MS = 5_000;
+
+/** The progress in details as sent (bare, or wrapped while rate limited). */
+function progressOf<D>(details: unknown): D | undefined {
+  return (isRateLimitedDetails(details) ? details.progress : details) as D | undefined;
+}
+
+/**
+ * How long one 429 keeps an activity saying "rate limited" past the pause it caused: 30 s spans the gaps between the
+ * 429s of a throttled worker, so the notice does not flicker between them.
+ */
+export const RATE_LIMIT_HOLD_MS = 30_000;
+
+/** Makes every activity whose Engine request is answered 429 say so on its heartbeat (see `noteRateLimited`). */
+export function reportRateLimits(pacer: { onThrottle(listener: (e: { pauseMs: number }) => void): void }, now: () => number = Date.now): void {
+  pacer.onThrottle((e) => noteRateLimited(now() + e.pauseMs + RATE_LIMIT_HOLD_MS));
+}
+
+/** Until when the pacer holds back each running activity's requests (set by `noteRateLimited`). */
+const throttled = new WeakMap<Context, number>();
+/** The heartbeat of each running activity that has one, so that a throttle notice re-sends its progress. */
+const beating = new WeakMap<Context, Heartbeat<unknown>>();
+
+/**
+ * The Engine answered a request of the current activity 429 and its requests wait until `until`: the activity
+ * heartbeats at once with that time (its progress kept), and keeps saying it on every beat until the time has passed.
+ */
+export function noteRateLimited(until: number): void {
+  const ctx = currentContext();
+  if (!ctx) return;
+  throttled.set(ctx, Math.max(throttled.get(ctx) ?? 0, until));
+  const hb = beating.get(ctx);
+  if (hb) hb.beat();
+  else ctx.heartbeat(detailsFor(ctx, undefined));
+}
+
+function detailsFor(ctx: Context, progress: unknown): unknown {
+  const until = throttled.get(ctx);
+  if (until === undefined || until <= Date.now()) return progress;
+  const wrapped: RateLimitedDetails = { lbaasRateLimited: 1, engineRateLimitedUntil: until, progress };
+  return wrapped;
+}
 
 export class Heartbeat<D> {
   #details: D | undefined;
@@ -16,23 +58,29 @@ export class Heartbeat<D> {
 
   constructor() {
     this.#ctx = currentContext();
-    this.#details = this.#ctx?.info.heartbeatDetails as D | undefined;
+    this.#details = progressOf<D>(this.#ctx?.info.heartbeatDetails);
+    if (this.#ctx) beating.set(this.#ctx, this as Heartbeat<unknown>);
   }
 
   /** What the previous attempt recorded, if any. */
   get previous(): D | undefined {
-    return this.#ctx?.info.heartbeatDetails as D | undefined;
+    return progressOf<D>(this.#ctx?.info.heartbeatDetails);
   }
 
   /** Records progress and sends it (Temporal throttles what reaches the server; the last details always do). */
   record(details: D): void {
     this.#details = details;
-    this.#ctx?.heartbeat(details);
+    this.beat();
+  }
+
+  /** Sends the latest progress, wrapped while the Engine throttles this activity. */
+  beat(): void {
+    if (this.#ctx) this.#ctx.heartbeat(detailsFor(this.#ctx, this.#details));
   }
 
   start(): this {
     if (this.#ctx && !this.#timer) {
-      this.#timer = setInterval(() => this.#ctx?.heartbeat(this.#details), HEARTBEAT_EVERY_MS);
+      this.#timer = setInterval(() => this.beat(), HEARTBEAT_EVERY_MS);
       this.#timer.unref();
     }
     return this;

@@ -10,6 +10,7 @@ import {
   applyUpdate,
   controllerStatusQuery,
   deleteUpdate,
+  isRateLimitedDetails,
   loadBalancerStatusQuery,
   resyncPassUpdate,
   resyncSignal,
@@ -29,6 +30,7 @@ import {
 import type { ServiceSpec } from '../domain/types';
 import { resolveSpecDocument } from '../domain';
 import { PoolClient } from './pool-client';
+import { passRateLimitedUntil } from './rate-limit';
 import { untilAnswered, updateUntilAnswered } from './update';
 
 export interface ServiceSummary {
@@ -91,6 +93,12 @@ export class LbaasClient {
    */
   async status(serviceUid: string, o: { allObjects?: boolean } = {}): Promise<ControllerStatus> {
     const st = await this.controller(serviceUid).query(controllerStatusQuery);
+    // The controller knows no rate limit (a worker of an earlier build may still have told it one): the running
+    // pass's activities say it on their heartbeats (client/rate-limit.ts).
+    if (st.running) {
+      const until = await passRateLimitedUntil(this.client, serviceUid, st.running.pass);
+      if (until !== null && until > (st.engineRateLimitedUntil ?? 0)) st.engineRateLimitedUntil = until;
+    }
     // Reading the load balancers' workflows replays each (seconds at thousands of objects): only when asked.
     if (!st.objectsOmitted || !o.allObjects) return st;
     const lbs = Object.keys(st.loadBalancers).filter((lb) => !st.loadBalancers[lb]?.cleanup).sort();
@@ -212,6 +220,8 @@ export function createdInGroups(
     } catch {
       continue;
     }
+    // While the Engine throttles the worker, the details are wrapped with the throttle's end (activities/heartbeat.ts).
+    if (isRateLimitedDetails(details)) details = details.progress;
     if (typeof details !== 'object' || details === null) continue;
     for (const [key, slot] of Object.entries(details)) {
       const created = (slot as { created?: unknown } | null)?.created;

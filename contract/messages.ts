@@ -25,8 +25,9 @@ export const resyncSignal = defineSignal<[]>('resync');
  */
 export const resyncPassUpdate = defineUpdate<PassResult, []>('resyncPass');
 /**
- * Sent by a worker whose Engine requests for this service are answered 429 (worker/rate-limit-notice.ts): the summary
- * and `status` say "rate limited by the Engine" until `until` (epoch ms), then stop saying it.
+ * No longer sent: workers of earlier builds sent it when the Engine answered a service's requests 429. Kept so that
+ * controller runs which received it replay (the handler's timer), until they continue as new (docs/architecture.md,
+ * "Versions and patches"). A throttled activity now says it on its heartbeat (activities/heartbeat.ts).
  */
 export const engineRateLimitedSignal = defineSignal<[{ until: number }]>('engineRateLimited');
 export const controllerStatusQuery = defineQuery<ControllerStatus>('status');

@@ -243,3 +243,19 @@ export interface FullResyncResult {
   missed: string[];
   orphans: Orphan[];
 }
+
+/**
+ * The details an activity sends while the Engine throttles its requests: its progress wrapped with the time the pacer
+ * holds its requests back until, so that the pending activity (Web UI, `lbaas status`) says it is rate limited. The
+ * marker tells the wrapper from progress details, which are sent bare otherwise (as attempts of earlier builds did).
+ */
+export interface RateLimitedDetails<D = unknown> {
+  lbaasRateLimited: 1;
+  engineRateLimitedUntil: number;
+  progress: D | undefined;
+}
+
+/** Heartbeat details wrapped by a throttled activity (activities/heartbeat.ts), as `lbaas status` reads them. */
+export function isRateLimitedDetails(details: unknown): details is RateLimitedDetails {
+  return typeof details === 'object' && details !== null && (details as { lbaasRateLimited?: unknown }).lbaasRateLimited === 1;
+}

@@ -12,7 +12,7 @@ import { createControlActivities } from '../activities/control';
 import { createImportActivities } from '../activities/import';
 import type { EngineClient } from '../activities/engine';
 import type { Tracing } from '../common/tracing';
-import { noticeRateLimits } from './rate-limit-notice';
+import { reportRateLimits } from '../activities/heartbeat';
 import { DEFAULT_WORKFLOW_HEAP_MIB } from './heap';
 import { defaultDeploymentVersion } from './versioning';
 import type * as WorkerTracing from './tracing';
@@ -98,7 +98,7 @@ export const HEARTBEAT_THROTTLE = '2s';
 
 export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> {
   const heapMiB = o.workflowHeapMiB ?? DEFAULT_WORKFLOW_HEAP_MIB;
-  noticeRateLimits(o.engine.pacer, o.temporalClient);
+  reportRateLimits(o.engine.pacer);
   return Worker.create({
     connection: o.connection,
     namespace: o.namespace,

@@ -1,13 +1,11 @@
 /**
- * (Longer than 300 lines: one class holds the controller's whole entity state so that every transition and the
- * continue-as-new snapshot stay consistent; test/unit/controller-state.test.ts tests it as one.)
- *
  * The entity state of one service's controller: desired spec and revision, the pass in flight, the last result,
- * retry timing, delete. Pure and deterministic (time comes from the workflow clock); serializable for
- * continue-as-new.
+ * retry timing, delete; the server pool subscription is an object of its own (workflows/pool-subscription.ts).
+ * Pure and deterministic (time comes from the workflow clock); serializable for continue-as-new.
  */
-import { applyPoolDelta, validateSpec } from '../domain';
+import { validateSpec } from '../domain';
 import type { ControllerStatus, PassResult, Phase, PoolMembers, PoolMembersMessage } from '../contract';
+import { PoolSubscription, type PoolSubscriptionSnapshot } from './pool-subscription';
 
 export interface RunningPass {
   number: number;
@@ -19,7 +17,8 @@ export interface RunningPass {
   pool: PoolMembers | null;
 }
 
-export interface ControllerSnapshot {
+/** Server pools: the pool fields (workflows/pool-subscription.ts) are absent in snapshots of controllers from before pools. */
+export interface ControllerSnapshot extends PoolSubscriptionSnapshot {
   spec: unknown;
   revision: number;
   passCount: number;
@@ -28,11 +27,6 @@ export interface ControllerSnapshot {
   dirty: boolean;
   deleting: boolean;
   retryAt: number | null;
-  /** Server pools (absent in snapshots of controllers from before pools). */
-  pool?: PoolMembers | null;
-  subscribedPool?: string | null;
-  poolMissing?: string | null;
-  resubscribe?: boolean;
 }
 
 export class ControllerState {
@@ -46,69 +40,50 @@ export class ControllerState {
   retryAt: number | null = null;
   running: RunningPass | null = null;
   deleted: PassResult | null = null;
-  /** The newest members received from the spec's pool; null until the pool has answered the subscription. */
-  pool: PoolMembers | null = null;
-  /** The pool this controller is subscribed to. */
-  subscribedPool: string | null = null;
-  /** A pool whose subscription failed (it does not exist): not retried until an apply or a resync. */
-  poolMissing: string | null = null;
-  /** Subscribe again even when subscribed (a resync: the pool answers with its current members). */
-  resubscribe = false;
+  /** The subscription to the spec's server pool and the members received from it. */
+  readonly pool: PoolSubscription;
   /** Transient (not carried over by continue-as-new): the latest rate-limit notice from a worker. */
   rateLimitedUntil: number | null = null;
   #lbs: string[] = [];
-  #poolName: string | null = null;
 
   constructor(
     readonly serviceUid: string,
     restored: ControllerSnapshot | undefined,
     private readonly now: () => number,
   ) {
+    const { pool, subscribedPool, poolMissing, resubscribe, ...own } = restored ?? {};
+    this.pool = new PoolSubscription({ pool, subscribedPool, poolMissing, resubscribe });
     if (restored) {
-      Object.assign(this, restored);
-      this.#readSpec(restored.spec);
+      Object.assign(this, own);
+      this.pool.restoreWanted(this.#readSpec(restored.spec));
     }
   }
 
-  #readSpec(spec: unknown): void {
+  /** Reads the load balancers of a spec; returns the server pool it names. */
+  #readSpec(spec: unknown): string | null {
     const r = spec === null || spec === undefined ? null : validateSpec(spec);
     this.#lbs = r?.ok ? [...r.spec.loadBalancers].sort() : [];
-    this.#poolName = r?.ok ? (r.spec.serverPool ?? null) : null;
+    return r?.ok ? (r.spec.serverPool ?? null) : null;
   }
 
   /** The server pool the spec names (null: inline servers). */
   get poolName(): string | null {
-    return this.#poolName;
+    return this.pool.wanted;
   }
 
   /** Members of the spec's pool are known (always true for inline servers). */
   poolReady(): boolean {
-    return this.#poolName === null || this.pool?.pool === this.#poolName;
+    return this.pool.ready();
   }
 
   /** The subscription differs from what the spec wants, or a resync asked to subscribe again. */
   needsSubscription(): boolean {
-    if (this.deleted !== null) return false;
-    if (this.#poolName !== null && this.poolMissing === this.#poolName && !this.resubscribe) return false;
-    return this.subscribedPool !== this.#poolName || (this.resubscribe && this.#poolName !== null);
+    return this.deleted === null && this.pool.needsStep();
   }
 
-  /** Members from a pool: taken when they are from the spec's pool and newer than what is known. Latest wins. */
+  /** Members from a pool: new members of the spec's pool make work (a pass), unless the service is being deleted. */
   receiveMembers(m: PoolMembersMessage): void {
-    if (m.pool !== this.#poolName) return;
-    if (this.pool?.pool === m.pool && this.pool.revision >= m.revision) return;
-    let servers = m.servers;
-    if (servers === undefined) {
-      // Changes since a revision this controller does not hold (a message lost with a run, or never received): ask
-      // the pool for every member again instead of guessing.
-      if (!m.delta || this.pool?.pool !== m.pool || this.pool.revision !== m.delta.base) {
-        this.resubscribe = true;
-        return;
-      }
-      servers = applyPoolDelta(this.pool.servers, m.delta);
-    }
-    this.pool = { pool: m.pool, revision: m.revision, servers };
-    if (this.deleting) return;
+    if (this.pool.receive(m) !== 'taken' || this.deleting) return;
     this.dirty = true;
     this.failures = 0;
     this.retryAt = null;
@@ -116,9 +91,7 @@ export class ControllerState {
 
   /** The spec's pool could not be subscribed to: the spec's revision fails with `error` until an apply or a resync. */
   poolFailed(name: string, error: string): void {
-    this.poolMissing = name;
-    this.subscribedPool = null;
-    this.resubscribe = false;
+    this.pool.failed(name);
     this.dirty = false;
     const last = this.lastResult;
     this.lastResult = {
@@ -138,9 +111,7 @@ export class ControllerState {
   /** Records a new desired spec (already validated by the update's validator). Latest wins. */
   apply(spec: unknown): number {
     this.spec = spec;
-    this.#readSpec(spec);
-    if (this.pool && this.pool.pool !== this.#poolName) this.pool = null;
-    this.poolMissing = null;
+    this.pool.want(this.#readSpec(spec));
     this.revision++;
     this.dirty = true;
     this.failures = 0;
@@ -161,10 +132,7 @@ export class ControllerState {
 
   requestResync(): void {
     if (this.spec === null || this.deleting) return;
-    if (this.#poolName !== null) {
-      this.resubscribe = true;
-      this.poolMissing = null;
-    }
+    this.pool.resync();
     this.dirty = true;
     this.retryAt = null;
   }
@@ -193,14 +161,14 @@ export class ControllerState {
   beginPass(): RunningPass {
     this.passCount++;
     this.dirty = false;
-    this.running = { number: this.passCount, revision: this.revision, spec: this.spec, teardown: this.deleting, startedAt: this.now(), pool: this.#poolName === null ? null : this.pool };
+    this.running = { number: this.passCount, revision: this.revision, spec: this.spec, teardown: this.deleting, startedAt: this.now(), pool: this.pool.forPass() };
     return this.running;
   }
 
   /** A newer revision or a delete makes the pass in flight obsolete. */
   isSuperseded(pass: RunningPass): boolean {
     if (this.running !== pass) return false;
-    const newerPool = !pass.teardown && pass.pool !== null && this.pool !== null && this.pool.revision > pass.pool.revision;
+    const newerPool = !pass.teardown && pass.pool !== null && this.pool.members !== null && this.pool.members.revision > pass.pool.revision;
     return this.revision > pass.revision || (this.deleting && !pass.teardown) || newerPool;
   }
 
@@ -212,7 +180,7 @@ export class ControllerState {
     if (result.converged) {
       this.failures = 0;
       this.retryAt = null;
-    } else if (pass.revision === this.revision && (pass.pool === null || pass.pool.revision === this.pool?.revision)) {
+    } else if (pass.revision === this.revision && (pass.pool === null || pass.pool.revision === this.pool.members?.revision)) {
       this.failures++;
       this.retryAt = this.now() + Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** (this.failures - 1));
     }
@@ -231,7 +199,7 @@ export class ControllerState {
     const last = this.lastResult;
     if (this.deleting) return 'Deleting';
     if (this.running || (this.dirty && this.poolReady()) || !last || last.revision < this.revision) return 'Converging';
-    if (this.#poolName !== null && this.pool !== null && (last.pool?.revision ?? -1) < this.pool.revision && !this.poolMissing) return 'Converging';
+    if (this.pool.newerThan(last.pool?.revision ?? -1)) return 'Converging';
     return last.converged ? 'Converged' : 'Failed';
   }
 
@@ -255,9 +223,7 @@ export class ControllerState {
       running: this.running ? { pass: this.running.number, revision: this.running.revision, startedAt: this.running.startedAt, teardown: this.running.teardown } : null,
       nextRetryAt: this.retryAt,
       consecutiveFailures: this.failures,
-      ...(this.#poolName === null
-        ? {}
-        : { pool: { name: this.#poolName, revision: this.pool?.revision ?? null, servers: this.pool ? this.pool.servers.length : null } }),
+      ...(this.poolName === null ? {} : { pool: { name: this.poolName, revision: this.pool.members?.revision ?? null, servers: this.pool.members?.servers.length ?? null } }),
       engineRateLimitedUntil: this.rateLimited() ? this.rateLimitedUntil : null,
     };
   }
@@ -289,7 +255,7 @@ export class ControllerState {
       dirty: this.dirty,
       deleting: this.deleting,
       retryAt: this.retryAt,
-      ...(this.#poolName === null && this.subscribedPool === null ? {} : { pool: this.pool, subscribedPool: this.subscribedPool, poolMissing: this.poolMissing, resubscribe: this.resubscribe }),
+      ...this.pool.snapshot(),
     };
   }
 }

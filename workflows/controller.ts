@@ -179,6 +179,9 @@ export async function serviceController(input: ServiceControllerInput): Promise<
     traces.note();
     publish();
   });
+  // Kept for replay only, for one continue-as-new rotation (docs/architecture.md, "Versions and patches"): workers
+  // no longer send this signal (a throttled activity says it on itself, client/rate-limit.ts), but runs that received
+  // it from workers of the previous build replay the timer below. Remove once no run started before then is open.
   setHandler(engineRateLimitedSignal, (notice) => {
     const before = st.rateLimitedUntil;
     st.noteRateLimited(notice?.until);
@@ -240,7 +243,7 @@ export async function serviceController(input: ServiceControllerInput): Promise<
           break;
         }
         st.finishDelete(result);
-        if (st.subscribedPool !== null) await signalPool(st.subscribedPool, 'unsubscribe');
+        if (st.pool.subscribed !== null) await signalPool(st.pool.subscribed, 'unsubscribe');
         publish();
         await condition(allHandlersFinished);
         return result;
@@ -313,24 +316,21 @@ export async function serviceController(input: ServiceControllerInput): Promise<
    */
   async function syncPool(): Promise<void> {
     deprecatePatch('server-pools');
-    const want = st.poolName;
-    const had = st.subscribedPool;
-    const again = st.resubscribe;
-    st.resubscribe = false;
-    if (had !== null && had !== want) {
-      st.subscribedPool = null;
-      await signalPool(had, 'unsubscribe');
+    const { leave, join } = st.pool.step();
+    if (leave !== null) {
+      st.pool.left();
+      await signalPool(leave, 'unsubscribe');
     }
-    if (want !== null && (had !== want || again)) {
-      if (await signalPool(want, 'subscribe')) st.subscribedPool = want;
-      else st.poolFailed(want, `serverPool ${want}: no such server pool (create it with: lbaas pool set -f FILE)`);
+    if (join !== null) {
+      if (await signalPool(join, 'subscribe')) st.pool.joined(join);
+      else st.poolFailed(join, `serverPool ${join}: no such server pool (create it with: lbaas pool set -f FILE)`);
     }
     publish();
   }
 
   /** Tells the pool how the pass for its revision ended (its status and `pool status --wait` show it). */
   async function reportToPool(result: PassResult): Promise<void> {
-    if (!result.pool || result.error === 'superseded' || st.subscribedPool !== result.pool.name) return;
+    if (!result.pool || result.error === 'superseded' || st.pool.subscribed !== result.pool.name) return;
     const report: PoolReport = { serviceUid: uid, revision: result.pool.revision, converged: result.converged, ...(result.error ? { error: result.error } : {}) };
     await signalPool(result.pool.name, 'report', report);
   }

@@ -68,13 +68,14 @@ describe('ControllerState.receiveMembers with deltas', () => {
   test('a delta on the revision it holds is applied; one on another revision makes it ask for every member again', () => {
     const st = new ControllerState('svc', undefined, () => 0);
     st.apply(spec);
-    st.subscribedPool = 'nodes';
+    assert.deepEqual(st.pool.step(), { leave: null, join: 'nodes' });
+    st.pool.joined('nodes');
     st.receiveMembers({ pool: 'nodes', revision: 1, servers: [node(1)] });
     st.receiveMembers({ pool: 'nodes', revision: 2, delta: { base: 1, upsert: [node(2)], remove: [] } });
-    assert.deepEqual(st.pool, { pool: 'nodes', revision: 2, servers: [node(1), node(2)] });
+    assert.deepEqual(st.pool.members, { pool: 'nodes', revision: 2, servers: [node(1), node(2)] });
     assert.equal(st.needsSubscription(), false);
     st.receiveMembers({ pool: 'nodes', revision: 4, delta: { base: 3, upsert: [node(4)], remove: [] } });
-    assert.equal(st.pool?.revision, 2, 'a delta from an unknown base is not applied');
+    assert.equal(st.pool.members?.revision, 2, 'a delta from an unknown base is not applied');
     assert.equal(st.needsSubscription(), true, 'it subscribes again, and the pool answers with every member');
   });
 });

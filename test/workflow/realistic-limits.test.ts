@@ -8,8 +8,9 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { workflowIds } from '../../contract';
 import { admin } from '../helpers/engine-state';
-import { valid } from '../helpers/ops-services';
+import { historyOf, valid } from '../helpers/ops-services';
 import { apply, assertExact, creates, fresh, LOOSE, ORACLE, REALISTIC, lbaas, stack, taggedLeft, useRealisticStack } from '../helpers/realistic-kit';
 
 useRealisticStack();
@@ -17,7 +18,9 @@ useRealisticStack();
 // First in the file: the worker meets the limit at the rate its default budget starts at (10/s). A worker whose rate
 // grew on a looser Engine first (the lost-answers test's 40/s) halves its way down from the rate it reached there, a few 429s more
 // (the descent is the pacer's, test/unit/engine-pacing.test.ts).
-test('429 without Retry-After at 5 requests/s per token: converges, backs off (few 429s), and status says rate limited while it lasts', async () => {
+// Status learns of the throttle from the running pass's pending activities (their heartbeat details), not from a
+// signal: the controller's history must hold no engineRateLimited signal.
+test('429 without Retry-After at 5 requests/s per token: converges, backs off (few 429s), and status says rate limited while it lasts, read from the throttled activities (no signal)', async () => {
   await admin.putFaults(stack.sim, { ...REALISTIC, rateLimit: { rps: 5, burst: 10, retryAfter: false } });
   const s = fresh(1, 'real-429');
   stack.sim.resetStats();
@@ -40,6 +43,8 @@ test('429 without Retry-After at 5 requests/s per token: converges, backs off (f
   assert.ok(stats.throttled > 0, 'the worker met the Engine limit (its own budget starts at 10/s)');
   assert.ok(stats.throttled / stats.total <= 0.1, `429s ${stats.throttled} of ${stats.total} requests: backing off, not hammering`);
   assert.equal(sawNotice, true, 'status reported the rate limit while it lasted');
+  const signals = (await historyOf(stack.client.workflow.getHandle(workflowIds.controller(s.uid)))).filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'engineRateLimited');
+  assert.equal(signals.length, 0, 'no worker signalled the controller');
   assert.equal((await lbaas.delete(s.uid)).converged, true);
   assert.deepEqual(taggedLeft(s.tag), []);
 });
