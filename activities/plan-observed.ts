@@ -11,7 +11,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { desiredObjects, isPlanEmpty, planLoadBalancer, statusFromSnapshot, validateSpec } from '../domain';
-import type { AddressStatus, ObservedObject } from '../domain/types';
+import type { AddressStatus, ObservedObject, ServiceSpec } from '../domain/types';
 import type { EngineClient } from './engine';
 import type { IdentifierCache } from './memory';
 import { observeService } from './state';
@@ -49,11 +49,15 @@ export interface PlanObservedResult {
   loadBalancers: Record<string, LoadBalancerOutlook>;
 }
 
+/** A spec a workflow validated before handing it to `activity`; invalid here is a caller's bug, not retried. */
+export function specFromWorkflow(raw: unknown, activity: string): ServiceSpec {
+  const checked = validateSpec(raw);
+  if (!checked.ok) throw ApplicationFailure.nonRetryable(`${activity}: spec: ${checked.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, 'InvalidInput');
+  return checked.spec;
+}
+
 export async function planObservedService(engine: EngineClient, kinds: IdentifierCache, input: PlanObservedInput): Promise<PlanObservedResult> {
-  const checked = validateSpec(input.spec);
-  // The workflow validated the same spec: this is a caller's bug, and retrying cannot fix it.
-  if (!checked.ok) throw ApplicationFailure.nonRetryable(`planObservedService: spec: ${checked.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, 'InvalidInput');
-  const spec = checked.spec;
+  const spec = specFromWorkflow(input.spec, 'planObservedService');
   const observedAt = Date.now();
   const held = await observeService(engine, kinds, spec.serviceUid, undefined, input.known ?? []);
   const loadBalancers: Record<string, LoadBalancerOutlook> = {};

@@ -9,8 +9,8 @@
  * runs them), and the plan objects themselves only while the whole service's plans hold at most
  * PLAN_LIMITS.objects objects (contract/payloads.ts).
  */
-import { ApplicationFailure } from '@temporalio/common';
-import { describePlan, desiredObjects, planLoadBalancer, planSummary, validateSpec } from '../domain';
+import { describePlan, desiredObjects, planLoadBalancer, planSummary } from '../domain';
+import { specFromWorkflow } from './plan-observed';
 import { PLAN_LIMITS, type LoadBalancerPlan, type PlanServiceResult } from '../contract';
 import type { Plan } from '../domain';
 import type { EngineClient } from './engine';
@@ -38,10 +38,7 @@ export function boundedPlans(plans: { loadBalancer: string; cleanup: boolean; pl
 }
 
 export async function describeServicePlan(engine: EngineClient, kinds: IdentifierCache, input: { spec: unknown }): Promise<PlanServiceResult> {
-  const checked = validateSpec(input.spec);
-  // The workflow validated the same spec: this is a caller's bug, and retrying cannot fix it.
-  if (!checked.ok) throw ApplicationFailure.nonRetryable(`describeServicePlan: spec: ${checked.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, 'InvalidInput');
-  const spec = checked.spec;
+  const spec = specFromWorkflow(input.spec, 'describeServicePlan');
   const held = await observeService(engine, kinds, spec.serviceUid);
   const dropped = [...held.keys()].filter((lb) => !spec.loadBalancers.includes(lb)).sort();
   const plans = [...spec.loadBalancers, ...dropped].map((loadBalancer) => {
