@@ -1,32 +1,39 @@
 /**
- * The entity state of one service's controller: desired spec and revision, the pass in flight, the last result,
- * retry timing, delete; the server pool subscription is an object of its own (workflows/pool-subscription.ts).
- * Pure and deterministic (time comes from the workflow clock); serializable for continue-as-new.
+ * The entity state of one service's controller: desired spec and revision, the last result, and what it is doing
+ * (a tagged phase, workflows/controller-phase.ts: idle, due, running, retrying, deleting, deleted); the server pool
+ * subscription is an object of its own (workflows/pool-subscription.ts). Pure and deterministic (time comes from the
+ * workflow clock); serializable for continue-as-new.
  */
 import { validateSpec } from '../domain';
-import type { ControllerStatus, PassResult, Phase, PoolMembers, PoolMembersMessage } from '../contract';
+import type { ControllerStatus, PassResult, Phase, PoolMembersMessage } from '../contract';
+import {
+  failuresOf,
+  flatFromPhase,
+  passOf,
+  phaseForSnapshot,
+  phaseFromFlat,
+  retryAtOf,
+  retryDelayAfter,
+  type FlatWorkFields,
+  type RunningPass,
+  type WorkPhase,
+} from './controller-phase';
 import { PoolSubscription, type PoolSubscriptionSnapshot } from './pool-subscription';
 
-export interface RunningPass {
-  number: number;
-  revision: number;
-  spec: unknown;
-  teardown: boolean;
-  startedAt: number;
-  /** The pool members the pass reconciles (a service with `serverPool`). */
-  pool: PoolMembers | null;
-}
+export { RETRY_FIRST_MS, RETRY_MAX_MS, type RunningPass } from './controller-phase';
 
-/** Server pools: the pool fields (workflows/pool-subscription.ts) are absent in snapshots of controllers from before pools. */
-export interface ControllerSnapshot extends PoolSubscriptionSnapshot {
+/**
+ * A continue-as-new snapshot. `work` is the controller's phase (workflows/controller-phase.ts); the flat fields
+ * (failures, dirty, deleting, retryAt) are what builds before the phase read, still written beside it for a rollback
+ * and read when `work` is absent. Server pools: the pool fields (workflows/pool-subscription.ts) are absent in
+ * snapshots of controllers from before pools.
+ */
+export interface ControllerSnapshot extends PoolSubscriptionSnapshot, Partial<FlatWorkFields> {
   spec: unknown;
   revision: number;
   passCount: number;
   lastResult: PassResult | null;
-  failures: number;
-  dirty: boolean;
-  deleting: boolean;
-  retryAt: number | null;
+  work?: WorkPhase;
 }
 
 export class ControllerState {
@@ -34,12 +41,8 @@ export class ControllerState {
   revision = 0;
   passCount = 0;
   lastResult: PassResult | null = null;
-  failures = 0;
-  dirty = false;
-  deleting = false;
-  retryAt: number | null = null;
-  running: RunningPass | null = null;
-  deleted: PassResult | null = null;
+  /** What the controller is doing (the only place pending work, the pass in flight, retries and deletion live). */
+  #work: WorkPhase = { tag: 'idle' };
   /** The subscription to the spec's server pool and the members received from it. */
   readonly pool: PoolSubscription;
   /** Transient (not carried over by continue-as-new): the latest rate-limit notice from a worker. */
@@ -51,12 +54,54 @@ export class ControllerState {
     restored: ControllerSnapshot | undefined,
     private readonly now: () => number,
   ) {
-    const { pool, subscribedPool, poolMissing, resubscribe, ...own } = restored ?? {};
+    const { pool, subscribedPool, poolMissing, resubscribe } = restored ?? {};
     this.pool = new PoolSubscription({ pool, subscribedPool, poolMissing, resubscribe });
     if (restored) {
-      Object.assign(this, own);
+      this.spec = restored.spec;
+      this.revision = restored.revision;
+      this.passCount = restored.passCount;
+      this.lastResult = restored.lastResult;
+      this.#work = restored.work ? phaseForSnapshot(restored.work) : phaseFromFlat(restored);
       this.pool.restoreWanted(this.#readSpec(restored.spec));
     }
+  }
+
+  /** The phase, read-only (tests and the loop's conditions). */
+  get work(): Readonly<WorkPhase> {
+    return this.#work;
+  }
+
+  /** The pass in flight, if any. */
+  get running(): RunningPass | null {
+    return passOf(this.#work);
+  }
+
+  /** A delete was asked for (the teardown may be running, retrying or done). */
+  get deleting(): boolean {
+    return this.#work.tag === 'deleting' || this.#work.tag === 'deleted';
+  }
+
+  /** The teardown's result once it converged. */
+  get deleted(): PassResult | null {
+    return this.#work.tag === 'deleted' ? this.#work.result : null;
+  }
+
+  /** Consecutive failed passes of the current revision. */
+  get failures(): number {
+    return failuresOf(this.#work);
+  }
+
+  /** When the next pass runs after a failure (workflow time), if one is scheduled. */
+  get retryAt(): number | null {
+    return retryAtOf(this.#work);
+  }
+
+  /** Work arrived: a pass is due (or, while one runs, another follows it); `reset` starts the failure count anew. */
+  #moreWork(reset: boolean): void {
+    const w = this.#work;
+    const failures = reset ? 0 : failuresOf(w);
+    if (w.tag === 'running') this.#work = { ...w, again: true, failures };
+    else if (w.tag === 'idle' || w.tag === 'due' || w.tag === 'retrying') this.#work = { tag: 'due', failures };
   }
 
   /** Reads the load balancers of a spec; returns the server pool it names. */
@@ -84,15 +129,13 @@ export class ControllerState {
   /** Members from a pool: new members of the spec's pool make work (a pass), unless the service is being deleted. */
   receiveMembers(m: PoolMembersMessage): void {
     if (this.pool.receive(m) !== 'taken' || this.deleting) return;
-    this.dirty = true;
-    this.failures = 0;
-    this.retryAt = null;
+    this.#moreWork(true);
   }
 
   /** The spec's pool could not be subscribed to: the spec's revision fails with `error` until an apply or a resync. */
   poolFailed(name: string, error: string): void {
     this.pool.failed(name);
-    this.dirty = false;
+    if (this.#work.tag === 'due') this.#work = { tag: 'idle' };
     const last = this.lastResult;
     this.lastResult = {
       serviceUid: this.serviceUid,
@@ -113,9 +156,7 @@ export class ControllerState {
     this.spec = spec;
     this.pool.want(this.#readSpec(spec));
     this.revision++;
-    this.dirty = true;
-    this.failures = 0;
-    this.retryAt = null;
+    this.#moreWork(true);
     return this.revision;
   }
 
@@ -133,61 +174,74 @@ export class ControllerState {
   requestResync(): void {
     if (this.spec === null || this.deleting) return;
     this.pool.resync();
-    this.dirty = true;
-    this.retryAt = null;
+    this.#moreWork(false);
   }
 
+  /** A delete: the pass in flight (a reconcile pass) is superseded, and teardown passes run until one converges. */
   requestDelete(): void {
     if (this.deleting) return;
-    this.deleting = true;
-    this.retryAt = null;
-    this.failures = 0;
+    this.#work = { tag: 'deleting', pass: passOf(this.#work), retryAt: null, failures: 0 };
   }
 
+  /** A pass can start now. */
   hasWork(): boolean {
-    if (this.deleting) return this.deleted === null && this.retryAt === null;
-    return this.dirty && this.spec !== null && this.poolReady();
+    const w = this.#work;
+    if (w.tag === 'deleting') return w.pass === null && w.retryAt === null;
+    return w.tag === 'due' && this.spec !== null && this.poolReady();
   }
 
   retryDelayMs(): number | null {
-    return this.retryAt === null ? null : Math.max(0, this.retryAt - this.now());
+    const at = this.retryAt;
+    return at === null ? null : Math.max(0, at - this.now());
   }
 
+  /** The retry time was reached. */
   retryDue(): void {
-    this.retryAt = null;
-    if (!this.deleting) this.dirty = true;
+    const w = this.#work;
+    if (w.tag === 'retrying') this.#work = { tag: 'due', failures: w.failures };
+    else if (w.tag === 'deleting') this.#work = { ...w, retryAt: null };
   }
 
   beginPass(): RunningPass {
     this.passCount++;
-    this.dirty = false;
-    this.running = { number: this.passCount, revision: this.revision, spec: this.spec, teardown: this.deleting, startedAt: this.now(), pool: this.pool.forPass() };
-    return this.running;
+    const w = this.#work;
+    const pass: RunningPass = { number: this.passCount, revision: this.revision, spec: this.spec, teardown: w.tag === 'deleting', startedAt: this.now(), pool: this.pool.forPass() };
+    if (w.tag === 'deleting') this.#work = { ...w, pass, retryAt: null };
+    else this.#work = { tag: 'running', pass, again: false, failures: failuresOf(w) };
+    return pass;
   }
 
-  /** A newer revision or a delete makes the pass in flight obsolete. */
+  /** A newer revision, newer pool members or a delete make the pass in flight obsolete. */
   isSuperseded(pass: RunningPass): boolean {
     if (this.running !== pass) return false;
-    const newerPool = !pass.teardown && pass.pool !== null && this.pool.members !== null && this.pool.members.revision > pass.pool.revision;
-    return this.revision > pass.revision || (this.deleting && !pass.teardown) || newerPool;
+    if (this.deleting) return !pass.teardown;
+    const newerPool = pass.pool !== null && this.pool.members !== null && this.pool.members.revision > pass.pool.revision;
+    return this.revision > pass.revision || newerPool;
   }
 
-  /** Ends a pass; `null` when it was superseded (its outcome says nothing about the current revision). */
+  /** Whether `pass` reconciled what is wanted now (its revision and pool members are the current ones). */
+  #current(pass: RunningPass): boolean {
+    return pass.revision === this.revision && (pass.pool === null || pass.pool.revision === this.pool.members?.revision);
+  }
+
+  /** Ends a pass; `result` null when it was superseded (its outcome says nothing about the current revision). */
   endPass(pass: RunningPass, result: PassResult | null): void {
-    if (this.running === pass) this.running = null;
-    if (!result) return;
-    this.lastResult = result;
-    if (result.converged) {
-      this.failures = 0;
-      this.retryAt = null;
-    } else if (pass.revision === this.revision && (pass.pool === null || pass.pool.revision === this.pool.members?.revision)) {
-      this.failures++;
-      this.retryAt = this.now() + Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** (this.failures - 1));
+    if (result) this.lastResult = result;
+    const w = this.#work;
+    if (w.tag === 'running' && w.pass === pass) {
+      if (result?.converged) this.#work = w.again ? { tag: 'due', failures: 0 } : { tag: 'idle' };
+      else if (result && this.#current(pass) && !w.again) this.#work = { tag: 'retrying', at: this.now() + retryDelayAfter(w.failures + 1), failures: w.failures + 1 };
+      else this.#work = { tag: 'due', failures: result && this.#current(pass) ? w.failures + 1 : w.failures };
+    } else if (w.tag === 'deleting' && w.pass === pass) {
+      // Only a teardown's failure delays the next teardown; a superseded reconcile pass just ends.
+      const failed = pass.teardown && result !== null && !result.converged;
+      this.#work = failed ? { tag: 'deleting', pass: null, retryAt: this.now() + retryDelayAfter(w.failures + 1), failures: w.failures + 1 } : { ...w, pass: null };
     }
   }
 
+  /** The teardown converged: the controller ends. */
   finishDelete(result: PassResult): void {
-    this.deleted = result;
+    this.#work = { tag: 'deleted', result };
   }
 
   /** The result that answers waitConverged(revision): the last finished pass of that revision or a newer one. */
@@ -198,7 +252,7 @@ export class ControllerState {
   get phase(): Phase {
     const last = this.lastResult;
     if (this.deleting) return 'Deleting';
-    if (this.running || (this.dirty && this.poolReady()) || !last || last.revision < this.revision) return 'Converging';
+    if (this.running || (this.#work.tag === 'due' && this.poolReady()) || !last || last.revision < this.revision) return 'Converging';
     if (this.pool.newerThan(last.pool?.revision ?? -1)) return 'Converging';
     return last.converged ? 'Converged' : 'Failed';
   }
@@ -246,20 +300,15 @@ export class ControllerState {
   }
 
   snapshot(): ControllerSnapshot {
+    const work = phaseForSnapshot(this.#work);
     return {
       spec: this.spec,
       revision: this.revision,
       passCount: this.passCount,
       lastResult: this.lastResult,
-      failures: this.failures,
-      dirty: this.dirty,
-      deleting: this.deleting,
-      retryAt: this.retryAt,
+      work,
+      ...flatFromPhase(work),
       ...this.pool.snapshot(),
     };
   }
 }
-
-/** Failed passes are retried after 5 s, doubling up to 10 min: quick for a blip, gentle on a broken Engine. */
-export const RETRY_FIRST_MS = 5_000;
-export const RETRY_MAX_MS = 10 * 60_000;

@@ -185,7 +185,7 @@ describe('ControllerState: delete', () => {
     st.requestResync();
     assert.equal(st.hasWork(), false);
     st.retryDue();
-    assert.equal(st.dirty, false);
+    assert.deepEqual(st.work, { tag: 'deleting', pass: null, retryAt: null, failures: 1 });
     assert.equal(st.hasWork(), true);
     const second = st.beginPass();
     const done = result(second, true, c.t);
@@ -205,7 +205,18 @@ describe('ControllerState: continue-as-new, status and details', () => {
     const pass = st.beginPass();
     st.endPass(pass, result(pass, false, c.t, 'boom'));
     const snapshot = st.snapshot();
-    assert.deepEqual(snapshot, { spec: spec(), revision: 1, passCount: 1, lastResult: result(pass, false, c.t, 'boom'), failures: 1, dirty: false, deleting: false, retryAt: c.t + RETRY_FIRST_MS });
+    assert.deepEqual(snapshot, {
+      spec: spec(),
+      revision: 1,
+      passCount: 1,
+      lastResult: result(pass, false, c.t, 'boom'),
+      work: { tag: 'retrying', at: c.t + RETRY_FIRST_MS, failures: 1 },
+      // The flat fields a build before the tagged phase reads, written beside it for a rollback.
+      failures: 1,
+      dirty: false,
+      deleting: false,
+      retryAt: c.t + RETRY_FIRST_MS,
+    });
     const restored = new ControllerState(UID, JSON.parse(JSON.stringify(snapshot)), c.now);
     assert.deepEqual(restored.status(), st.status());
     assert.deepEqual(restored.loadBalancers(), [LB_A, LB_B]);
@@ -251,5 +262,115 @@ describe('ControllerState: continue-as-new, status and details', () => {
     c.t += 30_000;
     assert.equal(st.status().engineRateLimitedUntil, null);
     assert.equal(st.details(), '**Converging** — revision 1');
+  });
+});
+
+describe('ControllerState: the tagged phase', () => {
+  test('idle -> due -> running -> retrying -> due -> running -> idle, failures counted and reset', () => {
+    const c = clock();
+    const st = new ControllerState(UID, undefined, c.now);
+    assert.deepEqual(st.work, { tag: 'idle' });
+    st.apply(spec());
+    assert.deepEqual(st.work, { tag: 'due', failures: 0 });
+    const first = st.beginPass();
+    assert.deepEqual(st.work, { tag: 'running', pass: first, again: false, failures: 0 });
+    st.endPass(first, result(first, false, c.t, 'boom'));
+    assert.deepEqual(st.work, { tag: 'retrying', at: c.t + RETRY_FIRST_MS, failures: 1 });
+    assert.equal(st.hasWork(), false);
+    st.retryDue();
+    assert.deepEqual(st.work, { tag: 'due', failures: 1 });
+    const second = st.beginPass();
+    st.endPass(second, result(second, false, c.t, 'boom'));
+    assert.deepEqual(st.work, { tag: 'retrying', at: c.t + 2 * RETRY_FIRST_MS, failures: 2 });
+    st.retryDue();
+    const third = st.beginPass();
+    st.endPass(third, result(third, true, c.t));
+    assert.deepEqual(st.work, { tag: 'idle' });
+  });
+
+  test('a resync while a pass runs is followed by another pass at once, even when the running pass fails', () => {
+    const c = clock();
+    const st = new ControllerState(UID, undefined, c.now);
+    st.apply(spec());
+    const pass = st.beginPass();
+    st.requestResync();
+    assert.equal(st.isSuperseded(pass), false, 'a resync does not cancel the pass in flight');
+    assert.deepEqual(st.work, { tag: 'running', pass, again: true, failures: 0 });
+    st.endPass(pass, result(pass, false, c.t, 'boom'));
+    assert.deepEqual(st.work, { tag: 'due', failures: 1 }, 'due now (no retry delay), the failure still counted');
+    assert.equal(st.hasWork(), true);
+  });
+
+  test('a resync keeps the failure count; an apply resets it', () => {
+    const c = clock();
+    const st = new ControllerState(UID, undefined, c.now);
+    st.apply(spec());
+    const pass = st.beginPass();
+    st.endPass(pass, result(pass, false, c.t, 'boom'));
+    st.requestResync();
+    assert.deepEqual(st.work, { tag: 'due', failures: 1 });
+    st.apply(spec());
+    assert.deepEqual(st.work, { tag: 'due', failures: 0 });
+  });
+
+  test('a failed reconcile pass that ends after a delete does not delay the teardown', () => {
+    const c = clock();
+    const st = new ControllerState(UID, undefined, c.now);
+    st.apply(spec());
+    const pass = st.beginPass();
+    st.requestDelete();
+    st.endPass(pass, result(pass, false, c.t, 'boom'));
+    assert.deepEqual(st.work, { tag: 'deleting', pass: null, retryAt: null, failures: 0 });
+    assert.equal(st.hasWork(), true);
+    assert.equal(st.beginPass().teardown, true);
+  });
+
+  test('apply and resync during a delete change no phase; a delete twice is one delete', () => {
+    const c = clock();
+    const st = new ControllerState(UID, undefined, c.now);
+    st.apply(spec());
+    st.requestDelete();
+    const before = structuredClone(st.work);
+    st.requestResync();
+    st.requestDelete();
+    assert.deepEqual(st.work, before);
+  });
+
+  test('a snapshot taken while a pass runs carries its work as due (the pass does not survive continue-as-new)', () => {
+    const c = clock();
+    const st = new ControllerState(UID, undefined, c.now);
+    st.apply(spec());
+    st.beginPass();
+    const snapshot = st.snapshot();
+    assert.deepEqual(snapshot.work, { tag: 'due', failures: 0 });
+    assert.equal(snapshot.dirty, true);
+    const restored = new ControllerState(UID, JSON.parse(JSON.stringify(snapshot)), c.now);
+    assert.equal(restored.running, null);
+    assert.equal(restored.hasWork(), true);
+  });
+
+  test('snapshots of builds before the tagged phase (flat fields) convert to the phase they meant', () => {
+    const c = clock();
+    const base = { spec: spec(), revision: 2, passCount: 4, lastResult: null };
+    const cases: [Record<string, unknown>, unknown][] = [
+      [{ failures: 0, dirty: false, deleting: false, retryAt: null }, { tag: 'idle' }],
+      [{ failures: 0, dirty: true, deleting: false, retryAt: null }, { tag: 'due', failures: 0 }],
+      [{ failures: 3, dirty: false, deleting: false, retryAt: 5_000_000 }, { tag: 'retrying', at: 5_000_000, failures: 3 }],
+      // Work pending and a retry time: the earlier build took the work at once.
+      [{ failures: 2, dirty: true, deleting: false, retryAt: 5_000_000 }, { tag: 'due', failures: 2 }],
+      [{ failures: 1, dirty: false, deleting: true, retryAt: 5_000_000 }, { tag: 'deleting', pass: null, retryAt: 5_000_000, failures: 1 }],
+      [{ failures: 0, dirty: true, deleting: true, retryAt: null }, { tag: 'deleting', pass: null, retryAt: null, failures: 0 }],
+    ];
+    for (const [flat, phase] of cases) {
+      const st = new ControllerState(UID, { ...base, ...flat } as never, c.now);
+      assert.deepEqual(st.work, phase, JSON.stringify(flat));
+      // Written back with the phase and the same flat fields an earlier build reads (a rollback sees what it wrote).
+      const again = st.snapshot();
+      assert.deepEqual(again.work, phase);
+      const flatBack = { failures: again.failures, dirty: again.dirty, deleting: again.deleting, retryAt: again.retryAt };
+      const expected: Record<string, unknown> = { ...flat, dirty: (flat.dirty as boolean) && !(flat.deleting as boolean) };
+      if ((phase as { tag: string }).tag === 'due') expected.retryAt = null;
+      assert.deepEqual(flatBack, expected, JSON.stringify(flat));
+    }
   });
 });
