@@ -2,9 +2,10 @@
  * The boundary where Engine errors become Temporal failures (docs/architecture.md#retries): Temporal owns every
  * retry, so an activity only has to say whether retrying can help and, for 429, when to try again.
  */
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { FAILURE_TYPES } from '../contract';
 import { EngineError, EngineRateLimitedError } from './engine';
+import { currentContext } from './heartbeat';
 
 /**
  * The largest activity result sent: Temporal refuses payloads over 2 MiB (`limit.blobSize.error`), and a refused
@@ -48,11 +49,24 @@ export function toFailure(err: unknown): ApplicationFailure {
   return ApplicationFailure.create({ message: (err as Error)?.message ?? String(err), type: (err as Error)?.name ?? 'Error' });
 }
 
-/** Runs an activity body and translates what it throws. */
+/**
+ * The activity's own cancellation, as it surfaces: the CancelledFailure that `Context.sleep` rejects with (or an
+ * observation throws, activities/state.ts `readEach`), or the AbortError of a call given the cancellation signal.
+ * It must reach the SDK as it is: translated into an ApplicationFailure it would be reported as a failed attempt, and
+ * a pass cancelled because a newer revision superseded it would end failed instead of cancelled (and be counted as
+ * a failed pass).
+ */
+export function isOwnCancellation(err: unknown): boolean {
+  if (err instanceof CancelledFailure) return true;
+  return (err as Error)?.name === 'AbortError' && currentContext()?.cancellationSignal.aborted === true;
+}
+
+/** Runs an activity body and translates what it throws (its own cancellation excepted). */
 export async function translated<T>(body: () => Promise<T>): Promise<T> {
   try {
     return await body();
   } catch (err) {
+    if (isOwnCancellation(err)) throw err;
     throw toFailure(err);
   }
 }

@@ -3,7 +3,7 @@
  * constructs the client once; workflows type their proxies with `ReturnType<typeof createActivities>`. Every activity
  * is idempotent and translates Engine errors into Temporal failures at one boundary (failures.ts).
  */
-import type { ObservedObject, Snapshot } from '../domain/types';
+import type { ObservedObject } from '../domain/types';
 import type { EngineClient } from './engine';
 import { translated, withinPayloadLimit } from './failures';
 import { withHeartbeat } from './heartbeat';
@@ -17,7 +17,7 @@ import { settleObjects, type SettledObject, type SettleObjectsInput } from './se
 import { scanTaggedServices, type TaggedService } from './scan';
 import { discoverCluster } from './discover';
 import type { ClusterDiscovery, DiscoverClusterInput, PlanServiceResult } from '../contract';
-import { IdentifierCache, listTagged, observeService, retrieveState, type ServiceOnLoadBalancer } from './state';
+import { IdentifierCache, listTagged, observeService, retrieveState, type ObservedSnapshot, type ServiceOnLoadBalancer } from './state';
 
 /** What the activities report to the worker's metrics. */
 export interface ActivityEvents {
@@ -47,7 +47,7 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
   const windowMs = options.readiness?.windowMs ?? ATTEMPT_WINDOW_MS;
   return {
     /** Every object tagged for the service on one load balancer. */
-    async retrieveState(input: ServiceOnLoadBalancer): Promise<Snapshot> {
+    async retrieveState(input: ServiceOnLoadBalancer): Promise<ObservedSnapshot> {
       return translated(async () => {
         const snapshot = await retrieveState(engine, known, input, { recentReads: options.recentReads ?? true });
         return withinPayloadLimit(`the observation of ${input.serviceUid} on ${input.loadBalancer} (${snapshot.objects.length} objects)`, snapshot);

@@ -6,11 +6,12 @@
  * Why in the worker: one service at the validator's limits holds 5,000 objects on each of its load balancers, about
  * 1.4 MB of observed objects per load balancer, and every observation of all of them in one activity result (and in
  * every child's input) passes Temporal's 2 MiB payload limit with two load balancers. The children read their own
- * load balancer instead; `observedAt` lets their first read take this worker's answers of the moment
+ * load balancer instead; `readMark` lets their first read take this worker's answers of the moment
  * (activities/engine/recent-reads.ts) rather than ask the Engine again.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { desiredObjects, isPlanEmpty, planLoadBalancer, statusFromSnapshot, validateSpec } from '../domain';
+import type { ReadMark } from '../contract';
 import type { AddressStatus, ObservedObject, ServiceSpec } from '../domain/types';
 import type { EngineClient } from './engine';
 import type { IdentifierCache } from './memory';
@@ -43,8 +44,8 @@ export interface LoadBalancerOutlook {
 }
 
 export interface PlanObservedResult {
-  /** When the observation began (epoch ms, the worker's clock): its reads are this worker's since then. */
-  observedAt: number;
+  /** The mark of this worker's clock taken before the observation's first read (activities/engine/recent-reads.ts). */
+  readMark: ReadMark;
   /** Every load balancer of the spec, and every other one that holds objects of the service. */
   loadBalancers: Record<string, LoadBalancerOutlook>;
 }
@@ -58,7 +59,7 @@ export function specFromWorkflow(raw: unknown, activity: string): ServiceSpec {
 
 export async function planObservedService(engine: EngineClient, kinds: IdentifierCache, input: PlanObservedInput): Promise<PlanObservedResult> {
   const spec = specFromWorkflow(input.spec, 'planObservedService');
-  const observedAt = Date.now();
+  const readMark = engine.readMark();
   const held = await observeService(engine, kinds, spec.serviceUid, undefined, input.known ?? []);
   const loadBalancers: Record<string, LoadBalancerOutlook> = {};
   const wanted = input.teardown ? [] : spec.loadBalancers;
@@ -74,5 +75,5 @@ export async function planObservedService(engine: EngineClient, kinds: Identifie
     if (listed) listable -= objects.length;
     loadBalancers[lb] = { held: objects.length, cleanup, empty, status: statusFromSnapshot(snapshot), ...(listed ? { objects } : {}) };
   }
-  return { observedAt, loadBalancers };
+  return { readMark, loadBalancers };
 }

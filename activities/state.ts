@@ -1,9 +1,10 @@
 /**
  * retrieveState: what one service owns on one load balancer, read from the Engine.
  */
+import { isReadMark, type ReadMark } from '../contract';
 import { KIND_OF_RESOURCE_TYPE, LISTED_UNDER, serviceTag, type Kind, type ObservedObject, type Snapshot } from '../domain';
 import { EngineNotFoundError, stateName, type EngineClient, type EngineObjectMap, type EngineRef } from './engine';
-import { type Heartbeat, withHeartbeat } from './heartbeat';
+import { currentContext, type Heartbeat, withHeartbeat } from './heartbeat';
 import { observed } from './kinds';
 import type { IdentifierCache } from './memory';
 
@@ -19,11 +20,18 @@ export interface ServiceOnLoadBalancer {
    */
   known?: string[];
   /**
-   * The round's start (epoch ms) when this observation closes a round: an object this worker read Deployed (or
-   * Updated) since then, and has written nothing to since, is taken from that read instead of being read again
-   * (activities/engine/recent-reads.ts). Only for objects the tag index lists: the others are read to confirm the tag.
+   * The round's start when this observation closes a round, as the mark an earlier observation returned
+   * (`readMark`): an object this worker read Deployed (or Updated) since then, and has written nothing to since, is
+   * taken from that read instead of being read again (activities/engine/recent-reads.ts). A mark of another worker,
+   * or a number (what builds before marks sent), is ignored: every object is read. Only for objects the tag index
+   * lists: the others are read to confirm the tag.
    */
-  readsSince?: number;
+  readsSince?: ReadMark | number;
+}
+
+/** One load balancer's snapshot, with the mark of this worker's clock taken before its first read. */
+export interface ObservedSnapshot extends Snapshot {
+  readMark: ReadMark;
 }
 
 /** Parallel GETs per retrieval: enough to hide latency, few enough not to flood the Engine. */
@@ -48,15 +56,22 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (it
  * `earlier` answers an item without a request (what an earlier attempt read, from the heartbeat details, or an item
  * to leave out), `read` reads one, `kept` records an answer and `progress(force)` saves what was read so far. The first
  * failure is thrown once every item was tried, after a forced `progress`.
+ *
+ * Reads have no effect on the Engine, so they stop when `stop` is aborted (by default the running activity's
+ * cancellation, which reaches the worker with its next heartbeat): no further read is sent, the ones in flight are
+ * let finish, and the abort's reason (the activity's CancelledFailure) is thrown, so a superseded pass does not wait
+ * for a large observation to end on its own.
  */
 export async function readEach<T, R>(
   items: readonly T[],
-  o: { earlier(item: T): R | undefined; read(item: T): Promise<R>; kept(item: T, answer: R): void; progress(force?: boolean): void },
+  o: { earlier(item: T): R | undefined; read(item: T): Promise<R>; kept(item: T, answer: R): void; progress(force?: boolean): void; stop?: AbortSignal },
 ): Promise<R[]> {
+  const stop = o.stop ?? currentContext()?.cancellationSignal;
   const failures: unknown[] = [];
   const answers = await mapLimit(items, RETRIEVE_CONCURRENCY, async (item): Promise<R | null> => {
     const before = o.earlier(item);
     if (before !== undefined) return before;
+    if (stop?.aborted) return null;
     try {
       const answer = await o.read(item);
       o.kept(item, answer);
@@ -67,6 +82,10 @@ export async function readEach<T, R>(
       return null;
     }
   });
+  if (stop?.aborted) {
+    o.progress(true);
+    throw stop.reason;
+  }
   if (failures.length > 0) {
     o.progress(true);
     throw failures[0];
@@ -99,7 +118,7 @@ export async function observeService(
   serviceUid: string,
   only?: string,
   known: readonly string[] = [],
-  readsSince?: number,
+  readsSince?: ReadMark,
 ): Promise<Map<string, ObservedObject[]>> {
   return withHeartbeat<ObserveProgress, Map<string, ObservedObject[]>>((hb) => observe(engine, kinds, serviceUid, hb, only, known, readsSince));
 }
@@ -131,7 +150,7 @@ async function observe(
   hb: Heartbeat<ObserveProgress>,
   only: string | undefined,
   known: readonly string[],
-  readsSince: number | undefined,
+  readsSince: ReadMark | undefined,
 ): Promise<Map<string, ObservedObject[]>> {
   const previous = hb.previous?.serviceUid === serviceUid ? hb.previous.found : {};
   const done = new Map<string, Found | null>(Object.entries(previous));
@@ -162,7 +181,7 @@ async function observe(
 }
 
 /** Reads one object; `verifyTag`: it was not listed under the tag, so confirm on the resource that it carries it. */
-async function readTagged(engine: EngineClient, kinds: IdentifierCache, identifier: string, verifyTag: string | null, readsSince?: number): Promise<Found | null> {
+async function readTagged(engine: EngineClient, kinds: IdentifierCache, identifier: string, verifyTag: string | null, readsSince?: ReadMark): Promise<Found | null> {
   const cached = kinds.get(identifier);
   if (cached === null) return null;
   if (cached !== undefined && verifyTag === null && readsSince !== undefined) {
@@ -254,8 +273,9 @@ export interface RetrieveOptions {
 }
 
 /** The snapshot of one service on one load balancer. */
-export async function retrieveState(engine: EngineClient, kinds: IdentifierCache, input: ServiceOnLoadBalancer, options: RetrieveOptions = {}): Promise<Snapshot> {
-  const since = options.recentReads !== false && Number.isFinite(input.readsSince) ? input.readsSince : undefined;
+export async function retrieveState(engine: EngineClient, kinds: IdentifierCache, input: ServiceOnLoadBalancer, options: RetrieveOptions = {}): Promise<ObservedSnapshot> {
+  const since = options.recentReads !== false && isReadMark(input.readsSince) ? input.readsSince : undefined;
+  const readMark = engine.readMark();
   const groups = await observeService(engine, kinds, input.serviceUid, input.loadBalancer, input.known ?? [], since);
-  return { loadBalancer: input.loadBalancer, objects: groups.get(input.loadBalancer) ?? [] };
+  return { loadBalancer: input.loadBalancer, objects: groups.get(input.loadBalancer) ?? [], readMark };
 }

@@ -259,3 +259,20 @@ export interface RateLimitedDetails<D = unknown> {
 export function isRateLimitedDetails(details: unknown): details is RateLimitedDetails {
   return typeof details === 'object' && details !== null && (details as { lbaasRateLimited?: unknown }).lbaasRateLimited === 1;
 }
+
+/**
+ * A point in one worker's clock (activities/engine/recent-reads.ts): `reader` names the Engine client that took it
+ * (random per worker process), `at` is that process's monotonic clock in ms. A round closes on the reads of the
+ * worker that took the mark, sent at or after it; any other worker reads again. So no two clocks are ever compared.
+ */
+export interface ReadMark {
+  reader: string;
+  at: number;
+}
+
+/** Whether `v` is a ReadMark (a number, what builds before the marks sent, is not: it is ignored). */
+export function isReadMark(v: unknown): v is ReadMark {
+  if (typeof v !== 'object' || v === null) return false;
+  const m = v as Record<string, unknown>;
+  return typeof m.reader === 'string' && m.reader.length > 0 && m.reader.length <= 64 && typeof m.at === 'number' && Number.isFinite(m.at);
+}

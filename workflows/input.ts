@@ -5,7 +5,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { formatIssues, KINDS, validateSpec } from '../domain';
 import type { ObservedObject, ServiceSpec, Snapshot } from '../domain/types';
-import { FAILURE_TYPES } from '../contract';
+import { FAILURE_TYPES, isReadMark, type ReadMark } from '../contract';
 
 export function invalidInput(message: string): ApplicationFailure {
   return ApplicationFailure.create({ type: FAILURE_TYPES.invalidInput, message, nonRetryable: true });
@@ -64,12 +64,12 @@ export function optionalIdentifiers(fields: Record<string, unknown>, name: strin
   return v as string[];
 }
 
-/** An optional point in time (epoch ms), e.g. `observedSince`. */
-export function optionalTime(fields: Record<string, unknown>, name: string, workflow: string): number | undefined {
+/** An optional mark of a worker's clock (contract/payloads.ts, ReadMark), e.g. `observedSince`. */
+export function optionalReadMark(fields: Record<string, unknown>, name: string, workflow: string): ReadMark | undefined {
   const v = fields[name];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw invalidInput(`${workflow}: ${name}: must be a time in ms since the epoch`);
-  return v;
+  if (!isReadMark(v)) throw invalidInput(`${workflow}: ${name}: must be a read mark {reader, at} as an observation activity returns it`);
+  return { reader: v.reader, at: v.at };
 }
 
 export function optionalBoolean(fields: Record<string, unknown>, name: string, workflow: string): boolean | undefined {

@@ -7,18 +7,19 @@
  * book, counters, activity proxies.)
  */
 import { ApplicationFailure, type ActivityOptions } from '@temporalio/common';
-import { CancellationScope, isCancellation, metricMeter, proxyActivities, setHandler } from '@temporalio/workflow';
+import { CancellationScope, condition, isCancellation, metricMeter, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CreateObjectInput, ReadyOutcome } from '../activities/objects';
 import type { RealizedObject } from '../activities/realize';
 import type { DestroyedObject, DestroyOutcome } from '../activities/destroy';
 import { causeOf } from './failures';
-import { invalidInput, loadBalancerId, optionalIdentifiers, optionalInteger, optionalObserved, optionalTime, specOf } from './input';
+import { invalidInput, loadBalancerId, optionalIdentifiers, optionalInteger, optionalObserved, optionalReadMark, specOf } from './input';
 import { ENGINE_CALL, listed, readinessOptions, short } from './options';
-import { FAILURE_TYPES, loadBalancerStatusQuery, type LoadBalancerProgress } from '../contract';
-import { completeFields, concurrencyLimit, desiredObjects, isPlanEmpty, planLoadBalancer, statusFromSnapshot } from '../domain';
-import { DESTROY_STAGES, KIND_TITLE, type Destroy, type LoadBalancerResult, type ObjectStatus, type ObservedObject, type Plan, type PlannedObject } from '../domain';
+import { FAILURE_TYPES, isReadMark, loadBalancerStatusQuery, type LoadBalancerProgress, type ReadMark } from '../contract';
+import { completeFields, desiredObjects, isPlanEmpty, planLoadBalancer, statusFromSnapshot } from '../domain';
+import { DESTROY_STAGES, KIND_TITLE, type Destroy, type LoadBalancerResult, type ObjectStatus, type ObservedObject, type Plan, type PlannedObject, type Snapshot } from '../domain';
 import { describeOutstanding, listedObjects, StatusBook } from './status-book';
+import { GroupSchedule, type Group } from './groups';
 
 export interface ReconcileLoadBalancerInput {
   /** The service spec as written (docs/spec.md#validation); validated again here. */
@@ -38,10 +39,11 @@ export interface ReconcileLoadBalancerInput {
   /** What the parent just observed on this load balancer: the first pass plans from it instead of reading again. */
   observed?: ObservedObject[];
   /**
-   * When the parent's observation of the service began (epoch ms): this run's observations may take the worker's
-   * reads since then of objects it has not written to (activities/state.ts, `readsSince`) instead of reading again.
+   * The mark of the worker's clock taken when the parent's observation of the service began: this run's
+   * observations may take that worker's reads since then of objects it has not written to (activities/state.ts,
+   * `readsSince`) instead of reading again.
    */
-  observedSince?: number;
+  observedSince?: ReadMark;
 }
 
 export interface ReconcileLoadBalancerResult extends LoadBalancerResult {
@@ -120,7 +122,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
   // tag index, which lags behind tagging, does not list them yet.
   const known = new Set<string>(optionalIdentifiers(fields, 'known', wf) ?? []);
   const observed = optionalObserved(fields, loadBalancer, wf);
-  const observedSince = optionalTime(fields, 'observedSince', wf);
+  const observedSince = optionalReadMark(fields, 'observedSince', wf);
 
   const destroyed = (d: Destroy, outcome: DestroyOutcome) => {
     known.delete(d.identifier);
@@ -211,62 +213,57 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
   };
 
   /**
-   * The dependency graph by groups of siblings: objects to create go to a realizeObjects group,
-   * objects to recover or wait for to a settleObjects group, of at most MAX_GROUP_MEMBERS each; a group starts when
-   * its parent's group has returned it ready and a slot is free (MAX_GROUPS_AT_ONCE). Kept objects
-   * are ready as soon as their parent is. Promises exist per group and per parent object only, never per object: the
-   * SDK records a stack trace for every promise a workflow creates, and thousands of them made one workflow task of a
-   * load balancer at the limit take seconds.
+   * The create/recover/wait step of a round, along the dependency graph: the plan's objects in groups of siblings
+   * (workflows/groups.ts: one realizeObjects or settleObjects activity each). Start every group whose parent is
+   * ready, while fewer than MAX_GROUPS_AT_ONCE run; wait for one to end and record which of its members are ready;
+   * repeat until none waits or runs. A group whose parent will not be ready this round is left to the next round
+   * (the closing observation plans it again). A failed group fails the round once every running group has come to
+   * rest. A superseded (cancelled) round starts no further group, and still waits for the running ones: a create is
+   * finished and tagged, never abandoned.
    */
   const applyGroups = async (plan: Plan) => {
-    const slot = concurrencyLimit(MAX_GROUPS_AT_ONCE);
-    const parents = new Set(plan.objects.map((p) => p.desired.parent));
-    /** The identifier of each parent object once it is ready; null when it will not be in this round. */
-    const ready = new Map<string, Promise<string | null>>();
-    const atLoadBalancer = Promise.resolve<string | null>(loadBalancer);
-    const notReady = Promise.resolve<string | null>(null);
-    const readyOf = (key: string | null) => (key === null ? atLoadBalancer : (ready.get(key) ?? notReady));
-    const groups = new Map<string, { members: PlannedObject[]; ids: Promise<Map<string, string | null> | null> }>();
-    const sizes = new Map<string, number>();
-    for (const p of plan.objects) {
-      const key = p.desired.key;
-      if (p.action.type === 'keep') {
-        const id = p.action.identifier;
-        if (parents.has(key)) ready.set(key, readyOf(p.desired.parent).then((parentId) => (parentId === null ? null : id)));
-        continue;
+    const schedule = new GroupSchedule(plan, loadBalancer, MAX_GROUP_MEMBERS);
+    const ended: { group: Group; ids: Map<string, string | null> | null; error?: unknown }[] = [];
+    const scope = CancellationScope.current();
+    let running = 0;
+    let failure: { error: unknown } | null = null;
+    for (;;) {
+      if (scope.consideredCancelled) schedule.drop();
+      while (running < MAX_GROUPS_AT_ONCE) {
+        const next = schedule.next();
+        if (!next) break;
+        const { group, parentId } = next;
+        running++;
+        (group.creating ? realizeGroup(group.members, parentId) : settleGroup(group.members)).then(
+          (ids) => ended.push({ group, ids }),
+          (error: unknown) => ended.push({ group, ids: null, error }),
+        );
       }
-      const creating = p.action.type === 'create';
-      const family = `${p.desired.parent ?? ''}|${p.desired.kind}|${creating ? 'create' : 'settle'}`;
-      const n = sizes.get(family) ?? 0;
-      sizes.set(family, n + 1);
-      const groupKey = `${family}|${Math.floor(n / MAX_GROUP_MEMBERS)}`;
-      let group = groups.get(groupKey);
-      if (!group) {
-        // The loop is synchronous and the parent's continuation is not: every member is collected before the group starts.
-        const members: PlannedObject[] = [];
-        const start = (parentId: string) => slot(() => (creating ? realizeGroup(members, parentId) : settleGroup(members)));
-        group = { members, ids: readyOf(p.desired.parent).then((parentId) => (parentId === null ? null : start(parentId))) };
-        groups.set(groupKey, group);
+      if (running === 0) break;
+      await CancellationScope.nonCancellable(() => condition(() => ended.length > 0));
+      for (const e of ended.splice(0)) {
+        running--;
+        schedule.ended(e.group, e.ids);
+        if (e.error !== undefined && failure === null) failure = { error: e.error };
       }
-      group.members.push(p);
-      if (!parents.has(key)) continue;
-      ready.set(key, group.ids.then((ids) => ids?.get(key) ?? null));
     }
-    const settled = await Promise.allSettled([...[...groups.values()].map((g) => g.ids), ...ready.values()]);
-    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-    if (failed) throw failed.reason;
+    if (failure) throw failure.error;
+    if (scope.consideredCancelled) await scope.cancelRequested;
   };
 
   const run = async (): Promise<ReconcileLoadBalancerResult> => {
     // Observations take the worker's reads since the first observation of this run (or the parent's) of objects
-    // nothing wrote to since: what a round did not touch is not read again to close it.
-    let firstObservedAt = observedSince;
+    // nothing wrote to since: what a round did not touch is not read again to close it. The mark is the observing
+    // worker's own clock, and only that worker honours it (activities/engine/recent-reads.ts).
+    let firstObserved = observedSince;
     for (let pass = 1; ; pass++) {
       progress.pass = pass;
       progress.phase = 'observing';
-      const reuse = firstObservedAt !== undefined ? { readsSince: firstObservedAt } : {};
-      firstObservedAt ??= Date.now();
-      const snapshot = (pass === 1 ? observed : undefined) ?? await call(engine.retrieveState, `observe ${uid} ${on}`, { serviceUid: uid, loadBalancer, ...(known.size > 0 ? { known: [...known].sort() } : {}), ...reuse });
+      const reuse = firstObserved !== undefined ? { readsSince: firstObserved } : {};
+      const read = pass === 1 && observed ? undefined : await call(engine.retrieveState, `observe ${uid} ${on}`, { serviceUid: uid, loadBalancer, ...(known.size > 0 ? { known: [...known].sort() } : {}), ...reuse });
+      // Histories of builds before read marks return no mark: later rounds then read every object.
+      firstObserved ??= isReadMark(read?.readMark) ? read.readMark : undefined;
+      const snapshot = read ?? (observed as Snapshot);
       // What the tag index listed it lists again: only objects it may not list yet are remembered in `known` (bounded).
       const plan = planLoadBalancer(desired, snapshot, spec.failedResources);
       book.observe(plan, snapshot);

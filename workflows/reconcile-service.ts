@@ -8,7 +8,7 @@ import { ChildWorkflowFailure, executeChild, isCancellation, ParentClosePolicy, 
 import type { Activities } from '../activities';
 import { optionalIdentifiers, optionalInteger, specOf } from './input';
 import { ENGINE_CALL } from './options';
-import { FAILURE_TYPES, searchAttributes, workflowIds, type LoadBalancerSummary, type ReconcileServiceResult } from '../contract';
+import { FAILURE_TYPES, isReadMark, searchAttributes, workflowIds, type LoadBalancerSummary, type ReadMark, type ReconcileServiceResult } from '../contract';
 import { desiredObjects, mergeStatus, planLoadBalancer } from '../domain';
 import type { ObjectStatus, ObservedObject, Snapshot } from '../domain/types';
 import { listedObjects, MAX_LISTED_OBJECTS, StatusBook } from './status-book';
@@ -34,8 +34,8 @@ interface Run {
   cleanup: boolean;
   /** The parent's observation of this load balancer: the child's first snapshot (first start attempt only). */
   observed?: ObservedObject[];
-  /** When the parent's observation began: the child's first read may take the worker's answers since then. */
-  observedSince?: number;
+  /** The mark taken when the parent's observation began: the child's reads may take that worker's answers since then. */
+  observedSince?: ReadMark;
 }
 
 export async function reconcileService(input: ReconcileServiceInput): Promise<ReconcileServiceResult> {
@@ -51,7 +51,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
     const workflowId = workflowIds.loadBalancer(uid, loadBalancer);
     for (let attempt = 0; ; attempt++) {
       // After waiting for a reconciliation started elsewhere, the parent's observation is stale: the child reads again.
-      const first = attempt === 0 && observed ? { observed } : attempt === 0 && observedSince !== undefined ? { observedSince } : {};
+      const first = attempt === 0 ? { ...(observed ? { observed } : {}), ...(observedSince !== undefined ? { observedSince } : {}) } : {};
       try {
         return await executeChild(reconcileLoadBalancer, {
           workflowId,
@@ -137,7 +137,9 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   // load balancer again, taking this worker's reads of the observation where it can.
   const handDown = (loadBalancer: string, cleanup: boolean): Run => {
     const objects = outlook(loadBalancer)?.objects;
-    return objects ? { loadBalancer, cleanup, observed: objects } : { loadBalancer, cleanup, observedSince: seen.observedAt };
+    // Histories of builds before read marks carry none (`observedAt`, a time): the child then reads every object.
+    const mark = isReadMark(seen.readMark) ? { observedSince: seen.readMark } : {};
+    return { loadBalancer, cleanup, ...(objects ? { observed: objects } : {}), ...mark };
   };
   await runAll((teardown ? [] : spec.loadBalancers).map((loadBalancer) => handDown(loadBalancer, false)), inline);
   // New configuration first, old removed after, so traffic moves before anything is taken away.

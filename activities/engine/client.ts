@@ -17,6 +17,7 @@
 import type { z } from 'zod';
 import { EngineProtocolError } from './errors';
 import { FreshFlights } from './flights';
+import type { ReadMark } from '../../contract';
 import { RecentReads } from './recent-reads';
 import { IPAM_PREFIX, ipamAddressSchema, ipamPrefixSchema, type EngineAddress, type EnginePrefix } from './ipam';
 import type { RequestPacer } from './pacing';
@@ -133,11 +134,17 @@ export class EngineClient {
     return object;
   }
 
+  /** A mark of this client's clock: the start of a round whose closing observation may take this client's reads. */
+  readMark(): ReadMark {
+    return this.#reads.mark();
+  }
+
   /**
-   * The object as this client's last GET of it answered, if that GET was sent at or after `since` (epoch ms) and this
-   * client has written nothing to it since; no request. For a round closing on what it read itself (recent-reads.ts).
+   * The object as this client's last GET of it answered, if `since` is this client's mark, that GET was sent at or
+   * after it and this client has written nothing to it since; no request. For a round closing on what it read itself
+   * (recent-reads.ts).
    */
-  readSince<K extends LbaasKind>(kind: K, id: string, since: number): EngineObjectMap[K] | undefined {
+  readSince<K extends LbaasKind>(kind: K, id: string, since: ReadMark): EngineObjectMap[K] | undefined {
     const read = this.#reads.since(id, since);
     return read && read.kind === kind ? (read.object as EngineObjectMap[K]) : undefined;
   }

@@ -10,24 +10,37 @@
  * while nothing this client sent could have changed the object since: a PUT or DELETE of it, sent or in flight, forgets
  * it, and a GET whose answer overlaps such a write is not remembered. Bounded: the oldest answers go first.
  *
- * Two clocks meet here: the round's start is workflow time (the Temporal server's clock, when the workflow task ran),
- * a GET's send time is this worker's wall clock. They are compared as they are, so the rule holds to within the skew
- * between the two machines: a worker whose clock is behind the server's reads a few more objects again (safe), one
- * whose clock is ahead by d ms may close a round on a read sent up to d ms before the round began, of an object this
- * worker has not written since; the tag list is still fresh. With clocks kept by NTP (milliseconds) against rounds of
- * seconds that is the same window a fresh read has anyway. What the cache buys is measured by `npm run bench --
- * --core` (docs/benchmarks.md, mode `no-recent-reads`); the worker option `recentReads: false` turns it off.
+ * One clock only: the round's start is a mark this client took itself (`mark()`: its id and its monotonic clock),
+ * handed through the workflow to the closing observation; a mark another client took (another worker process) is
+ * not honoured, that observation reads every object again. Neither the Temporal server's clock nor another
+ * machine's is ever compared with this one, and a wall-clock step (NTP) changes nothing. What the cache buys is
+ * measured by `npm run bench -- --core` (docs/benchmarks.md, mode `no-recent-reads`); the worker option
+ * `recentReads: false` turns it off.
  */
+import { randomUUID } from 'node:crypto';
+import type { ReadMark } from '../../contract';
+
 export class RecentReads<T> {
+  /** This client's id in its marks. */
+  readonly reader: string = randomUUID();
   readonly #reads = new Map<string, { sentAt: number; value: T }>();
   /** Writes per identifier: odd while one is in flight. A GET is remembered only if the count did not move meanwhile. */
   readonly #writes = new Map<string, number>();
 
-  constructor(readonly max = 20_000) {}
+  constructor(
+    readonly max = 20_000,
+    /** The monotonic clock (ms) of this process; tests pass their own. */
+    readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** The start of a round, on this client's clock: what `since` compares with. */
+  mark(): ReadMark {
+    return { reader: this.reader, at: this.now() };
+  }
 
   /** Before sending a GET: the token to hand to `remember` with its answer. */
-  begin(id: string, now = Date.now()): { id: string; sentAt: number; writes: number } {
-    return { id, sentAt: now, writes: this.#writes.get(id) ?? 0 };
+  begin(id: string): { id: string; sentAt: number; writes: number } {
+    return { id, sentAt: this.now(), writes: this.#writes.get(id) ?? 0 };
   }
 
   /** A GET's answer, kept unless a write of the object started or ended while it was on its way. */
@@ -58,10 +71,14 @@ export class RecentReads<T> {
     this.#writes.set(id, n % 2 === 0 ? n : n + 1);
   }
 
-  /** The last answer for `id`, if its GET was sent at or after `since` and nothing was written since; a copy. */
-  since(id: string, since: number): T | undefined {
+  /**
+   * The last answer for `id`, if `since` is this client's mark, its GET was sent at or after it and nothing was
+   * written since; a copy.
+   */
+  since(id: string, since: ReadMark): T | undefined {
+    if (since.reader !== this.reader) return undefined;
     const read = this.#reads.get(id);
-    if (!read || read.sentAt < since) return undefined;
+    if (!read || read.sentAt < since.at) return undefined;
     return structuredClone(read.value);
   }
 

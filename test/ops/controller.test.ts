@@ -65,6 +65,43 @@ test('apply while a pass is running: the latest revision wins, waitConverged(1) 
   }
 });
 
+test('a pass superseded while it observes the service ends cancelled, not failed: the observation stops at the cancellation instead of reading on, and no failed pass is recorded', async () => {
+  const uid = uniqueUid('ops-cancel-observe');
+  const lb = seedLoadBalancer(stack.sim, `lb-${uid}`);
+  await lbaas.applyRaw(serviceSpec(uid, [lb]));
+  assert.equal((await lbaas.waitConverged(uid, 1)).converged, true);
+  // Every Engine answer takes 5 s: pass 2's observation (a list, then the service's 12 objects, 8 at a time) would
+  // read for 15 s and more; the cancellation reaches it with its next heartbeat, within seconds.
+  stack.sim.setFaults({ latencyMs: 5000 });
+  const passRun = `lbaas/${uid}/pass/2`;
+  try {
+    await lbaas.resync(uid);
+    await until(
+      'pass 2 to be observing',
+      async () => (await stack.client.workflow.getHandle(passRun).describe().catch(() => null))?.raw.pendingActivities?.some((a) => a.activityType?.name === 'planObservedService') === true,
+      30_000,
+    );
+    assert.equal((await lbaas.applyRaw(serviceSpec(uid, [lb], { ports: { http: { external: 8080, internal: 30080 } } }))).revision, 2);
+    await until('pass 2 to end', async () => (await stack.client.workflow.getHandle(passRun).describe()).status.name !== 'RUNNING', 60_000);
+  } finally {
+    stack.sim.setFaults({});
+  }
+  const r = await lbaas.waitConverged(uid, 2);
+  assert.equal(r.converged, true);
+  assert.equal(r.pass, 3);
+
+  const pass2 = stack.client.workflow.getHandle(passRun);
+  assert.equal((await pass2.describe()).status.name, 'CANCELLED');
+  const events = (await pass2.fetchHistory()).events ?? [];
+  assert.equal(events.filter((e) => e.activityTaskCancelRequestedEventAttributes).length, 1);
+  assert.equal(events.filter((e) => e.activityTaskCanceledEventAttributes).length, 1, 'the observation ended cancelled');
+  assert.equal(events.filter((e) => e.activityTaskCompletedEventAttributes).length, 0, 'it did not read on to the end');
+  assert.equal(events.filter((e) => e.activityTaskFailedEventAttributes).length, 0, 'and did not end as a failed attempt');
+  const st = await lbaas.status(uid);
+  assert.deepEqual(st.lastPass && { pass: st.lastPass.pass, revision: st.lastPass.revision, converged: st.lastPass.converged }, { pass: 3, revision: 2, converged: true });
+  assert.equal(st.consecutiveFailures, 0);
+});
+
 test('delete removes everything the service owns and completes the controller; a later apply starts a fresh controller at revision 1', async () => {
   const uid = uniqueUid('ops-delete');
   const lb = seedLoadBalancer(stack.sim, `lb-${uid}`);

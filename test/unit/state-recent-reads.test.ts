@@ -24,7 +24,7 @@ for (const recentReads of [true, false]) {
     const { h, gets, lists } = engine();
     const known = new IdentifierCache();
     known.set(BACKEND_ID, 'backend');
-    const roundStart = Date.now();
+    const roundStart = h.client.readMark();
     // The round watched the Backend until it answered Deployed.
     await h.client.get('backend', BACKEND_ID);
     assert.equal(gets(), 1);
@@ -41,3 +41,30 @@ for (const recentReads of [true, false]) {
     await h.agent.close();
   });
 }
+
+test('a closing observation given a mark of another worker, or a time (what builds before marks sent), reads the Backend again', async () => {
+  const { h, gets } = engine();
+  const elsewhere = engine();
+  const known = new IdentifierCache();
+  known.set(BACKEND_ID, 'backend');
+  const epochMs = Date.now() - 60_000;
+  await h.client.get('backend', BACKEND_ID);
+  await retrieveState(h.client, known, { serviceUid: SERVICE_UID, loadBalancer: LB_ID, readsSince: elsewhere.h.client.readMark() });
+  assert.equal(gets(), 2, "another worker's mark is not honoured");
+  await retrieveState(h.client, known, { serviceUid: SERVICE_UID, loadBalancer: LB_ID, readsSince: epochMs });
+  assert.equal(gets(), 3, 'a number is not a mark');
+  await h.agent.close();
+  await elsewhere.h.agent.close();
+});
+
+test('retrieveState returns the mark it took before its first read: the next observation honours it', async () => {
+  const { h, gets } = engine();
+  const known = new IdentifierCache();
+  known.set(BACKEND_ID, 'backend');
+  const first = await retrieveState(h.client, known, { serviceUid: SERVICE_UID, loadBalancer: LB_ID });
+  assert.equal(first.readMark.reader, h.client.readMark().reader);
+  assert.equal(gets(), 1);
+  await retrieveState(h.client, known, { serviceUid: SERVICE_UID, loadBalancer: LB_ID, readsSince: first.readMark });
+  assert.equal(gets(), 1, 'the Backend read by the first observation closes the round');
+  await h.agent.close();
+});
