@@ -135,10 +135,13 @@ export class PoolState {
     for (const uid of this.subscribers.keys()) this.owed.add(uid);
   }
 
-  /** Takes what is owed now; deliveries owed after this call are taken by the next. */
-  takeOwed(): string[] {
-    const uids = [...this.owed].sort();
-    this.owed.clear();
+  /**
+   * Takes what is owed now, at most `limit` subscribers (in uid order; the rest stay owed); deliveries owed after this
+   * call are taken by a later one.
+   */
+  takeOwed(limit = Infinity): string[] {
+    const uids = [...this.owed].sort().slice(0, limit);
+    for (const uid of uids) this.owed.delete(uid);
     return uids;
   }
 

@@ -3,9 +3,11 @@
  * revision that grows with every real change, knows the services whose controllers subscribed, and sends every
  * change to each of them (contract/messages.ts has the protocol; docs/architecture.md, "Server pools", the design).
  *
- *   idle ──change, subscribe or resync──▶ deliver (one signal per subscriber owed, concurrently) ──▶ idle
+ *   idle ──change, subscribe or resync──▶ deliver a round (one signal to each of at most `deliveryRound` subscribers
+ *        owed, concurrently) ──▶ idle
  *   idle ──delete accepted (no subscribers)──▶ end
- *   idle ──history long, nothing owed──▶ continue-as-new (members, subscribers and what is owed carried over)
+ *   idle ──history long, no update running──▶ continue-as-new (members, subscribers and what is still owed carried
+ *        over), between rounds too: a pool with thousands of subscribers joining never stops owing someone
  */
 import {
   allHandlersFinished,
@@ -13,6 +15,7 @@ import {
   continueAsNew,
   deprecatePatch,
   getExternalWorkflowHandle,
+  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -43,6 +46,8 @@ export interface ServerPoolInput {
   state?: PoolSnapshot;
   /** Continue as new once the history has this many events (default POOL_CONTINUE_AS_NEW_EVENTS; tests set it low). */
   historyLimit?: number;
+  /** Subscribers signalled per delivery round, at most (default MAX_SIGNALS_AT_ONCE; tests set it low). */
+  deliveryRound?: number;
 }
 
 /**
@@ -60,10 +65,19 @@ export const POOL_CONTINUE_AS_NEW_EVENTS = 2_000;
 export const POOL_SIGNAL_LIMIT_PATCH = 'pool-signal-limit';
 export const MAX_SIGNALS_AT_ONCE = 500;
 
+/**
+ * The patch that bounds a delivery round and lets a long history rotate between rounds. Before it, a round took
+ * everything owed and the pool continued as new only when nothing was owed: with 5,000 services subscribing during
+ * an apply something always was, and one run grew to 24,739 events and 4.6 MB (docs/scaling.md, "The first run at
+ * 5,000 services"). Runs of the previous build replay the old branch (one round per owed set, no rotation while owed).
+ */
+export const POOL_ROUNDS_PATCH = 'pool-delivery-rounds';
+
 export async function serverPool(input: ServerPoolInput): Promise<{ name: string; revision: number }> {
   if (!isPoolName(input?.name)) throw invalidInput(`serverPool: name: ${POOL_NAME_RULE}`);
   const name = input.name;
   const historyLimit = optionalInteger(input as unknown as Record<string, unknown>, 'historyLimit', 'serverPool', 20, 50_000) ?? POOL_CONTINUE_AS_NEW_EVENTS;
+  const deliveryRound = optionalInteger(input as unknown as Record<string, unknown>, 'deliveryRound', 'serverPool', 1, MAX_SIGNALS_AT_ONCE) ?? MAX_SIGNALS_AT_ONCE;
   const st = new PoolState(name, input.state);
   const publish = () => setCurrentDetails(st.details());
 
@@ -132,10 +146,20 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
   publish();
 
   const historyIsLong = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > historyLimit;
+  const rotate = () =>
+    continueAsNew<typeof serverPool>({ name, state: st.snapshot(), ...(input.historyLimit ? { historyLimit } : {}), ...(input.deliveryRound ? { deliveryRound } : {}) });
   for (;;) {
     await condition(() => st.owed.size > 0 || st.deleting || historyIsLong());
     if (st.owed.size > 0) {
-      await deliver(st.takeOwed());
+      if (patched(POOL_ROUNDS_PATCH)) {
+        // Between rounds a long history rotates, what is owed carried in the snapshot; not while an update handler
+        // runs (a waitConverged caller would lose its answer), so a fan-out with waiters finishes in this run.
+        if (historyIsLong() && !st.deleting && allHandlersFinished()) return rotate();
+        await deliver(st.takeOwed(deliveryRound));
+      } else {
+        // Runs of the previous build: one round for everything owed.
+        await deliver(st.takeOwed());
+      }
       publish();
       continue;
     }
@@ -143,7 +167,7 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
     await condition(() => allHandlersFinished() || st.owed.size > 0);
     if (st.owed.size > 0) continue;
     if (st.deleting) return { name, revision: st.revision };
-    return continueAsNew<typeof serverPool>({ name, state: st.snapshot(), ...(input.historyLimit ? { historyLimit } : {}) });
+    return rotate();
   }
 
   /**

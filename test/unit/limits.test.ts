@@ -134,3 +134,16 @@ describe('withinPayloadLimit', () => {
     );
   });
 });
+
+describe('PoolState.takeOwed: delivery rounds', () => {
+  test('takes at most `limit` subscribers in uid order; the rest stay owed, and survive a snapshot', () => {
+    const st = new PoolState('nodes');
+    st.set([node(1)]);
+    for (const uid of ['svc-c', 'svc-a', 'svc-d', 'svc-b']) st.subscribe(uid);
+    assert.deepEqual(st.takeOwed(3), ['svc-a', 'svc-b', 'svc-c']);
+    assert.equal(st.status().pendingDeliveries, 1);
+    const again = new PoolState('nodes', JSON.parse(JSON.stringify(st.snapshot())));
+    assert.deepEqual(again.takeOwed(3), ['svc-d']);
+    assert.deepEqual(again.takeOwed(), []);
+  });
+});

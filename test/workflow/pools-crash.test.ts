@@ -108,3 +108,38 @@ test('a pool continues as new when its history is long, keeping members, revisio
   assert.deepEqual(st.services.map((s) => [s.serviceUid, s.convergedRevision]), [['pool-can', last]]);
   assert.equal(taggedLines(stack.sim, 'anxccm-svc-uid=pool-can').filter((l) => l.startsWith('server ')).length, 7);
 });
+
+test('a pool with a long history rotates between delivery rounds, carrying what it still owes; every service gets the change', async () => {
+  const lbaas = new LbaasClient(stack.client, stack.taskQueue);
+  const lb = seedLoadBalancer(stack.sim, 'lb-pool-rounds');
+  if (!children.some((c) => c.process.exitCode === null && c.process.signalCode === null)) await childWorker('pool-rounds');
+  // One subscriber per round and the shortest history allowed: a change owed to 8 services takes 8 rounds, and the
+  // history is long after a few of them.
+  await stack.client.workflow.start(serverPool, { taskQueue: stack.taskQueue, workflowId: 'lbaas-pool/rounds', args: [{ name: 'rounds', historyLimit: 20, deliveryRound: 1 }] });
+  await lbaas.pools.set({ name: 'rounds', servers: [{ name: 'r0', address: '10.0.2.0' }] });
+  const uids = Array.from({ length: 8 }, (_, i) => `pool-rounds-${i}`);
+  for (const uid of uids) {
+    const raw = exampleSpec([lb], { serviceUid: uid, nameSuffix: uid, externalAddresses: ['203.0.113.10'], ports: { http: { external: 80, internal: 30080 } }, serverPool: 'rounds' });
+    delete raw.servers;
+    const r = validateSpec(raw);
+    assert.ok(r.ok);
+    await lbaas.apply(raw, r.spec);
+  }
+  for (const uid of uids) assert.equal((await lbaas.waitConverged(uid, 1)).converged, true);
+
+  const change = await lbaas.pools.add('rounds', [{ name: 'r1', address: '10.0.2.1' }]);
+  // Polled through the status query: a waitConverged update running would (rightly) hold the rotation off.
+  await until('every service converged on the change', async () => (await lbaas.pools.status('rounds')).services.every((s) => s.convergedRevision === change.revision), 60_000);
+  for (const uid of uids) assert.deepEqual(taggedLines(stack.sim, `anxccm-svc-uid=${uid}`).filter((l) => l.startsWith('server ')), [`server r0.http.${uid}`, `server r1.http.${uid}`], uid);
+
+  // Some run of the pool began with deliveries still owed: it was continued as new in the middle of a fan-out.
+  const owedAtStart: number[] = [];
+  for await (const run of stack.client.workflow.list({ query: `WorkflowId = 'lbaas-pool/rounds'` })) {
+    const history = await stack.client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+    const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
+    const input = payload ? (JSON.parse(Buffer.from(payload).toString('utf8')) as { state?: { owed?: string[] } }) : {};
+    owedAtStart.push(input.state?.owed?.length ?? 0);
+  }
+  assert.ok(owedAtStart.length > 1, `the pool continued as new (runs: ${owedAtStart.length})`);
+  assert.ok(owedAtStart.some((n) => n > 0), `a run began with deliveries owed (owed at each run's start: ${owedAtStart.join(', ')})`);
+});

@@ -121,17 +121,20 @@ test('the passes (PINNED) carry no patch: no marker in any of their histories, a
   }
 });
 
-test('the entity histories: today\'s write every patch deprecated and none patched(); legacy/ holds runs of the previous release (markers as patched() wrote them) and a pool run from before pool-signal-limit, which must still replay', () => {
+test('the entity histories: today\'s write every patch of earlier releases deprecated and this release\'s pool-delivery-rounds patched(); legacy/ holds runs of the previous release (markers as patched() wrote them), a pool run from before pool-signal-limit and one from before pool-delivery-rounds, which must still replay', () => {
   assert.deepEqual(LEGACY, [
     'legacy/previous-release-server-pool.json',
     'legacy/previous-release-service-controller-pool.json',
     'legacy/previous-release-service-controller-resync-pass.json',
     'legacy/previous-release-service-controller.json',
+    'legacy/server-pool-before-delivery-rounds.json',
     'legacy/server-pool-before-signal-limit.json',
   ]);
   assert.deepEqual(patches('service-controller.json'), ['continue-as-new-when-idle (deprecated)']);
   assert.deepEqual(patches('service-controller-pool.json'), ['continue-as-new-when-idle (deprecated)', 'server-pools (deprecated)']);
-  assert.deepEqual(patches('server-pool.json'), ['pool-signal-limit (deprecated)']);
+  assert.deepEqual(patches('server-pool.json'), ['pool-delivery-rounds', 'pool-signal-limit (deprecated)']);
+  // The old branch of pool-delivery-rounds (one round for everything owed): a run without its marker.
+  assert.deepEqual(patches('legacy/server-pool-before-delivery-rounds.json'), ['pool-signal-limit (deprecated)']);
   // What the previous release wrote: patched() markers, which a deprecatePatch call accepts.
   assert.deepEqual(patches('legacy/previous-release-service-controller.json'), ['continue-as-new-when-idle']);
   assert.deepEqual(patches('legacy/previous-release-service-controller-pool.json'), ['continue-as-new-when-idle', 'server-pools (deprecated)']);
