@@ -39,6 +39,9 @@ import { machineCpuSeconds, mapLimit, procMemory, sleep } from './util';
 
 const CLIENT_CONCURRENCY = 32;
 const CHECK_EVERY_MS = 2000;
+/** A phase's progress is logged this often; a phase whose count has not moved for STALL_MS logs the task queue. */
+const PROGRESS_EVERY_MS = 60_000;
+const STALL_MS = 5 * 60_000;
 /** Services whose histories are read after each phase (every run of each). */
 const HISTORY_SAMPLE = 10;
 const NODES = [
@@ -67,6 +70,53 @@ async function serviceEvents(client: Client, uid: string): Promise<number> {
     events += (await client.workflow.getHandle(w.workflowId, w.runId).fetchHistory()).events?.length ?? 0;
   }
   return events;
+}
+
+/**
+ * What the task queue's partitions hold, for a log line when a phase stalls: backlog and age of each task type, and
+ * the pollers the server saw (a backlog with pollers present is a dispatch problem, not a worker one).
+ */
+async function taskQueueReport(client: Client, taskQueue: string): Promise<string> {
+  const parts: string[] = [];
+  for (const [type, name] of [
+    [1, 'workflow'],
+    [2, 'activity'],
+  ] as const) {
+    const d = await client.workflowService.describeTaskQueue({ namespace: client.options.namespace, taskQueue: { name: taskQueue }, taskQueueType: type, reportStats: true }).catch((err: Error) => err);
+    if (d instanceof Error) {
+      parts.push(`${name}: describe failed (${d.message})`);
+      continue;
+    }
+    const stats = d.stats;
+    const age = Number(stats?.approximateBacklogAge?.seconds ?? 0);
+    parts.push(`${name}: backlog ${String(stats?.approximateBacklogCount ?? '?')} (oldest ${age} s), add ${(stats?.tasksAddRate ?? 0).toFixed(1)}/s, dispatch ${(stats?.tasksDispatchRate ?? 0).toFixed(1)}/s, ${d.pollers?.length ?? 0} pollers`);
+  }
+  return parts.join('; ');
+}
+
+/**
+ * Logs `done() of total` every PROGRESS_EVERY_MS while a phase runs and, when the count has not moved for STALL_MS,
+ * the task queue's backlog (once per stall). Returns the function that stops it.
+ */
+function watchProgress(c: { client: Client; lbaas: LbaasClient }, name: string, total: number, done: () => number): () => void {
+  let last = -1;
+  let movedAt = Date.now();
+  let reported = false;
+  const timer = setInterval(() => {
+    const n = done();
+    if (n !== last) {
+      last = n;
+      movedAt = Date.now();
+      reported = false;
+    }
+    log(`${name}: ${n} of ${total}`);
+    if (!reported && Date.now() - movedAt >= STALL_MS) {
+      reported = true;
+      void taskQueueReport(c.client, c.lbaas.taskQueue).then((r) => log(`${name}: no progress for ${Math.round((Date.now() - movedAt) / 60_000)} min; task queue ${c.lbaas.taskQueue}: ${r}`));
+    }
+  }, PROGRESS_EVERY_MS);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 export async function runLifecycle(a: LifecycleArgs): Promise<LifecycleResult> {
@@ -186,11 +236,16 @@ async function lifecycle(c: Ctx): Promise<Omit<LifecycleResult, 'backend' | 'rev
   await measure('apply', async () => {
     // Every apply first (as a rollout would send them), then the waits: the controllers all work at once.
     const applied = await mapLimit(specs, CLIENT_CONCURRENCY, async (s) => ({ s, ...(await c.lbaas.apply(s.raw, s.spec)) }));
-    await mapLimit(applied, CLIENT_CONCURRENCY, async ({ s, revision }) => {
-      const r = await c.lbaas.waitConverged(s.spec.serviceUid, revision);
-      if (!r.converged) throw new Error(`lifecycle: ${s.spec.serviceUid} did not converge: ${r.error ?? ''}`);
-      passAfter.set(s.spec.serviceUid, r.pass);
-    });
+    const stop = watchProgress(c, 'apply: services converged', c.services, () => passAfter.size);
+    try {
+      await mapLimit(applied, CLIENT_CONCURRENCY, async ({ s, revision }) => {
+        const r = await c.lbaas.waitConverged(s.spec.serviceUid, revision);
+        if (!r.converged) throw new Error(`lifecycle: ${s.spec.serviceUid} did not converge: ${r.error ?? ''}`);
+        passAfter.set(s.spec.serviceUid, r.pass);
+      });
+    } finally {
+      stop();
+    }
   });
 
   await measure('no-op full resync', async () => {
@@ -199,36 +254,64 @@ async function lifecycle(c: Ctx): Promise<Omit<LifecycleResult, 'backend' | 'rev
     if (r.signalled.length !== c.services) throw new Error(`lifecycle: the resync signalled ${r.signalled.length} controllers, expected ${c.services}`);
     // Finished passes counted in visibility first (one request per check), then each controller's status read once.
     const ended = (status: string) => `WorkflowType = 'reconcileService' AND TaskQueue = '${c.lbaas.taskQueue}' AND StartTime >= '${since}' AND ExecutionStatus = '${status}'`;
-    for (;;) {
-      const [completed, failed] = [(await c.client.workflow.count(ended('Completed'))).count, (await c.client.workflow.count(ended('Failed'))).count];
-      if (failed > 0) throw new Error(`lifecycle: ${failed} resync passes failed`);
-      if (completed >= c.services) break;
-      await sleep(CHECK_EVERY_MS);
-    }
+    let completed = 0;
+    const stop = watchProgress(c, 'no-op full resync: passes completed', c.services, () => completed);
     let pending = uids;
-    while (pending.length > 0) {
-      const done = await mapLimit(pending, CLIENT_CONCURRENCY, async (uid) => {
-        const st = await c.lbaas.status(uid);
-        return (st.lastPass?.pass ?? 0) > (passAfter.get(uid) ?? 0) && st.running === null;
-      });
-      pending = pending.filter((_, i) => !done[i]);
-      if (pending.length > 0) await sleep(CHECK_EVERY_MS);
+    try {
+      for (;;) {
+        const failed = (await c.client.workflow.count(ended('Failed'))).count;
+        completed = (await c.client.workflow.count(ended('Completed'))).count;
+        if (failed > 0) throw new Error(`lifecycle: ${failed} resync passes failed`);
+        if (completed >= c.services) break;
+        await sleep(CHECK_EVERY_MS);
+      }
+      while (pending.length > 0) {
+        const done = await mapLimit(pending, CLIENT_CONCURRENCY, async (uid) => {
+          const st = await c.lbaas.status(uid);
+          return (st.lastPass?.pass ?? 0) > (passAfter.get(uid) ?? 0) && st.running === null;
+        });
+        pending = pending.filter((_, i) => !done[i]);
+        if (pending.length > 0) await sleep(CHECK_EVERY_MS);
+      }
+    } finally {
+      stop();
     }
   });
 
   await measure('pool change', async () => {
     const { revision } = await c.lbaas.pools.add(pool, [NEW_NODE]);
-    const w = await c.lbaas.pools.waitConverged(pool, revision);
+    // The pool's own account, read every half minute, is what the progress line counts.
+    let converged = 0;
+    let waiting = true;
+    const counting = (async () => {
+      for (;;) {
+        await sleep(30_000);
+        if (!waiting) return;
+        const st = await c.lbaas.pools.status(pool).catch(() => null);
+        if (st) converged = st.services.filter((x) => (x.convergedRevision ?? 0) >= revision).length;
+      }
+    })();
+    const stop = watchProgress(c, 'pool change: services converged on the new member', c.services, () => converged);
+    const w = await c.lbaas.pools.waitConverged(pool, revision).finally(() => {
+      waiting = false;
+      stop();
+    });
+    void counting; // ends at its next wake-up, outside the phase's time
     if (!w.converged || w.services.length !== c.services) throw new Error(`lifecycle: the pool change converged on ${w.services.length} of ${c.services} services`);
   });
 
   await measure('delete', async () => {
     await mapLimit(uids, CLIENT_CONCURRENCY, (uid) => c.lbaas.startDelete(uid));
     let pending = uids;
-    while (pending.length > 0) {
-      const open = await mapLimit(pending, CLIENT_CONCURRENCY, async (uid) => (await c.lbaas.controller(uid).describe()).status.name === 'RUNNING');
-      pending = pending.filter((_, i) => open[i]);
-      if (pending.length > 0) await sleep(CHECK_EVERY_MS);
+    const stop = watchProgress(c, 'delete: controllers closed', c.services, () => c.services - pending.length);
+    try {
+      while (pending.length > 0) {
+        const open = await mapLimit(pending, CLIENT_CONCURRENCY, async (uid) => (await c.lbaas.controller(uid).describe()).status.name === 'RUNNING');
+        pending = pending.filter((_, i) => open[i]);
+        if (pending.length > 0) await sleep(CHECK_EVERY_MS);
+      }
+    } finally {
+      stop();
     }
   });
   const left = (await c.admin.objects()).filter((x) => x.tags.some((t) => t.startsWith('anxccm-svc-uid=bench-life-'))).length;

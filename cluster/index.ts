@@ -25,6 +25,7 @@ import { ensureTemporalServer, TEMPORAL_SERVER_VERSION, type ServerBinaries } fr
 import { portLayout } from './ports';
 import { createPostgres, findPostgres, PG_USER, type Postgres } from './postgres';
 import { ServerProcess } from './process';
+import { shardRanges, waitForShards } from './shards';
 
 const execFileAsync = promisify(execFile);
 
@@ -170,6 +171,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     // and with ports drawn anew, hosts that never answer again; a joining host would try them first (measured: the
     // frontend took 45 s to answer after a redraw, 1 s with the rows gone).
     await postgres.query(DATABASES.main, 'DELETE FROM cluster_membership');
+    const rangesBefore = await shardRanges(postgres);
     progress(`starting the Temporal server v${TEMPORAL_SERVER_VERSION}: ${processes.map((p) => p.name).join(', ')} (${shards} history shards)`);
     // The frontend alone first: every server process writes the cluster metadata record when it finds none (or
     // rewrites it when its address changed), and of processes starting together all but one fail to and exit. Once
@@ -182,6 +184,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     const watch = startupWatch(processes, progress);
     await waitForFrontend(frontendAddress, watch, progress);
     await waitForMembership(postgres, processes, layout.processes, watch, progress);
+    await waitForShards(postgres, shards, rangesBefore, { watch, progress, timeoutMs: STARTUP_WAIT_MS });
     // Exits during start-up were handled above; from here on, an exit is news.
     for (const p of processes) p.unexpectedExits.length = 0;
     await ensureNamespace(frontendAddress, namespace, progress);

@@ -14,6 +14,7 @@ import { Connection } from '@temporalio/client';
 import { startCluster, type Cluster } from '../../cluster';
 import { DATABASES } from '../../cluster/config';
 import { PORT_RANGE, type PortLayout } from '../../cluster/ports';
+import { shardRanges, shardsNotTaken } from '../../cluster/shards';
 
 /** The membership ports of the rows in cluster_membership, sorted. */
 async function membershipPorts(cluster: Cluster): Promise<number[]> {
@@ -21,8 +22,11 @@ async function membershipPorts(cluster: Cluster): Promise<number[]> {
   return rows.split('\n').filter(Boolean).map(Number).sort((a, b) => a - b);
 }
 
-async function expectWhole(cluster: Cluster, layout: PortLayout, when: string): Promise<void> {
+async function expectWhole(cluster: Cluster, layout: PortLayout, when: string, shardsBefore: Map<number, number>): Promise<Map<number, number>> {
   assert.deepEqual(cluster.processes.filter((p) => !p.running).map((p) => p.name), [], `${when}: every server process runs`);
+  // Workers may start now: each of the 4 history shards was taken by a host of this start (its range id grew).
+  const shards = await shardRanges(cluster.postgres);
+  assert.deepEqual(shardsNotTaken(4, shardsBefore, shards), [], `${when}: every history shard taken since the start (range ids before ${JSON.stringify([...shardsBefore])}, now ${JSON.stringify([...shards])})`);
   const expected = Object.values(layout.processes).map((p) => p.membership).sort((a, b) => a - b);
   assert.deepEqual(await membershipPorts(cluster), expected, `${when}: one membership row per running process, none of an earlier run`);
   const connection = await Connection.connect({ address: cluster.address });
@@ -32,6 +36,7 @@ async function expectWhole(cluster: Cluster, layout: PortLayout, when: string): 
   } finally {
     await connection.close();
   }
+  return shards;
 }
 
 test('a kept cluster starts again whole, on its saved ports and after drawing new ones', { timeout: 900_000 }, async (t) => {
@@ -45,8 +50,9 @@ test('a kept cluster starts again whole, on its saved ports and after drawing ne
   try {
     const first = await startCluster({ stateDir, progress });
     const firstLayout = await layout();
+    let shards = new Map<number, number>();
     try {
-      await expectWhole(first, firstLayout, 'new cluster');
+      shards = await expectWhole(first, firstLayout, 'new cluster', shards);
     } finally {
       await first.stop();
     }
@@ -54,7 +60,7 @@ test('a kept cluster starts again whole, on its saved ports and after drawing ne
     const again = await startCluster({ stateDir, progress });
     try {
       assert.equal(again.address, first.address, 'the saved ports are kept');
-      await expectWhole(again, firstLayout, 'kept cluster');
+      shards = await expectWhole(again, firstLayout, 'kept cluster', shards);
     } finally {
       await again.stop();
     }
@@ -66,7 +72,7 @@ test('a kept cluster starts again whole, on its saved ports and after drawing ne
       const newLayout = await layout();
       assert.ok(newLayout.postgres >= PORT_RANGE.low && newLayout.postgres <= PORT_RANGE.high, `PostgreSQL port ${newLayout.postgres} drawn anew`);
       assert.equal(redrawn.address, `127.0.0.1:${newLayout.processes['frontend']?.grpc}`, 'the frontend on its new port');
-      await expectWhole(redrawn, newLayout, 'kept cluster on new ports');
+      await expectWhole(redrawn, newLayout, 'kept cluster on new ports', shards);
     } finally {
       await redrawn.stop();
     }

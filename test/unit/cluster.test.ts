@@ -14,6 +14,7 @@ import { findings, replaceSection, SECTION_END, SECTION_START, withClusterSectio
 import { renderDynamicConfig, renderProcessConfig, type ProcessPorts, type TemporalService } from '../../cluster/config';
 import { binaryVersion, ensureTemporalServer, serverCacheDir, TemporalServerNotFoundError } from '../../cluster/install';
 import { PORT_RANGE, portLayout } from '../../cluster/ports';
+import { shardsNotTaken } from '../../cluster/shards';
 
 const ports = (base: number, http = false): ProcessPorts => ({ grpc: base, membership: base + 1, metrics: base + 2, ...(http ? { http: base + 3 } : {}) });
 const input = (service: TemporalService, history: ProcessPorts) => ({
@@ -234,4 +235,14 @@ test('the cluster draws every port below the ephemeral range and within a SMALLI
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test('shardsNotTaken: a shard counts as taken only once its range id grew past the one read before the start', () => {
+  const none = new Map<number, number>();
+  assert.deepEqual(shardsNotTaken(4, none, none), [1, 2, 3, 4], 'a new database: no shard has a row yet');
+  assert.deepEqual(shardsNotTaken(4, none, new Map([[1, 1], [3, 1]])), [2, 4], 'shards 2 and 4 not created yet');
+  const before = new Map([[1, 5], [2, 5], [3, 7], [4, 7]]);
+  assert.deepEqual(shardsNotTaken(4, before, before), [1, 2, 3, 4], 'a kept database: rows of the last run are not ownership now');
+  assert.deepEqual(shardsNotTaken(4, before, new Map([[1, 6], [2, 5], [3, 8], [4, 9]])), [2], 'shard 2 still at its old range id');
+  assert.deepEqual(shardsNotTaken(2, before, new Map([[1, 6], [2, 6]])), [], 'both shards taken');
 });
