@@ -1,12 +1,14 @@
 /**
- * The controller fleet (`npm run bench -- --fleet N`): N services x 2 load balancers applied at once to one worker
- * through their controllers, as `lbaas apply` does; then a no-op full resync through the Schedule's workflow
- * (fullResync, which signals every controller found in visibility); then every service deleted. Measures each
- * phase's wall time, Engine requests and writes, CPU per process, the worker's peak RSS and the history sizes of a
- * sample of workflows.
+ * The controller fleet (`npm run bench -- --fleet N`): N services x 2 load balancers, all on one server pool of three
+ * nodes (as the Kubernetes controller puts a cluster's nodes in one pool), applied at once to one worker through
+ * their controllers, as `lbaas apply` does; then a no-op full resync through the Schedule's workflow (fullResync,
+ * which signals every controller found in visibility); then a node change: a fourth node added to the pool, fanned
+ * out to every service; then every service deleted. Measures each phase's wall time, Engine requests and writes, CPU
+ * per process, the worker's peak RSS and the history sizes of a sample of workflows.
  *
  * A phase ends when the controllers say so: converged at the applied revision (their waitConverged update), a pass
- * finished after the resync signal (their status query), closed after the delete (describe).
+ * finished after the resync signal (their status query), the pool's waitConverged for the node change, closed after
+ * the delete (describe).
  */
 import type { Client } from '@temporalio/client';
 import { LbaasClient } from '../client/service-client';
@@ -16,12 +18,15 @@ import { workflowIds } from '../contract';
 import type { MsRange, SimAdmin } from './sim-process';
 import { FLEET_DEPLOY_MS, measurePhase, type FleetBenchOptions, type PhaseCost } from './phase';
 import { mapLimit, procMemory, quantile, sleep } from './util';
-import { CORE_SHAPE, fleetSpec } from './workload';
+import { CORE_SHAPE, fleetSpec, SERVERS } from './workload';
 
 /** Client calls in flight at once (applies, status queries, deletes): a CLI fleet rollout would not send more. */
 const CLIENT_CONCURRENCY = 32;
 /** How often the phase's end is checked while the controllers work. */
 const CHECK_EVERY_MS = 2000;
+/** The fleet's server pool, and the node the node change adds to it. */
+const FLEET_POOL = 'bench-ctl-nodes';
+const JOINING_NODE = { name: 'node-4', address: '10.0.0.14' };
 
 /** What one phase of the fleet cost (bench/phase.ts). */
 export type FleetPhaseFigures = PhaseCost;
@@ -39,12 +44,14 @@ export interface FleetResult {
   noop: FleetPhaseFigures;
   /** Controllers the full resync signalled. */
   resyncSignalled: number;
+  /** A fourth node added to the fleet's pool, until every service converged on it (absent in runs saved before it). */
+  nodeChange?: FleetPhaseFigures;
   remove: FleetPhaseFigures;
   /** Objects tagged for the fleet left after the delete (0 expected). */
   leftAfterDelete: number;
   /** The worker's VmHWM right after the apply: its peak during the apply (the target's figure). */
   workerPeakRssBytes: number;
-  /** Its VmHWM at the end of the run: the peak over apply, resync and delete (absent in runs saved before it). */
+  /** Its VmHWM at the end of the run: the peak over every phase, apply to delete (absent in runs saved before it). */
   workerRunPeakRssBytes?: number;
   /** The worker's node heap limit (`--max-old-space-size`) when the benchmark set one. */
   workerNodeHeapMiB?: number;
@@ -59,19 +66,21 @@ const phase = async (admin: SimAdmin, pids: Record<string, number>, body: () => 
 
 const historyLength = async (client: Client, workflowId: string, runId?: string) => (await client.workflow.getHandle(workflowId, runId).fetchHistory()).events?.length ?? NaN;
 
-/** Told when each phase starts ('apply', 'resync', 'delete') and when the run ends ('end'): for a memory profile. */
+/** Told when each phase starts ('apply', 'resync', 'node change', 'delete') and when the run ends ('end'): for a memory profile. */
 export type PhaseListener = (phase: string) => void;
 
 export async function runFleet(o: FleetBenchOptions, onPhase: PhaseListener = () => undefined): Promise<FleetResult> {
   const lbs = [await o.admin.seedLoadBalancer('bench-ctl-a', '198.51.100.30'), await o.admin.seedLoadBalancer('bench-ctl-b', '198.51.100.31')];
   const specs = Array.from({ length: o.services }, (_, i) => {
-    const raw = { ...fleetSpec(i, lbs), serviceUid: `bench-ctl-${i}` };
+    const { servers: _inline, ...shape } = fleetSpec(i, lbs);
+    const raw = { ...shape, serviceUid: `bench-ctl-${i}`, serverPool: FLEET_POOL };
     const v = validateSpec(raw);
     if (!v.ok) throw new Error(`fleet spec ${i} is invalid: ${JSON.stringify(v.issues)}`);
     return { raw, spec: v.spec as ServiceSpec };
   });
   await o.admin.setDeploy(o.seed, FLEET_DEPLOY_MS);
   const lbaas = new LbaasClient(o.client, o.taskQueue);
+  await lbaas.pools.set({ name: FLEET_POOL, servers: SERVERS });
   const pids = { ...o.pids, worker: o.worker.pid };
   const idle = procMemory(o.worker.pid);
   let sampling = true;
@@ -135,6 +144,15 @@ export async function runFleet(o: FleetBenchOptions, onPhase: PhaseListener = ()
     const controllerEvents = await historyLength(o.client, workflowIds.controller(specs[0]?.spec.serviceUid ?? ''));
     const fullResyncEvents = await historyLength(o.client, resyncRun);
 
+    o.log(`fleet: node change (${JOINING_NODE.name} added to pool ${FLEET_POOL})`);
+    onPhase('node change');
+    const nodeChange = await phase(o.admin, pids, async () => {
+      const { revision } = await lbaas.pools.add(FLEET_POOL, [JOINING_NODE]);
+      const w = await lbaas.pools.waitConverged(FLEET_POOL, revision);
+      if (!w.converged || w.services.length !== specs.length) throw new Error(`fleet: the node change converged on ${w.services.length} of ${specs.length} services`);
+    });
+    o.log(`fleet: node change in ${(nodeChange.wallMs / 1000).toFixed(1)} s, ${nodeChange.requests} requests, ${nodeChange.mutations} writes`);
+
     o.log('fleet: deleting every service');
     onPhase('delete');
     const remove = await phase(o.admin, pids, async () => {
@@ -160,6 +178,7 @@ export async function runFleet(o: FleetBenchOptions, onPhase: PhaseListener = ()
       serviceP95Ms: quantile(perService, 0.95),
       noop,
       resyncSignalled: signalled,
+      nodeChange,
       remove,
       leftAfterDelete: left,
       workerPeakRssBytes: afterApply?.hwmBytes ?? sampledPeak,

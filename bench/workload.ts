@@ -4,7 +4,8 @@
 export const CORE_SHAPE = { ports: 2, addresses: 2, servers: 3, objectsPerLoadBalancer: 2 + 2 + 2 * 2 + 2 * 3 } as const;
 
 const PORTS = { http: { external: 80, internal: 30080 }, https: { external: 443, internal: 30443 } };
-const SERVERS = [
+/** The nodes of the core workload's servers (and of the fleet's server pool). */
+export const SERVERS = [
   { name: 'node-1', address: '10.0.0.11' },
   { name: 'node-2', address: '10.0.0.12' },
   { name: 'node-3', address: '10.0.0.13' },
