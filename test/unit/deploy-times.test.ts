@@ -209,14 +209,25 @@ describe('watchDeploy', () => {
     const t = new DeployTimes({ minSamples: 1 });
     t.record('bind', 300, 300);
     const createdAt = Date.now();
-    const { engine, gets } = engineWith(createdAt + 350, 'Deployed');
-    const r = await watchDeploy(engine, t, { kind: 'bind', identifier: 'b1', createdAt, state: 'NewlyCreated' }, createdAt + 5000);
+    // Deployed from the second GET on, whenever it comes: a loaded machine fires timers late, never early, so the
+    // assertions below hold however late each poll is.
+    const gets: number[] = [];
+    const engine = {
+      async get() {
+        gets.push(Date.now() - createdAt);
+        return { state: gets.length < 2 ? { id: '4', text: 'NewlyCreated' } : { id: '3', text: 'Deployed' } };
+      },
+    } as unknown as EngineClient;
+    const r = await watchDeploy(engine, t, { kind: 'bind', identifier: 'b1', createdAt, state: 'NewlyCreated' }, createdAt + 60_000);
     assert.deepEqual(r, { outcome: 'Deployed', state: 'Deployed' });
-    // 300 ms (the only sample): not ready; 400 ms (MIN_GAP_MS later): ready.
+    // 300 ms (the only sample): not ready; then MIN_GAP_MS (100 ms) or more later: ready.
     assert.equal(gets.length, 2);
+    assert.ok((gets[0] as number) >= 300, `first GET at ${gets[0]} ms, not before the learned 300 ms`);
+    assert.ok((gets[1] as number) - (gets[0] as number) >= 100, `second GET ${(gets[1] as number) - (gets[0] as number)} ms after the first`);
     assert.equal(t.samples('bind').length, 2);
     const learned = t.samples('bind')[1] as number;
-    assert.ok(learned >= 300 && learned < 450, `learned ${learned}`);
+    const middle = ((gets[0] as number) + (gets[1] as number)) / 2;
+    assert.ok(Math.abs(learned - middle) <= 2, `learned ${learned}: the middle of the not-ready and the ready GET (${gets.join(', ')} ms)`);
   });
 
   test('a deploy still running at the deadline comes back NotReady with its last state; gone is Gone; nothing is learned from either', async () => {
