@@ -2,7 +2,7 @@
  * `lbaas worker` and `lbaas dev` run a Temporal worker, whose workflow thread's heap is bounded by the process's own
  * `--max-old-space-size` (worker/heap.ts). bin/lbaas.js calls `relaunch` first: when such a command runs in a node
  * started without that flag (neither on its command line nor in NODE_OPTIONS), node is started again with
- * `--max-old-space-size=<LBAAS_WORKFLOW_HEAP_MIB, default 512>` and the same arguments. An operator's own flag wins.
+ * `--max-old-space-size=<LBAAS_WORKFLOW_HEAP_MIB, default 448>` and the same arguments. An operator's own flag wins.
  * Node is also started again when MALLOC_ARENA_MAX is not set, with it set to 2 (worker/heap.ts: the C library reads
  * it only at start); an operator's own value wins.
  *

@@ -9,13 +9,14 @@
  */
 
 /**
- * The heap limit a worker gets when LBAAS_WORKFLOW_HEAP_MIB is not set: 512 MiB. Why bound it: with Node's default
+ * The heap limit a worker gets when LBAAS_WORKFLOW_HEAP_MIB is not set: 448 MiB. Why bound it: with Node's default
  * limit (about 4 GiB here) V8 lets the workflow thread's heap fill with garbage long before it collects; at 1000
  * services applied at once the live data was about 230-300 MiB while that heap reached 860 MiB and the worker 2 GiB
- * of RSS (docs/scaling.md). 512 MiB keeps the worker's RSS under 1 GiB with the workflow cache it sizes
- * (worker/main.ts, CACHED_WORKFLOWS_PER_HEAP_MIB).
+ * of RSS (docs/scaling.md). With the workflow cache it sizes (worker/main.ts, CACHED_WORKFLOWS_PER_HEAP_MIB) 448 MiB
+ * kept a 1000-service fleet's worker at 975 MiB over its whole life, apply to delete; 512 MiB with 4 runs per MiB
+ * took it to 1048 MiB (docs/scaling.md, "The worker's memory").
  */
-export const DEFAULT_WORKFLOW_HEAP_MIB = 512;
+export const DEFAULT_WORKFLOW_HEAP_MIB = 448;
 /** Below about 128 MiB the SDK's own workflow code and a handful of runs leave no room to work in. */
 export const MIN_WORKFLOW_HEAP_MIB = 128;
 

@@ -30,11 +30,13 @@ export const workflowsPath = path.join(__dirname, '..', 'workflows', 'index.js')
 /** The heap limit of the worker's process and its workflow thread: set where the process starts (heap.ts). */
 export { DEFAULT_WORKFLOW_HEAP_MIB };
 /**
- * Cached runs per MiB of workflow heap when LBAAS_MAX_CACHED_WORKFLOWS is not set: 2,048 at 512 MiB. A cached run of
- * ours holds about 0.1 MiB of live data (measured: about 300 MiB for 2,300 runs with the activities' heap), so the
- * cache fills at most about half the heap; the SDK's own default (about 2,300) follows the main thread's limit instead.
+ * Cached runs per MiB of workflow heap when LBAAS_MAX_CACHED_WORKFLOWS is not set: 1,344 at the default 448 MiB. A
+ * cached run of ours holds about 0.1-0.2 MiB (the delete's runs the most: with 2,048 cached the workflow thread had
+ * 462 MiB in use while a 1000-service fleet was deleted), so 3 per MiB leaves the heap room to collect in; a no-op
+ * resync of 1000 controllers took the same time with 1,344 as with 2,048 (docs/scaling.md). The SDK's own default
+ * (about 2,300) follows the main thread's limit instead.
  */
-export const CACHED_WORKFLOWS_PER_HEAP_MIB = 4;
+export const CACHED_WORKFLOWS_PER_HEAP_MIB = 3;
 
 export interface LbaasWorkerOptions {
   connection: NativeConnection;

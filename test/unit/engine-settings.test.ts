@@ -140,9 +140,9 @@ test('a thread started without resource limits, as the SDK starts its workflow t
   assert.ok(bounded.thread < unbounded.thread / 2, `bounded ${bounded.thread / 2 ** 20} MiB against Node's default ${unbounded.thread / 2 ** 20} MiB`);
 });
 
-test('lbaas worker and lbaas dev start node again with --max-old-space-size from LBAAS_WORKFLOW_HEAP_MIB (default 512) and MALLOC_ARENA_MAX=2, unless the process already has both', () => {
+test('lbaas worker and lbaas dev start node again with --max-old-space-size from LBAAS_WORKFLOW_HEAP_MIB (default 448) and MALLOC_ARENA_MAX=2, unless the process already has both', () => {
   const argv = (...a: string[]) => ['/usr/bin/node', '/opt/lbaas/bin/lbaas.js', ...a];
-  assert.deepEqual(relaunchArgs(argv('worker'), {}, []), ['--max-old-space-size=512', '/opt/lbaas/bin/lbaas.js', 'worker']);
+  assert.deepEqual(relaunchArgs(argv('worker'), {}, []), ['--max-old-space-size=448', '/opt/lbaas/bin/lbaas.js', 'worker']);
   assert.deepEqual(relaunchArgs(argv('dev', '--port', '7233'), { LBAAS_WORKFLOW_HEAP_MIB: '768' }, ['--enable-source-maps']), [
     '--enable-source-maps',
     '--max-old-space-size=768',
