@@ -15,6 +15,12 @@ export const AB_MARK = {
   end: '<!-- mechanisms-ab:end -->',
 } as const;
 
+/** Mechanisms measured and removed, with the A/B that removed each: written by hand, after the A/B section. */
+export const REMOVED_MARK = {
+  begin: '<!-- removed-mechanisms:begin (written by hand; kept by `npm run bench`) -->',
+  end: '<!-- removed-mechanisms:end -->',
+} as const;
+
 /** The marked section of `text`, markers included, or '' when it has none. */
 export function markedSection(text: string, mark: { begin: string; end: string }): string {
   const a = text.indexOf(mark.begin);
@@ -25,7 +31,7 @@ export function markedSection(text: string, mark: { begin: string; end: string }
 /** `written` (a freshly rendered file) with the kept sections of `previous` appended, each once. */
 export function withKeptSections(written: string, previous: string): string {
   let out = written;
-  for (const mark of [AB_MARK, SUITE_TIME_MARK]) {
+  for (const mark of [AB_MARK, REMOVED_MARK, SUITE_TIME_MARK]) {
     const kept = markedSection(previous, mark);
     if (kept && !out.includes(mark.begin)) out = `${out.trimEnd()}\n\n${kept}\n`;
   }

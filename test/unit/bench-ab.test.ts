@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { AB_MECHANISMS, type CoreRun, type ModeName } from '../../bench/core';
-import { AB_MARK, SUITE_TIME_MARK, withKeptSections, withSection } from '../../bench/kept-sections';
+import { AB_MARK, REMOVED_MARK, SUITE_TIME_MARK, withKeptSections, withSection } from '../../bench/kept-sections';
 import { abMarkdown, abRows, abSummary, recommendation, signTestP } from '../../bench/report-ab';
 
 /** One run: `wallMs` against a 4 s bound, `requests`, readiness GETs per object as given, 70 history events per LB. */
@@ -75,4 +75,15 @@ test('the A/B section replaces its previous version, goes before the test suite 
   const rewritten = withKeptSections('# Benchmarks\n\nnew body\n', twice);
   assert.equal(rewritten, `# Benchmarks\n\nnew body\n\n${section(2)}\n\n${suite}\n`);
   assert.equal(withKeptSections(rewritten, rewritten), rewritten);
+});
+
+test('a full rewrite keeps the hand-written removed mechanisms between the A/B and the test suite sections', () => {
+  const ab = `${AB_MARK.begin}\nab\n${AB_MARK.end}`;
+  const removed = `${REMOVED_MARK.begin}\nremoved by hand\n${REMOVED_MARK.end}`;
+  const suite = `${SUITE_TIME_MARK.begin}\nsuite\n${SUITE_TIME_MARK.end}`;
+  const previous = `# Benchmarks\n\nold body\n\n${ab}\n\n${removed}\n\n${suite}\n`;
+  const rewritten = withKeptSections('# Benchmarks\n\nnew body\n', previous);
+  assert.equal(rewritten, `# Benchmarks\n\nnew body\n\n${ab}\n\n${removed}\n\n${suite}\n`);
+  // A --core run replaces only the A/B section; the hand-written one stays where it was.
+  assert.equal(withSection(rewritten, AB_MARK, `${AB_MARK.begin}\nab 2\n${AB_MARK.end}`), rewritten.replace('\nab\n', '\nab 2\n'));
 });
