@@ -31,6 +31,13 @@ export const resyncPassUpdate = defineUpdate<PassResult, []>('resyncPass');
  */
 export const engineRateLimitedSignal = defineSignal<[{ until: number }]>('engineRateLimited');
 export const controllerStatusQuery = defineQuery<ControllerStatus>('status');
+/**
+ * From a superseded (cancelled) reconcileLoadBalancer to its service's controller: the identifiers of the objects it
+ * created before it ended. Its pass returns no result, so without this the next pass would know of them only from the
+ * Engine's tag index, which lags behind tagging: an object created on a load balancer the new spec dropped would be
+ * missed and left behind (docs/architecture.md, "Superseding").
+ */
+export const supersededCreatesSignal = defineSignal<[{ identifiers: string[] }]>('supersededCreates');
 /** From the service's server pool: its current members (docs/architecture.md, "Server pools"). */
 export const poolMembersSignal = defineSignal<[PoolMembersMessage]>('poolMembers');
 

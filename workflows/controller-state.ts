@@ -34,13 +34,23 @@ export interface ControllerSnapshot extends PoolSubscriptionSnapshot, Partial<Fl
   passCount: number;
   lastResult: PassResult | null;
   work?: WorkPhase;
+  /** Objects superseded passes created (absent in snapshots of builds before supersededCreatesSignal). */
+  supersededCreates?: string[];
 }
+
+/** Identifiers of superseded passes' creates kept at most (the newest): a service's objects, with room to spare. */
+export const MAX_SUPERSEDED_CREATES = 5_000;
 
 export class ControllerState {
   spec: unknown = null;
   revision = 0;
   passCount = 0;
   lastResult: PassResult | null = null;
+  /**
+   * Objects created by passes that were superseded, which return no result: handed to every pass as known
+   * identifiers (the tag index lags behind tagging) until a pass converges, which has then read them.
+   */
+  supersededCreates: string[] = [];
   /** What the controller is doing (the only place pending work, the pass in flight, retries and deletion live). */
   #work: WorkPhase = { tag: 'idle' };
   /** The subscription to the spec's server pool and the members received from it. */
@@ -61,6 +71,7 @@ export class ControllerState {
       this.revision = restored.revision;
       this.passCount = restored.passCount;
       this.lastResult = restored.lastResult;
+      this.supersededCreates = Array.isArray(restored.supersededCreates) ? restored.supersededCreates.filter((id) => typeof id === 'string') : [];
       this.#work = restored.work ? phaseForSnapshot(restored.work) : phaseFromFlat(restored);
       this.pool.restoreWanted(this.#readSpec(restored.spec));
     }
@@ -227,6 +238,7 @@ export class ControllerState {
   /** Ends a pass; `result` null when it was superseded (its outcome says nothing about the current revision). */
   endPass(pass: RunningPass, result: PassResult | null): void {
     if (result) this.lastResult = result;
+    if (result?.converged) this.supersededCreates = [];
     const w = this.#work;
     if (w.tag === 'running' && w.pass === pass) {
       if (result?.converged) this.#work = w.again ? { tag: 'due', failures: 0 } : { tag: 'idle' };
@@ -299,6 +311,13 @@ export class ControllerState {
     return paragraphs.join('\n\n');
   }
 
+  /** A superseded pass's creates (supersededCreatesSignal), kept for the passes to come. */
+  noteSupersededCreates(identifiers: unknown): void {
+    if (!Array.isArray(identifiers)) return;
+    const ids = identifiers.filter((id): id is string => typeof id === 'string' && id !== '');
+    this.supersededCreates = [...new Set([...this.supersededCreates, ...ids])].slice(-MAX_SUPERSEDED_CREATES);
+  }
+
   snapshot(): ControllerSnapshot {
     const work = phaseForSnapshot(this.#work);
     return {
@@ -307,6 +326,7 @@ export class ControllerState {
       passCount: this.passCount,
       lastResult: this.lastResult,
       work,
+      ...(this.supersededCreates.length > 0 ? { supersededCreates: this.supersededCreates } : {}),
       ...flatFromPhase(work),
       ...this.pool.snapshot(),
     };

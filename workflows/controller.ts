@@ -30,7 +30,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { ControllerState, type ControllerSnapshot } from './controller-state';
-import { invalidInput, optionalInteger } from './input';
+import { invalidInput, MAX_KNOWN, optionalInteger } from './input';
 import {
   applyUpdate,
   controllerStatusQuery,
@@ -38,6 +38,7 @@ import {
   engineRateLimitedSignal,
   FAILURE_TYPES,
   poolMembersSignal,
+  supersededCreatesSignal,
   poolReportSignal,
   poolSubscribeSignal,
   poolUnsubscribeSignal,
@@ -174,6 +175,9 @@ export async function serviceController(input: ServiceControllerInput): Promise<
       description: 'Reconcile now against what the Engine has; returns the result of the pass that did it.',
     },
   );
+  setHandler(supersededCreatesSignal, (m) => {
+    st.noteSupersededCreates(m?.identifiers);
+  });
   setHandler(poolMembersSignal, (m) => {
     st.receiveMembers(m);
     traces.note();
@@ -365,10 +369,13 @@ function failedResult(uid: string, pass: { number: number; revision: number }, e
 }
 
 /**
- * The identifiers of the service's objects that the last pass reported, for the next pass: the Engine's tag index
- * lags behind tagging, and a pass that looked only there could miss what the previous one created seconds ago.
+ * The identifiers of the service's objects that the last pass reported, and what superseded passes created since, for
+ * the next pass: the Engine's tag index lags behind tagging, and a pass that looked only there could miss what the
+ * previous one created seconds ago.
  */
 function knownOf(state: ControllerState): { known?: string[] } {
-  const ids = (state.lastResult?.objects ?? []).map((o) => o.identifier).filter((id): id is string => typeof id === 'string' && id !== '');
-  return ids.length > 0 ? { known: [...new Set(ids)].sort() } : {};
+  const reported = (state.lastResult?.objects ?? []).map((o) => o.identifier).filter((id): id is string => typeof id === 'string' && id !== '');
+  // Superseded creates first: only they may be missing from the tag index for long; at most MAX_KNOWN in all.
+  const ids = [...new Set([...state.supersededCreates, ...reported])].slice(0, MAX_KNOWN);
+  return ids.length > 0 ? { known: ids.sort() } : {};
 }

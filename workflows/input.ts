@@ -52,7 +52,7 @@ export function loadBalancerId(fields: Record<string, unknown>, workflow: string
 }
 
 /** At most this many identifiers in `known`: a service's objects on its load balancers, with a wide margin. */
-const MAX_KNOWN = 10_000;
+export const MAX_KNOWN = 10_000;
 
 /** An optional list of Engine identifiers (`known`): strings of 1-64 letters, digits or dashes. */
 export function optionalIdentifiers(fields: Record<string, unknown>, name: string, workflow: string): string[] | undefined {

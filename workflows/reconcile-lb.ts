@@ -7,7 +7,7 @@
  * book, counters, activity proxies.)
  */
 import { ApplicationFailure, type ActivityOptions } from '@temporalio/common';
-import { CancellationScope, condition, isCancellation, metricMeter, proxyActivities, setHandler } from '@temporalio/workflow';
+import { CancellationScope, condition, getExternalWorkflowHandle, isCancellation, metricMeter, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CreateObjectInput, ReadyOutcome } from '../activities/objects';
 import type { RealizedObject } from '../activities/realize';
@@ -15,7 +15,7 @@ import type { DestroyedObject, DestroyOutcome } from '../activities/destroy';
 import { causeOf } from './failures';
 import { invalidInput, loadBalancerId, optionalIdentifiers, optionalInteger, optionalObserved, optionalReadMark, specOf } from './input';
 import { ENGINE_CALL, listed, readinessOptions, short } from './options';
-import { FAILURE_TYPES, isReadMark, loadBalancerStatusQuery, type LoadBalancerProgress, type ReadMark } from '../contract';
+import { FAILURE_TYPES, isReadMark, loadBalancerStatusQuery, supersededCreatesSignal, workflowIds, type LoadBalancerProgress, type ReadMark } from '../contract';
 import { completeFields, desiredObjects, isPlanEmpty, planLoadBalancer, statusFromSnapshot } from '../domain';
 import { DESTROY_STAGES, KIND_TITLE, type Destroy, type LoadBalancerResult, type ObjectStatus, type ObservedObject, type Plan, type PlannedObject, type Snapshot } from '../domain';
 import { describeOutstanding, listedObjects, StatusBook } from './status-book';
@@ -121,6 +121,8 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
   // Identifiers of the service's objects this run has seen or created: observations read them even while the Engine's
   // tag index, which lags behind tagging, does not list them yet.
   const known = new Set<string>(optionalIdentifiers(fields, 'known', wf) ?? []);
+  // What this run created: a superseded run hands it to the controller, since its pass returns no result.
+  const created = new Set<string>();
   const observed = optionalObserved(fields, loadBalancer, wf);
   const observedSince = optionalReadMark(fields, 'observedSince', wf);
 
@@ -181,6 +183,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
       if (!d) continue;
       counts.created++;
       known.add(r.identifier);
+      created.add(r.identifier);
       book.update(r.key, { identifier: r.identifier, state: r.state });
       if (r.outcome === 'NotReady') waiting.push({ desired: d, action: { type: 'wait', identifier: r.identifier } });
       else ids.set(r.key, settle(r.key, r.identifier, r.outcome));
@@ -295,7 +298,20 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
   try {
     return await run();
   } catch (err) {
-    if (isCancellation(err)) throw err;
+    if (isCancellation(err)) {
+      // Superseded: the groups that ran have come to rest (applyGroups waits for them), and what they created must
+      // reach the next pass, which would otherwise find it only through the lagging tag index. The signal is in the
+      // controller's history before this run, and so its pass, ends. No controller (a pass started on its own, or
+      // the controller gone): nothing to tell.
+      if (created.size > 0) {
+        await CancellationScope.nonCancellable(() =>
+          getExternalWorkflowHandle(workflowIds.controller(uid))
+            .signal(supersededCreatesSignal, { identifiers: [...created].sort() })
+            .catch(() => undefined),
+        );
+      }
+      throw err;
+    }
     progress.phase = 'failed';
     // Carry the per-object status and counts out with the failure: the parent reports what exists and what is
     // pending on a load balancer that failed, not just the message.

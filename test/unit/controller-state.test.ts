@@ -86,6 +86,28 @@ describe('ControllerState: apply, passes and supersession', () => {
     assert.equal(st.beginPass().number, 2);
   });
 
+  test('a superseded pass\'s creates are kept (deduplicated, in the snapshot) until a pass converges; a failed pass keeps them', () => {
+    const st = new ControllerState(UID, undefined, clock().now);
+    st.apply(spec());
+    const first = st.beginPass();
+    st.apply(spec([LB_A]));
+    st.noteSupersededCreates(['id-b', 'id-a']);
+    st.noteSupersededCreates(['id-a', 'id-c', 7, '']);
+    st.endPass(first, null);
+    assert.deepEqual(st.supersededCreates, ['id-b', 'id-a', 'id-c'], 'strings only, each once');
+    const restored = new ControllerState(UID, JSON.parse(JSON.stringify(st.snapshot())), clock().now);
+    assert.deepEqual(restored.supersededCreates, ['id-b', 'id-a', 'id-c'], 'carried over by continue-as-new');
+    const failed = restored.beginPass();
+    restored.endPass(failed, result(failed, false, 1, 'boom'));
+    assert.deepEqual(restored.supersededCreates, ['id-b', 'id-a', 'id-c'], 'a failed pass may not have read them');
+    restored.requestResync();
+    const converged = restored.beginPass();
+    restored.endPass(converged, result(converged, true, 2));
+    assert.deepEqual(restored.supersededCreates, []);
+    assert.equal('supersededCreates' in restored.snapshot(), false, 'absent from the snapshot when empty');
+    assert.deepEqual(new ControllerState(UID, { ...restored.snapshot(), supersededCreates: undefined }, clock().now).supersededCreates, [], 'a snapshot of an earlier build has none');
+  });
+
   test('a converged pass answers waitConverged for its revision and older ones, not newer', () => {
     const st = new ControllerState(UID, undefined, clock().now);
     st.apply(spec());
