@@ -62,7 +62,7 @@ export const poolResyncSignal = defineSignal<[]>('resync');
 
 /** Which workflow type handles which messages: what docs/spec.md lists per workflow (test/unit/doc-surface.test.ts). */
 export const MESSAGES_BY_WORKFLOW = {
-  serviceController: [applyUpdate, waitConvergedUpdate, deleteUpdate, resyncSignal, resyncPassUpdate, engineRateLimitedSignal, poolMembersSignal, controllerStatusQuery],
+  serviceController: [applyUpdate, waitConvergedUpdate, deleteUpdate, resyncSignal, resyncPassUpdate, engineRateLimitedSignal, poolMembersSignal, supersededCreatesSignal, controllerStatusQuery],
   reconcileLoadBalancer: [loadBalancerStatusQuery],
   serverPool: [
     poolSetUpdate,
