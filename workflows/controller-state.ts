@@ -19,6 +19,7 @@ import {
   type WorkPhase,
 } from './controller-phase';
 import { PoolSubscription, type PoolSubscriptionSnapshot } from './pool-subscription';
+import { MAX_KNOWN } from './input';
 
 export { RETRY_FIRST_MS, RETRY_MAX_MS, type RunningPass } from './controller-phase';
 
@@ -38,8 +39,8 @@ export interface ControllerSnapshot extends PoolSubscriptionSnapshot, Partial<Fl
   supersededCreates?: string[];
 }
 
-/** Identifiers of superseded passes' creates kept at most (the newest): a service's objects, with room to spare. */
-export const MAX_SUPERSEDED_CREATES = 5_000;
+/** Identifiers of superseded passes' creates kept at most (the newest): as many as a pass takes as `known`. */
+export const MAX_SUPERSEDED_CREATES = MAX_KNOWN;
 
 export class ControllerState {
   spec: unknown = null;
