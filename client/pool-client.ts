@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@temporalio/client';
-import { updateUntilAnswered } from './update';
+import { untilAnswered, updateUntilAnswered } from './update';
 import { WorkflowNotFoundError, type UpdateDefinition } from '@temporalio/common';
 import type { PoolFile, ServerSpec } from '../domain';
 import {
@@ -60,15 +60,18 @@ export class PoolClient {
 
   /** Replaces the members, creating the pool when it has none. */
   async set(pool: PoolFile): Promise<PoolChangeResult> {
-    const op = new WithStartWorkflowOperation<ServerPoolWorkflow>(workflowTypes.serverPool, {
-      workflowId: workflowIds.pool(pool.name),
-      taskQueue: this.taskQueue,
-      args: [{ name: pool.name }],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      staticSummary: `server pool ${pool.name}`,
-      typedSearchAttributes: [{ key: searchAttributes.serverPool, value: pool.name }],
-    });
-    return this.client.workflow.executeUpdateWithStart(poolSetUpdate, { args: [pool.servers], startWorkflowOperation: op });
+    const op = () =>
+      new WithStartWorkflowOperation<ServerPoolWorkflow>(workflowTypes.serverPool, {
+        workflowId: workflowIds.pool(pool.name),
+        taskQueue: this.taskQueue,
+        args: [{ name: pool.name }],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        staticSummary: `server pool ${pool.name}`,
+        typedSearchAttributes: [{ key: searchAttributes.serverPool, value: pool.name }],
+      });
+    // The same update id on every send, a new start operation each (one can be used once): client/update.ts.
+    const updateId = `${pool.name}-set-${randomUUID()}`;
+    return untilAnswered(() => this.client.workflow.executeUpdateWithStart(poolSetUpdate, { args: [pool.servers], updateId, startWorkflowOperation: op() }), { rpcTimeouts: 'throw' });
   }
 
   async add(name: string, servers: ServerSpec[]): Promise<PoolChangeResult> {
@@ -104,7 +107,8 @@ export class PoolClient {
   /** Refused (WorkflowUpdateFailedError naming the services) while services use the pool. */
   async delete(name: string): Promise<{ name: string; revision: number }> {
     await this.require(name);
-    return this.handle(name).executeUpdate(poolDeleteUpdate);
+    const updateId = `${name}-delete-${randomUUID()}`;
+    return untilAnswered(() => this.handle(name).executeUpdate(poolDeleteUpdate, { updateId }), { rpcTimeouts: 'throw' });
   }
 
   /** Running pools (visibility, so a pool created a second ago may be missing for a moment), each with its status. */

@@ -64,20 +64,23 @@ export class LbaasClient {
     // check and the apply is caught by the controller, which fails the revision naming the pool.
     if (spec.serverPool !== undefined) await this.pools.require(spec.serverPool);
     const workflowId = workflowIds.controller(spec.serviceUid);
-    const op = new WithStartWorkflowOperation<ServiceControllerWorkflow>(workflowTypes.serviceController, {
-      workflowId,
-      taskQueue: this.taskQueue,
-      args: [{ serviceUid: spec.serviceUid }],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      staticSummary: `controller of service ${spec.serviceUid}`,
-      typedSearchAttributes: [
-        { key: searchAttributes.serviceUid, value: spec.serviceUid },
-        { key: searchAttributes.loadBalancers, value: [...spec.loadBalancers].sort() },
-        { key: searchAttributes.phase, value: 'Converging' },
-        ...(spec.serverPool === undefined ? [] : [{ key: searchAttributes.serverPool, value: spec.serverPool }]),
-      ],
-    });
-    const { revision } = await this.client.workflow.executeUpdateWithStart(applyUpdate, { args: [raw], startWorkflowOperation: op });
+    // A new start operation per send (one can be used once); the same update id, so a resend applies it once.
+    const op = () =>
+      new WithStartWorkflowOperation<ServiceControllerWorkflow>(workflowTypes.serviceController, {
+        workflowId,
+        taskQueue: this.taskQueue,
+        args: [{ serviceUid: spec.serviceUid }],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        staticSummary: `controller of service ${spec.serviceUid}`,
+        typedSearchAttributes: [
+          { key: searchAttributes.serviceUid, value: spec.serviceUid },
+          { key: searchAttributes.loadBalancers, value: [...spec.loadBalancers].sort() },
+          { key: searchAttributes.phase, value: 'Converging' },
+          ...(spec.serverPool === undefined ? [] : [{ key: searchAttributes.serverPool, value: spec.serverPool }]),
+        ],
+      });
+    const updateId = `apply-${randomUUID()}`;
+    const { revision } = await untilAnswered(() => this.client.workflow.executeUpdateWithStart(applyUpdate, { args: [raw], updateId, startWorkflowOperation: op() }), { rpcTimeouts: 'throw' });
     return { revision, workflowId };
   }
 
@@ -158,12 +161,14 @@ export class LbaasClient {
 
   /** Tears everything down and ends the controller; resolves with the teardown pass's result. */
   async delete(serviceUid: string): Promise<PassResult> {
-    return this.controller(serviceUid).executeUpdate(deleteUpdate);
+    const updateId = `delete-${randomUUID()}`;
+    return untilAnswered(() => this.controller(serviceUid).executeUpdate(deleteUpdate, { updateId }), { rpcTimeouts: 'throw' });
   }
 
   /** Starts the delete without waiting for the teardown. */
   async startDelete(serviceUid: string): Promise<void> {
-    await this.controller(serviceUid).startUpdate(deleteUpdate, { waitForStage: 'ACCEPTED' });
+    const updateId = `delete-${randomUUID()}`;
+    await untilAnswered(() => this.controller(serviceUid).startUpdate(deleteUpdate, { waitForStage: 'ACCEPTED', updateId }), { rpcTimeouts: 'throw' });
   }
 
   async resync(serviceUid: string): Promise<void> {

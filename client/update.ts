@@ -1,23 +1,62 @@
 /**
- * Sending a Temporal update until it is answered. An update whose RPC deadline passes before the workflow answered
- * (a busy server, or the workflow's task stuck on a worker that just died until Temporal moves it) has not failed:
- * the same update id sent again attaches to the same update, so it is admitted and applied once and the caller gets
- * its outcome. Callers bound the wait themselves (`lbaas apply --wait --timeout`).
+ * Sending a Temporal update until it is answered. Two refusals mean "not applied, send it again", and the same update
+ * id sent again attaches to the same update, so it is admitted and applied once and the caller gets its outcome:
+ *
+ * - the RPC's deadline passed before the workflow answered (a busy server, or the workflow's task stuck on a worker
+ *   that just died until Temporal moves it);
+ * - the server aborted the update because the workflow task that carried it failed on the server's side, with
+ *   "unexpected workflow task failure" (a WorkflowNotReady status). The common cause: a task that completes the run
+ *   (continue-as-new) while a signal arrived during it, which Temporal refuses (UnhandledCommand) so that the next
+ *   task sees the signal. Nothing of that task is recorded, the update included, and Temporal does not retry it
+ *   itself. Pools and controllers rotate their histories while their services and pools signal them, so at scale
+ *   this happens (test/workflow/pool-updates-rotating.test.ts). It is sent again after a short pause, at most
+ *   MAX_ABORTED_ATTEMPTS times in a row: a task that failed this way every time is a fault to report, not a race.
+ *
+ * Callers bound the wait themselves (`lbaas apply --wait --timeout`).
  */
-import { WorkflowUpdateRPCTimeoutOrCancelledError, type WorkflowHandle } from '@temporalio/client';
+import { isGrpcServiceError, WorkflowUpdateRPCTimeoutOrCancelledError, type WorkflowHandle } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
+
+/** Aborted sends in a row before the error is passed on; with the pauses below (doubling to 5 s), about 70 s. */
+export const MAX_ABORTED_ATTEMPTS = 20;
+const PAUSE_MS = { first: 100, max: 5_000 };
+
+/** The type of the status detail Temporal attaches to "unexpected workflow task failure" (and to nothing else an update meets). */
+const WORKFLOW_NOT_READY = 'temporal.api.errordetails.v1.WorkflowNotReadyFailure';
+
+/**
+ * Whether `err` (as the client throws it: a ServiceError whose cause is the gRPC error, or the gRPC error itself) is
+ * the server's abort of an update whose workflow task failed. Decided by the status detail's type, which the
+ * server's status carries in `grpc-status-details-bin` (also nested, for update-with-start's multi-operation status).
+ */
+export function isAbortedByWorkflowTask(err: unknown): boolean {
+  for (let e = err as { cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    if (!isGrpcServiceError(e)) continue;
+    const details = e.metadata?.get('grpc-status-details-bin') ?? [];
+    if (details.some((d) => (typeof d === 'string' ? d : Buffer.from(d).toString('latin1')).includes(WORKFLOW_NOT_READY))) return true;
+  }
+  return false;
+}
 
 export async function updateUntilAnswered<R, A extends [unknown, ...unknown[]]>(handle: () => WorkflowHandle, def: UpdateDefinition<R, A>, args: A, updateId: string): Promise<R> {
   return untilAnswered(() => handle().executeUpdate(def, { args, updateId }));
 }
 
-/** `send` (an update sent with a fixed update id) again until it is answered. */
-export async function untilAnswered<R>(send: () => Promise<R>): Promise<R> {
+/**
+ * `send` (an update sent with a fixed update id) again until it is answered. `rpcTimeouts: 'throw'` passes a deadline
+ * on to the caller instead (`lbaas apply` and `delete` without a wait of their own) and sends again only what the
+ * server aborted.
+ */
+export async function untilAnswered<R>(send: () => Promise<R>, o: { rpcTimeouts?: 'resend' | 'throw'; pauseMs?: { first: number; max: number } } = {}): Promise<R> {
+  const pause = o.pauseMs ?? PAUSE_MS;
+  let aborted = 0;
   for (;;) {
     try {
       return await send();
     } catch (err) {
-      if (!(err instanceof WorkflowUpdateRPCTimeoutOrCancelledError)) throw err;
+      if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError && o.rpcTimeouts !== 'throw') continue;
+      if (!isAbortedByWorkflowTask(err) || ++aborted >= MAX_ABORTED_ATTEMPTS) throw err;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(pause.max, pause.first * 2 ** (aborted - 1))));
     }
   }
 }
