@@ -24,7 +24,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { LbaasClient } from '../client/service-client';
-import { workflowIds } from '../contract';
+import { searchAttributes, workflowIds } from '../contract';
 import { startChildWorker, type ChildWorker } from '../dev/child-worker';
 import { validateSpec, type ServiceSpec } from '../domain';
 import { workflowsPath } from '../worker/main';
@@ -129,6 +129,7 @@ export async function runLifecycle(a: LifecycleArgs): Promise<LifecycleResult> {
     for (const stop of stops.splice(0).reverse()) await stop().catch(() => {});
   };
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stopAll().finally(() => process.exit(130)));
+  let completed = false;
   try {
     const quiet = { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} };
     const bundlePath = path.join(tmp, 'workflows.js');
@@ -152,10 +153,13 @@ export async function runLifecycle(a: LifecycleArgs): Promise<LifecycleResult> {
     );
     const lbaas = new LbaasClient(client, taskQueue);
     const result = await lifecycle({ client, admin: sim.admin, lbaas, backend, workers, services: a.services, seed: a.seed });
+    completed = true;
     return { ...result, backend: a.backend, revision, loadStart, loadEnd: os.loadavg(), cpus: os.availableParallelism?.() ?? os.cpus().length };
   } finally {
     await stopAll();
-    rmSync(tmp, { recursive: true, force: true });
+    // A failed run keeps its directory: the Temporal services' logs (cluster/logs) are the evidence of what failed.
+    if (completed) rmSync(tmp, { recursive: true, force: true });
+    else log(`the run failed: kept ${tmp} (the Temporal services' logs are in cluster/logs)`);
   }
 }
 
@@ -230,13 +234,25 @@ async function lifecycle(c: Ctx): Promise<Omit<LifecycleResult, 'backend' | 'rev
     eventsSoFar = events;
     phases.push(p);
     log(`${name}: ${(wallMs / 1000).toFixed(1)} s, ${(p.requests / c.services).toFixed(1)} Engine requests per service, CPU-s per service Temporal ${(p.temporalCpuS / c.services).toFixed(3)} workers ${(p.workerCpuS / c.services).toFixed(3)}`);
+    // Every figure of the phase, so that a run that fails later still has what it measured.
+    log(`${name}: measured ${JSON.stringify(p)}`);
   };
 
   const passAfter = new Map<string, number>();
   await measure('apply', async () => {
     // Every apply first (as a rollout would send them), then the waits: the controllers all work at once.
     const applied = await mapLimit(specs, CLIENT_CONCURRENCY, async (s) => ({ s, ...(await c.lbaas.apply(s.raw, s.spec)) }));
-    const stop = watchProgress(c, 'apply: services converged', c.services, () => passAfter.size);
+    // The progress line counts controllers whose phase is Converged in visibility (one count a minute), not the waits
+    // below: those are taken in service order, 32 at a time, and the pool delivers its members in uid order, so the
+    // waits' count lags far behind (20 of 5,000 while 2,000 had converged, in a 5,000-service run).
+    let converged = 0;
+    const counter = setInterval(() => {
+      void c.client.workflow
+        .count(`WorkflowType = 'serviceController' AND TaskQueue = '${c.lbaas.taskQueue}' AND ${searchAttributes.phase.name} = 'Converged'`)
+        .then((r) => (converged = Math.max(converged, r.count)))
+        .catch(() => {});
+    }, PROGRESS_EVERY_MS / 2);
+    const stop = watchProgress(c, 'apply: services converged', c.services, () => converged);
     try {
       await mapLimit(applied, CLIENT_CONCURRENCY, async ({ s, revision }) => {
         const r = await c.lbaas.waitConverged(s.spec.serviceUid, revision);
@@ -244,6 +260,7 @@ async function lifecycle(c: Ctx): Promise<Omit<LifecycleResult, 'backend' | 'rev
         passAfter.set(s.spec.serviceUid, r.pass);
       });
     } finally {
+      clearInterval(counter);
       stop();
     }
   });

@@ -201,7 +201,12 @@ if (require.main === module) {
     });
   }
   main().catch((err: unknown) => {
-    process.stderr.write(`bench:cluster: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    // The causes too: a Temporal client error says what the server answered only in its cause (a gRPC status).
+    const lines = [`bench:cluster: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`];
+    for (let e = (err as { cause?: unknown }).cause, depth = 0; e !== undefined && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+      lines.push(`caused by: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    process.stderr.write(`${lines.join('\n')}\n`);
     process.exitCode = 1;
   });
 }
