@@ -273,7 +273,10 @@ test('apply --wait prints live progress on stderr while waiting and exits 3 when
 });
 
 test('apply --wait reports the newer revision when another apply supersedes the one it waits for', async () => {
-  stack.sim.setFaults({ deployMs: 1_500 });
+  // Deploys long enough that the pass of revision 1 is still running when the second CLI process has started and
+  // applied revision 2: with 1.5 s deploys it once finished first in a loaded fresh-clone CI (revision 1 converged,
+  // nothing superseded).
+  stack.sim.setFaults({ deployMs: 4_000 });
   try {
     const lb = seedLoadBalancer(stack.sim, 'lb-cli-super');
     const first = exampleSpec([lb], { serviceUid: 'cli-super' });
