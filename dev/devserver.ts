@@ -76,7 +76,39 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
   });
 }
 
+/** The server process ended before it answered: its output says why (a Go panic, a port taken meanwhile). */
+export class DevServerExitedError extends Error {}
+
+/** Start attempts when the ports are ours to choose: a port found free can be taken before the server binds it. */
+export const DEV_SERVER_START_ATTEMPTS = 3;
+
+/**
+ * What a start-up failure printed that says why: the lines of a Go panic or fatal error and of a port in use, which
+ * come before the long goroutine dump (its tail alone does not name the cause).
+ */
+export function startupReason(output: string): string {
+  const lines = output.split('\n');
+  const at = lines.findIndex((l) => /^(panic|fatal error):|address already in use|level=(ERROR|FATAL)/.test(l));
+  return at < 0 ? '' : lines.slice(at, at + 3).join('\n').slice(0, 2000);
+}
+
+/**
+ * Starts the server. When it exits during start-up and the caller chose no port, it is started again on new free ports,
+ * up to DEV_SERVER_START_ATTEMPTS times: a free port found here can be taken by another process before the server binds
+ * it (seen once in a CI run: the server panicked while building its services).
+ */
 export async function startDevServer(opts: DevServerOptions = {}): Promise<DevServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startDevServerOnce(opts);
+    } catch (err) {
+      if (!(err instanceof DevServerExitedError) || opts.port !== undefined || attempt >= DEV_SERVER_START_ATTEMPTS) throw err;
+      opts.progress?.(`Temporal dev server exited during start-up (attempt ${attempt} of ${DEV_SERVER_START_ATTEMPTS}); starting it again on other ports`);
+    }
+  }
+}
+
+async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   const temporalPath = opts.temporalPath ?? (await ensureTemporalCli({ progress: opts.progress }));
   const ip = opts.ip ?? '127.0.0.1';
   const port = opts.port ?? (await freePort(ip));
@@ -97,8 +129,10 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
 
   const child = spawn(temporalPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let tail = '';
+  let head = '';
   let logStream: WriteStream | null = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a' }) : null;
   const onData = (chunk: Buffer) => {
+    if (head.length < 65_536) head += chunk.toString('utf8');
     tail = (tail + chunk.toString('utf8')).slice(-65_536);
     logStream?.write(chunk);
   };
@@ -132,7 +166,10 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
 
   const deadline = Date.now() + (opts.startTimeoutMs ?? 60_000);
   for (;;) {
-    if (hasExited) throw new Error(`Temporal dev server exited during start-up (${temporalPath} ${args.join(' ')}):\n${tail.slice(-2000)}`);
+    if (hasExited) {
+      const reason = startupReason(head) || startupReason(tail);
+      throw new DevServerExitedError(`Temporal dev server exited during start-up (${temporalPath} ${args.join(' ')}):\n${reason ? `${reason}\n...\n` : ''}${tail.slice(-1500)}`);
+    }
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1000 });
       try {

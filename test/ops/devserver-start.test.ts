@@ -1,0 +1,58 @@
+/**
+ * dev/devserver.ts: a dev server that exits during start-up (a Go panic, for example a port taken between our check
+ * and its bind) is started again on new ports when the ports are ours to choose, and the error of one that keeps
+ * exiting names the panic, not only the end of its goroutine dump. The Temporal CLI is wrapped by a script that
+ * panics on its first runs and then runs the real CLI.
+ */
+import assert from 'node:assert/strict';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import { DEV_SERVER_START_ATTEMPTS, DevServerExitedError, startDevServer } from '../../dev/devserver';
+import { ensureTemporalCli } from '../../dev/temporal-path';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'lbaas-devserver-start-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A CLI that panics (as the server did in a CI run) on its first `failures` runs, then is the real one. */
+async function flakyCli(failures: number): Promise<{ cli: string; runs: () => number }> {
+  const real = await ensureTemporalCli();
+  const count = path.join(dir, `runs-${failures}`);
+  writeFileSync(count, '');
+  const cli = path.join(dir, `temporal-failing-${failures}`);
+  const goroutines = Array.from({ length: 200 }, (_, i) => `\tgo.temporal.io/server/temporal.frame${i}(...)`).join('\n');
+  writeFileSync(
+    cli,
+    `#!/bin/sh\necho run >> '${count}'\nif [ "$(wc -l < '${count}')" -le ${failures} ]; then\n  echo 'panic: listen tcp 127.0.0.1:7233: bind: address already in use' >&2\n  echo '' >&2\n  echo 'goroutine 1 [running]:' >&2\n  cat >&2 <<'EOF'\n${goroutines}\nEOF\n  exit 2\nfi\nexec '${real}' "$@"\n`,
+  );
+  chmodSync(cli, 0o755);
+  return { cli, runs: () => readFileSync(count, 'utf8').split('\n').filter(Boolean).length };
+}
+
+test('a dev server that panics during start-up is started again on other ports, and answers', async () => {
+  const { cli, runs } = await flakyCli(DEV_SERVER_START_ATTEMPTS - 1);
+  const lines: string[] = [];
+  const server = await startDevServer({ temporalPath: cli, progress: (l) => lines.push(l) });
+  try {
+    assert.equal(runs(), DEV_SERVER_START_ATTEMPTS);
+    assert.equal(lines.filter((l) => /exited during start-up .*starting it again on other ports/.test(l)).length, DEV_SERVER_START_ATTEMPTS - 1);
+    assert.match(server.address, /^127\.0\.0\.1:\d+$/);
+  } finally {
+    await server.stop();
+  }
+});
+
+test('one that keeps panicking fails after the attempts, naming the panic; with a port the caller chose, at the first', async () => {
+  const always = await flakyCli(100);
+  await assert.rejects(startDevServer({ temporalPath: always.cli }), (err: Error) => {
+    assert.ok(err instanceof DevServerExitedError);
+    assert.match(err.message, /panic: listen tcp 127\.0\.0\.1:7233: bind: address already in use/);
+    return true;
+  });
+  assert.equal(always.runs(), DEV_SERVER_START_ATTEMPTS);
+
+  const fixed = await flakyCli(100);
+  await assert.rejects(startDevServer({ temporalPath: fixed.cli, port: 1 }), DevServerExitedError);
+  assert.equal(fixed.runs(), 1);
+});
