@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@temporalio/client';
-import { untilAnswered, updateUntilAnswered } from './update';
+import { isOutlivedByRun, untilAnswered, updateUntilAnswered } from './update';
 import { WorkflowNotFoundError, type UpdateDefinition } from '@temporalio/common';
 import type { PoolFile, ServerSpec } from '../domain';
 import {
@@ -99,9 +99,19 @@ export class PoolClient {
     return this.handle(name).query(poolStatusQuery);
   }
 
-  /** Waits until every service using the pool has finished a pass for `revision` (or a newer one). */
+  /**
+   * Waits until every service using the pool has finished a pass for `revision` (or a newer one). A pool continues as
+   * new while waits are open (its history grows with every report); Temporal then fails the wait, and it is sent again,
+   * under a new update id, to the pool's new run. A pool that ended (deleted) answers the resend with an error.
+   */
   async waitConverged(name: string, revision: number): Promise<PoolWaitResult> {
-    return this.#update(name, () => this.handle(name), poolWaitUpdate, [revision]);
+    for (;;) {
+      try {
+        return await this.#update(name, () => this.handle(name), poolWaitUpdate, [revision]);
+      } catch (err) {
+        if (!isOutlivedByRun(err)) throw err;
+      }
+    }
   }
 
   /** Refused (WorkflowUpdateFailedError naming the services) while services use the pool. */

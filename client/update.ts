@@ -14,8 +14,8 @@
  *
  * Callers bound the wait themselves (`lbaas apply --wait --timeout`).
  */
-import { isGrpcServiceError, WorkflowUpdateRPCTimeoutOrCancelledError, type WorkflowHandle } from '@temporalio/client';
-import type { UpdateDefinition } from '@temporalio/common';
+import { isGrpcServiceError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, type WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
 
 /** Aborted sends in a row before the error is passed on; with the pauses below (doubling to 5 s), about 70 s. */
 export const MAX_ABORTED_ATTEMPTS = 20;
@@ -36,6 +36,16 @@ export function isAbortedByWorkflowTask(err: unknown): boolean {
     if (details.some((d) => (typeof d === 'string' ? d : Buffer.from(d).toString('latin1')).includes(WORKFLOW_NOT_READY))) return true;
   }
   return false;
+}
+
+/**
+ * Whether `err` is Temporal's failure of an update that was accepted and still running when its run ended
+ * ("Workflow Update failed because the Workflow completed before the Update completed", type
+ * AcceptedUpdateCompletedWorkflow). A pool continues as new with its waits open (workflows/pool.ts); a wait, unlike a
+ * change, can be sent again to the new run.
+ */
+export function isOutlivedByRun(err: unknown): boolean {
+  return err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && err.cause.type === 'AcceptedUpdateCompletedWorkflow';
 }
 
 export async function updateUntilAnswered<R, A extends [unknown, ...unknown[]]>(handle: () => WorkflowHandle, def: UpdateDefinition<R, A>, args: A, updateId: string): Promise<R> {

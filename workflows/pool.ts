@@ -6,9 +6,11 @@
  *   idle ──change, subscribe or resync──▶ deliver a round (one signal to each of at most `deliveryRound` subscribers
  *        owed, concurrently) ──▶ idle
  *   idle ──delete accepted (no subscribers)──▶ end
- *   idle ──history long, no update running──▶ continue-as-new (members, subscribers and what is still owed carried
- *        over), between rounds too: a pool with thousands of subscribers joining never stops owing someone
+ *   idle ──history long──▶ continue-as-new (members, subscribers and what is still owed carried over), between
+ *        rounds too (a pool with thousands of subscribers joining never stops owing someone), and also while a
+ *        `waitConverged` waits: Temporal fails that wait, and the client sends it again to the new run
  */
+import { HandlerUnfinishedPolicy } from '@temporalio/common';
 import {
   allHandlersFinished,
   condition,
@@ -73,6 +75,17 @@ export const MAX_SIGNALS_AT_ONCE = 500;
  */
 export const POOL_ROUNDS_PATCH = 'pool-delivery-rounds';
 
+/**
+ * The patch that lets a long history rotate while a `waitConverged` update waits. Before it, a pool kept one run
+ * until every wait was answered, so a waited fan-out to N subscribers stayed in one run (about 6 events per
+ * subscriber: Temporal's 51,200 events near 8,500 subscribers, docs/scaling.md). Temporal fails a wait still open when
+ * the run continues as new ("Workflow Update failed because the Workflow completed before the Update completed") and
+ * client/pool-client.ts sends it again to the new run: a wait can be repeated. Runs of the previous build replay the
+ * old branch: no rotation while an update handler runs. Decided once per run, the first time a long history meets a
+ * running handler.
+ */
+export const POOL_ROTATE_WITH_WAITERS_PATCH = 'pool-rotate-with-waiters';
+
 export async function serverPool(input: ServerPoolInput): Promise<{ name: string; revision: number }> {
   if (!isPoolName(input?.name)) throw invalidInput(`serverPool: name: ${POOL_NAME_RULE}`);
   const name = input.name;
@@ -129,6 +142,8 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
         if (!Number.isInteger(revision) || revision < 0 || revision > st.revision) throw new Error(`revision: must be a revision of the pool from 0 to ${st.revision}`);
       },
       description: 'Wait until every service using the pool has finished a pass for this revision or a newer one.',
+      // A long history continues as new with waits open (POOL_ROTATE_WITH_WAITERS_PATCH): their callers send them again.
+      unfinishedPolicy: HandlerUnfinishedPolicy.ABANDON,
     },
   );
   setHandler(poolStatusQuery, () => st.status(), { description: 'Members, revision, and per service the pool revision it has converged.' });
@@ -148,13 +163,18 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
   const historyIsLong = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > historyLimit;
   const rotate = () =>
     continueAsNew<typeof serverPool>({ name, state: st.snapshot(), ...(input.historyLimit ? { historyLimit } : {}), ...(input.deliveryRound ? { deliveryRound } : {}) });
+  // Whether this run rotates a long history while an update handler runs: undefined until the first time it has to
+  // decide, then fixed for the run (the patch's marker is written once, where the decision is first taken).
+  let rotatesWithWaiters: boolean | undefined;
+  const mayRotate = () => allHandlersFinished() || (rotatesWithWaiters ??= patched(POOL_ROTATE_WITH_WAITERS_PATCH));
   for (;;) {
     await condition(() => st.owed.size > 0 || st.deleting || historyIsLong());
     if (st.owed.size > 0) {
       if (patched(POOL_ROUNDS_PATCH)) {
-        // Between rounds a long history rotates, what is owed carried in the snapshot; not while an update handler
-        // runs (a waitConverged caller would lose its answer), so a fan-out with waiters finishes in this run.
-        if (historyIsLong() && !st.deleting && allHandlersFinished()) return rotate();
+        // Between rounds a long history rotates, what is owed carried in the snapshot. Runs of the previous build
+        // (no pool-rotate-with-waiters marker) do not while an update handler runs: a fan-out with waiters finished
+        // in one run.
+        if (historyIsLong() && !st.deleting && mayRotate()) return rotate();
         await deliver(st.takeOwed(deliveryRound));
       } else {
         // Runs of the previous build: one round for everything owed.
@@ -163,11 +183,15 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
       publish();
       continue;
     }
-    // Deliveries go on while waiting for handlers: a waitConverged handler may be waiting for exactly those.
-    await condition(() => allHandlersFinished() || st.owed.size > 0);
+    // Deliveries go on while waiting for handlers: a waitConverged handler may be waiting for exactly those (their
+    // reports). A history grown long meanwhile rotates, waits open or not, unless this run keeps the old branch.
+    await condition(() => allHandlersFinished() || st.owed.size > 0 || (historyIsLong() && !st.deleting && rotatesWithWaiters !== false));
     if (st.owed.size > 0) continue;
-    if (st.deleting) return { name, revision: st.revision };
-    return rotate();
+    if (st.deleting) {
+      if (allHandlersFinished()) return { name, revision: st.revision };
+      continue;
+    }
+    if (mayRotate()) return rotate();
   }
 
   /**

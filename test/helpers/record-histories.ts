@@ -22,10 +22,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
+import type * as proto from '@temporalio/proto';
 import { LbaasClient } from '../../client/service-client';
-import { loadBalancerStatusQuery, workflowIds } from '../../contract';
+import { loadBalancerStatusQuery, poolWaitUpdate, workflowIds, workflowTypes } from '../../contract';
 import { formatIssues, validateSpec } from '../../domain';
 import { importServices } from '../../workflows/import';
+import type { serverPool } from '../../workflows/pool';
 import { admin, seedConverged, tagOf, type OracleSpec } from './engine-state';
 import { historyToJson } from './history-json';
 import { exampleSpec, seedLoadBalancer } from './fixtures';
@@ -47,6 +49,7 @@ export const RECORDED = [
   'service-controller-resync-pass',
   'server-pool',
   'service-controller-pool',
+  'server-pool-wait-rotating',
   'import-services',
   'reconcile-service-plan-first',
   'reconcile-service-plan-first-child',
@@ -64,9 +67,10 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
       if (name === 'service-controller') await recordController(stack, out);
       else if (name === 'service-controller-resync-pass') await recordResyncPass(stack, out);
       else if (name === 'server-pool' || name === 'service-controller-pool') await recordPool(stack, out);
+      else if (name === 'server-pool-wait-rotating') await recordPoolWaitRotating(stack, out, name);
       else if (name === 'import-services') await recordImport(stack, out);
       else if (name === 'reconcile-service-plan-first' || name === 'reconcile-service-plan-first-child') await recordPlanFirst(stack, out);
-      else throw new Error(`only service-controller, service-controller-resync-pass, server-pool, service-controller-pool, import-services and reconcile-service-plan-first(-child) can be recorded alone (got ${name})`);
+      else throw new Error(`only service-controller, service-controller-resync-pass, server-pool, service-controller-pool, server-pool-wait-rotating, import-services and reconcile-service-plan-first(-child) can be recorded alone (got ${name})`);
     }
     return;
   }
@@ -172,6 +176,7 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
   await recordImport(stack, out);
   await recordPlanFirst(stack, out);
   await recordPool(stack, out);
+  await recordPoolWaitRotating(stack, out, 'server-pool-wait-rotating');
   await runs.terminateRunning();
 }
 
@@ -301,6 +306,52 @@ async function recordPool(stack: Stack, out: string): Promise<void> {
     writeFileSync(path.join(out, `${name}.json`), `${JSON.stringify(historyToJson(history), null, 1)}\n`);
     process.stderr.write(`recorded ${name}: ${history.events?.length ?? 0} events\n`);
   }
+}
+
+/**
+ * A pool whose history is long while a `waitConverged` waits for a fan-out: the pool starts with the smallest history
+ * limit it accepts and delivers to one subscriber per round, three services subscribe and converge, a node is added
+ * and waited for. Writes `file` with the first run of the pool in which the wait was accepted (followed from the first
+ * run through each continue-as-new): the run that meets a long history with an update handler running.
+ */
+async function recordPoolWaitRotating(stack: Stack, out: string, file: string): Promise<void> {
+  const lbaas = new LbaasClient(stack.client, stack.taskQueue);
+  const lb = seedLoadBalancer(stack.sim, 'lb-pool-wait');
+  const pool = 'record-pool-wait';
+  const started = await stack.client.workflow.start<typeof serverPool>(workflowTypes.serverPool, {
+    workflowId: workflowIds.pool(pool),
+    taskQueue: stack.taskQueue,
+    args: [{ name: pool, historyLimit: 20, deliveryRound: 1 }],
+  });
+  await lbaas.pools.set({ name: pool, servers: [{ name: 'node-1', address: '10.0.0.11' }] });
+  // Eight reports of about 4 events each: the run that accepts the wait passes 20 events before the last report.
+  const uids = Array.from({ length: 8 }, (_, i) => `record-pool-wait-${i}`);
+  await Promise.all(
+    uids.map(async (uid) => {
+      const raw = exampleSpec([lb], { serviceUid: uid, nameSuffix: uid, serverPool: pool });
+      delete raw.servers;
+      const r = validateSpec(raw);
+      if (!r.ok) throw new Error(formatIssues(r.issues));
+      const { revision } = await lbaas.apply(raw, r.spec);
+      await lbaas.waitConverged(uid, revision);
+    }),
+  );
+  const added = await lbaas.pools.add(pool, [{ name: 'node-2', address: '10.0.0.12' }]);
+  const done = await lbaas.pools.waitConverged(pool, added.revision);
+  if (!done.converged) throw new Error(`record ${file}: the pool's change did not converge: ${JSON.stringify(done.services)}`);
+  for (const uid of uids) await lbaas.delete(uid);
+  let runId: string | undefined = started.firstExecutionRunId;
+  while (runId) {
+    const history: proto.temporal.api.history.v1.IHistory = await stack.client.workflow.getHandle(workflowIds.pool(pool), runId).fetchHistory();
+    const events: proto.temporal.api.history.v1.IHistoryEvent[] = history.events ?? [];
+    if (events.some((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === poolWaitUpdate.name)) {
+      writeFileSync(path.join(out, `${file}.json`), `${JSON.stringify(historyToJson(history), null, 1)}\n`);
+      process.stderr.write(`recorded ${file}: ${events.length} events (run ${runId})\n`);
+      return;
+    }
+    runId = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+  }
+  throw new Error(`record ${file}: no run of pool ${pool} accepted the wait`);
 }
 
 async function main(): Promise<void> {

@@ -5,8 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ServiceError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
-import { isAbortedByWorkflowTask, MAX_ABORTED_ATTEMPTS, untilAnswered } from '../../client/update';
+import { ServiceError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { isAbortedByWorkflowTask, isOutlivedByRun, MAX_ABORTED_ATTEMPTS, untilAnswered } from '../../client/update';
 
 function grpcError(code: number, details: string, statusDetail?: string): Error {
   const err = Object.assign(new Error(`${code} ${details}`), { code, details, metadata: { get: (key: string) => (key === 'grpc-status-details-bin' && statusDetail ? [Buffer.from(`\x0a\x2f${statusDetail}\x12\x00`, 'latin1')] : []) } });
@@ -51,4 +52,13 @@ test("untilAnswered: an RPC deadline is sent again by default, passed on with rp
   sends = 0;
   await assert.rejects(untilAnswered(async () => (sends++, Promise.reject(timeout())), { rpcTimeouts: 'throw' }), WorkflowUpdateRPCTimeoutOrCancelledError);
   assert.equal(sends, 1);
+});
+
+test('isOutlivedByRun: true for an update failed because its run ended first (AcceptedUpdateCompletedWorkflow, what a pool continuing as new does to an open wait); false for a failure the handler raised, for an abort, and for plain errors', () => {
+  const outlived = new WorkflowUpdateFailedError('Workflow Update failed', ApplicationFailure.create({ message: 'Workflow Update failed because the Workflow completed before the Update completed.', type: 'AcceptedUpdateCompletedWorkflow', nonRetryable: true }));
+  assert.equal(isOutlivedByRun(outlived), true);
+  assert.equal(isOutlivedByRun(new WorkflowUpdateFailedError('Workflow Update failed', ApplicationFailure.create({ message: 'revision: must be a revision of the pool from 0 to 3' }))), false);
+  assert.equal(isOutlivedByRun(new WorkflowUpdateFailedError('Workflow Update failed', undefined)), false);
+  assert.equal(isOutlivedByRun(ABORTED()), false);
+  assert.equal(isOutlivedByRun(new Error('Workflow Update failed because the Workflow completed before the Update completed.')), false);
 });

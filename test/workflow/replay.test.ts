@@ -66,7 +66,7 @@ async function replayError(history: JsonHistory, workflowId: string): Promise<un
   }
 }
 
-test('the committed histories are the ones record-histories.ts writes: both workflow types that change the Engine, converged and failed runs, planService, a controller from apply to delete, importServices, and a server pool with a controller that uses it', () => {
+test('the committed histories are the ones record-histories.ts writes: both workflow types that change the Engine, converged and failed runs, planService, a controller from apply to delete, importServices, a server pool with a controller that uses it, and a pool run that continued as new with a wait open', () => {
   assert.deepEqual(FILES, RECORDED.map((name) => `${name}.json`).sort());
   const outcome = (file: string) => {
     const h = load(file);
@@ -80,6 +80,7 @@ test('the committed histories are the ones record-histories.ts writes: both work
     'reconcileLoadBalancer FAILED',
     'reconcileService COMPLETED',
     'serverPool COMPLETED',
+    'serverPool CONTINUED_AS_NEW',
     'serviceController COMPLETED',
   ]);
 });
@@ -121,18 +122,24 @@ test('the passes (PINNED) carry no patch: no marker in any of their histories, a
   }
 });
 
-test('the entity histories: today\'s write every patch of earlier releases deprecated and this release\'s pool-delivery-rounds patched(); legacy/ holds runs of the previous release (markers as patched() wrote them), a pool run from before pool-signal-limit and one from before pool-delivery-rounds, which must still replay', () => {
+test('the entity histories: today\'s write every patch of earlier releases deprecated and this release\'s pool-delivery-rounds and pool-rotate-with-waiters patched(); legacy/ holds runs of the previous release (markers as patched() wrote them), a pool run from before pool-signal-limit, one from before pool-delivery-rounds and one from before pool-rotate-with-waiters, which must still replay', () => {
   assert.deepEqual(LEGACY, [
     'legacy/previous-release-server-pool.json',
     'legacy/previous-release-service-controller-pool.json',
     'legacy/previous-release-service-controller-resync-pass.json',
     'legacy/previous-release-service-controller.json',
     'legacy/server-pool-before-delivery-rounds.json',
+    'legacy/server-pool-before-rotate-with-waiters.json',
     'legacy/server-pool-before-signal-limit.json',
   ]);
   assert.deepEqual(patches('service-controller.json'), ['continue-as-new-when-idle (deprecated)']);
   assert.deepEqual(patches('service-controller-pool.json'), ['continue-as-new-when-idle (deprecated)', 'server-pools (deprecated)']);
   assert.deepEqual(patches('server-pool.json'), ['pool-delivery-rounds', 'pool-signal-limit (deprecated)']);
+  // A run that continued as new with a waitConverged open, and the old branch of that: a run that accepted the wait,
+  // passed its history limit (20) and kept delivering until the wait was answered (88 events), without the marker.
+  assert.deepEqual(patches('server-pool-wait-rotating.json'), ['pool-delivery-rounds', 'pool-signal-limit (deprecated)', 'pool-rotate-with-waiters']);
+  assert.deepEqual(patches('legacy/server-pool-before-rotate-with-waiters.json'), ['pool-delivery-rounds', 'pool-signal-limit (deprecated)']);
+  assert.equal(load('legacy/server-pool-before-rotate-with-waiters.json').events.length, 88);
   // The old branch of pool-delivery-rounds (one round for everything owed): a run without its marker.
   assert.deepEqual(patches('legacy/server-pool-before-delivery-rounds.json'), ['pool-signal-limit (deprecated)']);
   // What the previous release wrote: patched() markers, which a deprecatePatch call accepts.
