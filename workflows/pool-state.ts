@@ -18,6 +18,18 @@ interface LoggedChange {
  */
 export const POOL_CHANGE_LOG = 16;
 
+/**
+ * A failed report's error text is kept up to this many characters (the service's own status has all of it), and only
+ * the first MAX_ERRORS_CARRIED failed subscribers (in the order they subscribed) carry theirs into the next run. The
+ * continue-as-new input must stay under Temporal's 2 MiB payload limit (Temporal fails the workflow task that would
+ * continue as new with a larger one, on every attempt: the pool would stop), and an Engine outage makes every service
+ * report a failure at once: 5,000 errors of a few hundred characters would add more than 1 MB. Without error texts a
+ * subscriber costs about 100 bytes with 15-character uids and 145 with Kubernetes' 36-character ones
+ * (test/unit/limits.test.ts measures both), so 2 MiB is reached near 14,000 Kubernetes services on one pool.
+ */
+export const MAX_REPORT_ERROR = 200;
+export const MAX_ERRORS_CARRIED = 200;
+
 export interface PoolSnapshot {
   servers: ServerSpec[];
   revision: number;
@@ -127,7 +139,8 @@ export class PoolState {
   report(r: PoolReport): void {
     const s = this.subscribers.get(r.serviceUid);
     if (!s || (s.last && s.last.revision > r.revision)) return;
-    s.last = { revision: r.revision, converged: r.converged, ...(r.error ? { error: r.error } : {}) };
+    const error = r.error && r.error.length > MAX_REPORT_ERROR ? `${r.error.slice(0, MAX_REPORT_ERROR)}…` : r.error;
+    s.last = { revision: r.revision, converged: r.converged, ...(error ? { error } : {}) };
     if (r.converged && (s.convergedRevision === null || r.revision > s.convergedRevision)) s.convergedRevision = r.revision;
   }
 
@@ -171,11 +184,23 @@ export class PoolState {
     ].join('\n\n');
   }
 
+  /**
+   * The state for continue-as-new, in the order the subscribers subscribed. Error texts of the first
+   * MAX_ERRORS_CARRIED failed subscribers are carried; the others keep their outcome (revision, converged: false)
+   * without the text.
+   */
   snapshot(): PoolSnapshot {
+    let errors = 0;
+    const subscribers = Object.fromEntries(
+      [...this.subscribers].map(([uid, s]) => {
+        if (s.last?.error === undefined || ++errors <= MAX_ERRORS_CARRIED) return [uid, s];
+        return [uid, { ...s, last: { revision: s.last.revision, converged: s.last.converged } }];
+      }),
+    );
     return {
       servers: this.servers,
       revision: this.revision,
-      subscribers: Object.fromEntries(this.subscribers),
+      subscribers,
       owed: [...this.owed],
       sent: Object.fromEntries(this.sent),
       log: this.log,

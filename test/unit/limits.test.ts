@@ -9,7 +9,7 @@ import { concurrencyLimit, type ObjectStatus } from '../../domain';
 import { withinPayloadLimit } from '../../activities/failures';
 import { ControllerState } from '../../workflows/controller-state';
 import { applyPoolDelta } from '../../domain';
-import { POOL_CHANGE_LOG, PoolState } from '../../workflows/pool-state';
+import { MAX_ERRORS_CARRIED, MAX_REPORT_ERROR, POOL_CHANGE_LOG, PoolState } from '../../workflows/pool-state';
 import { listedObjects } from '../../workflows/status-book';
 
 const node = (i: number, address = `10.0.0.${i}`) => ({ name: `node-${String(i).padStart(4, '0')}`, address });
@@ -145,5 +145,53 @@ describe('PoolState.takeOwed: delivery rounds', () => {
     const again = new PoolState('nodes', JSON.parse(JSON.stringify(st.snapshot())));
     assert.deepEqual(again.takeOwed(3), ['svc-d']);
     assert.deepEqual(again.takeOwed(), []);
+  });
+});
+
+describe('PoolState.snapshot: the continue-as-new input within 2 MiB', () => {
+  /** A pool of 3 nodes whose subscribers were each sent the members and reported on them. */
+  const pool = (uids: string[], report: (uid: string) => { converged: boolean; error?: string }) => {
+    const st = new PoolState('nodes');
+    st.set([node(1), node(2), node(3)]);
+    for (const uid of uids) {
+      st.subscribe(uid);
+      st.messageFor(uid);
+      st.report({ serviceUid: uid, revision: 1, ...report(uid) });
+    }
+    st.takeOwed();
+    return st;
+  };
+  const bytes = (st: PoolState) => Buffer.byteLength(JSON.stringify(st.snapshot()));
+  // Kubernetes' service uids: 36 characters.
+  const k8sUids = (n: number) => Array.from({ length: n }, (_, i) => `${i.toString(16).padStart(8, '0')}-4b2a-4c1e-9f3d-6a7b8c9d0e1f`);
+
+  test('per subscriber: about 100 bytes with the bench\'s 15-character uids, about 145 with Kubernetes\' 36-character ones; 10,000 Kubernetes services fit', (t) => {
+    const bench = bytes(pool(Array.from({ length: 5000 }, (_, i) => `bench-life-${i}`), () => ({ converged: true }))) / 5000;
+    const k8s = bytes(pool(k8sUids(10_000), () => ({ converged: true })));
+    t.diagnostic(`${bench.toFixed(1)} bytes per subscriber with bench uids; ${(k8s / 10_000).toFixed(1)} with Kubernetes uids (${(k8s / 2 ** 20).toFixed(2)} MiB at 10,000)`);
+    assert.ok(bench > 80 && bench < 120, `${bench} bytes per subscriber`);
+    assert.ok(k8s / 10_000 > 140 && k8s / 10_000 < 180, `${k8s / 10_000} bytes per subscriber`);
+    assert.ok(k8s < 2 * 2 ** 20 * 0.85, `${k8s} bytes at 10,000 subscribers`);
+  });
+
+  test(`every subscriber failing with a long error (an Engine outage): texts are cut to ${MAX_REPORT_ERROR} characters and the first ${MAX_ERRORS_CARRIED} carried; every outcome survives`, () => {
+    const uids = k8sUids(10_000);
+    const long = `Engine 503 on lb-1: ${'x'.repeat(2_000)}`;
+    const failing = pool(uids, () => ({ converged: false, error: long }));
+    const textless = pool(uids, () => ({ converged: false }));
+    // In this run: every error kept, cut.
+    const status = failing.status().services;
+    assert.ok(status.every((s) => s.last?.error === `${long.slice(0, MAX_REPORT_ERROR)}…`));
+    // Across continue-as-new: the texts add at most MAX_ERRORS_CARRIED of them.
+    assert.ok(bytes(failing) - bytes(textless) <= MAX_ERRORS_CARRIED * (MAX_REPORT_ERROR + 20), `${bytes(failing) - bytes(textless)} bytes of errors`);
+    const again = new PoolState('nodes', JSON.parse(JSON.stringify(failing.snapshot())));
+    const restored = again.status().services;
+    assert.equal(restored.length, uids.length);
+    assert.ok(restored.every((s) => s.convergedRevision === null && s.last?.revision === 1 && s.last.converged === false));
+    assert.equal(restored.filter((s) => s.last?.error !== undefined).length, MAX_ERRORS_CARRIED);
+    assert.deepEqual(
+      uids.filter((uid) => restored.find((s) => s.serviceUid === uid)?.last?.error !== undefined),
+      uids.slice(0, MAX_ERRORS_CARRIED),
+    );
   });
 });
