@@ -11,7 +11,7 @@ import { json, keyValues, table, type OutputFormat } from '../output';
 import { loadPoolFile } from '../../client/spec-file';
 import { PoolNotFoundError } from '../../client/pool-client';
 import { formatDuration, formatIssues, isPoolName, POOL_NAME_RULE, validateMembers, type ServerSpec } from '../../domain';
-import type { PoolChangeResult, PoolStatus } from '../../contract';
+import type { PoolChangeResult, PoolServiceStatus, PoolStatus } from '../../contract';
 import { parseDurationFlag } from '../views';
 import { waitWithProgress } from '../wait';
 
@@ -107,6 +107,20 @@ function statusText(s: PoolStatus): string {
     .join('\n');
 }
 
+/** Services named in the error of a failed `pool status --wait`; the rest are counted. */
+export const FAILED_NAMED = 10;
+
+/**
+ * The error of a `pool status --wait` whose revision failed on some services: each named with its error, at most
+ * FAILED_NAMED of them (an Engine outage fails them all). A pool keeps only some error texts across continue-as-new
+ * (workflows/pool-state.ts); the service's own status has every one.
+ */
+export function failedOn(pool: string, revision: number, failed: PoolServiceStatus[]): string {
+  const named = failed.slice(0, FAILED_NAMED).map((x) => `${x.serviceUid} (${x.last?.error ?? `error not kept by the pool: lbaas status ${x.serviceUid}`})`);
+  const more = failed.length > FAILED_NAMED ? `, and ${failed.length - FAILED_NAMED} more (lbaas pool status ${pool} lists them)` : '';
+  return `revision ${revision} of pool ${pool} failed on ${failed.length === 1 ? '1 service' : `${failed.length} services`}: ${named.join(', ')}${more}`;
+}
+
 export async function poolStatus(name: string, opts: { wait?: boolean; timeout: string } & Out, io: CliIo): Promise<void> {
   checkName(name);
   const timeoutMs = parseDurationFlag(opts.timeout, '--timeout');
@@ -132,9 +146,7 @@ export async function poolStatus(name: string, opts: { wait?: boolean; timeout: 
       }
       io.stdout(opts.output === 'json' ? json(s) : statusText(s));
       const failed = outcome.value.services.filter((x) => (x.convergedRevision ?? 0) < revision);
-      if (failed.length > 0) {
-        throw new CliError(`revision ${revision} of pool ${name} failed on ${failed.map((x) => `${x.serviceUid} (${x.last?.error ?? 'unknown error'})`).join(', ')}`, EXIT.failed);
-      }
+      if (failed.length > 0) throw new CliError(failedOn(name, revision, failed), EXIT.failed);
       return;
     }
     io.stdout(opts.output === 'json' ? json(s) : statusText(s));

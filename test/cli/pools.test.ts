@@ -158,7 +158,7 @@ test('pool status --wait: exit 1 when a service using the pool fails, naming it'
   await until('the failing service subscribed', async () => (await lbaas.pools.status('nodes')).services.some((s) => s.serviceUid === 'cli-pool-fail' && s.last !== null));
   const w = await cli(['pool', 'status', 'nodes', '--wait', '--timeout', '60s']);
   exit(w, 1, 'status --wait with a failed service');
-  assert.match(w.stderr, /revision 5 of pool nodes failed on cli-pool-fail \(/);
+  assert.match(w.stderr, /revision 5 of pool nodes failed on 1 service: cli-pool-fail \(/);
   await lbaas.delete('cli-pool-fail');
 });
 
