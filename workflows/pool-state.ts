@@ -149,11 +149,16 @@ export class PoolState {
   }
 
   /**
-   * Takes what is owed now, at most `limit` subscribers (in uid order; the rest stay owed); deliveries owed after this
-   * call are taken by a later one.
+   * Takes what is owed now, at most `limit` subscribers, the rest staying owed; deliveries owed after this call are
+   * taken by a later one. In arrival order: a subscriber owed since before is taken before one owed since (owing it
+   * again keeps its place), so under changes that come faster than a fan-out ends, everyone is still reached; a
+   * subscriber just sent the members and owed again waits behind those not reached yet. `order: 'uid'` is the order
+   * of runs that predate the patch pool-owed-in-arrival-order (workflows/pool.ts), in which the subscribers whose
+   * uids sort last could wait for as long as changes kept coming.
    */
-  takeOwed(limit = Infinity): string[] {
-    const uids = [...this.owed].sort().slice(0, limit);
+  takeOwed(limit = Infinity, order: 'arrival' | 'uid' = 'arrival'): string[] {
+    const owed = [...this.owed];
+    const uids = (order === 'uid' ? owed.sort() : owed).slice(0, limit);
     for (const uid of uids) this.owed.delete(uid);
     return uids;
   }

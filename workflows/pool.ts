@@ -86,6 +86,15 @@ export const POOL_ROUNDS_PATCH = 'pool-delivery-rounds';
  */
 export const POOL_ROTATE_WITH_WAITERS_PATCH = 'pool-rotate-with-waiters';
 
+/**
+ * The patch that delivers to owed subscribers in arrival order (PoolState.takeOwed). Before it, each round took the
+ * owed subscribers in uid order, and a change marks every subscriber owed again: with changes coming faster than a
+ * fan-out to thousands ends (nodes joining and leaving an autoscaled cluster), the subscribers already reached were
+ * taken again first and those whose uids sort last were never reached. Runs of the previous build replay uid order
+ * up to the point they reached.
+ */
+export const POOL_ARRIVAL_ORDER_PATCH = 'pool-owed-in-arrival-order';
+
 export async function serverPool(input: ServerPoolInput): Promise<{ name: string; revision: number }> {
   if (!isPoolName(input?.name)) throw invalidInput(`serverPool: name: ${POOL_NAME_RULE}`);
   const name = input.name;
@@ -175,10 +184,10 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
         // (no pool-rotate-with-waiters marker) do not while an update handler runs: a fan-out with waiters finished
         // in one run.
         if (historyIsLong() && !st.deleting && mayRotate()) return rotate();
-        await deliver(st.takeOwed(deliveryRound));
+        await deliver(st.takeOwed(deliveryRound, patched(POOL_ARRIVAL_ORDER_PATCH) ? 'arrival' : 'uid'));
       } else {
-        // Runs of the previous build: one round for everything owed.
-        await deliver(st.takeOwed());
+        // Runs of the previous build: one round for everything owed, in uid order.
+        await deliver(st.takeOwed(Infinity, 'uid'));
       }
       publish();
       continue;

@@ -136,15 +136,47 @@ describe('withinPayloadLimit', () => {
 });
 
 describe('PoolState.takeOwed: delivery rounds', () => {
-  test('takes at most `limit` subscribers in uid order; the rest stay owed, and survive a snapshot', () => {
+  test('takes at most `limit` subscribers in the order they became owed; the rest stay owed, in order, across a snapshot', () => {
     const st = new PoolState('nodes');
     st.set([node(1)]);
     for (const uid of ['svc-c', 'svc-a', 'svc-d', 'svc-b']) st.subscribe(uid);
-    assert.deepEqual(st.takeOwed(3), ['svc-a', 'svc-b', 'svc-c']);
-    assert.equal(st.status().pendingDeliveries, 1);
+    assert.deepEqual(st.takeOwed(2), ['svc-c', 'svc-a']);
+    assert.equal(st.status().pendingDeliveries, 2);
+    // Owed again: svc-c goes behind those still owed; svc-d, owed again while owed, keeps its place.
+    st.subscribe('svc-c');
+    st.subscribe('svc-d');
     const again = new PoolState('nodes', JSON.parse(JSON.stringify(st.snapshot())));
-    assert.deepEqual(again.takeOwed(3), ['svc-d']);
+    assert.deepEqual(again.takeOwed(2), ['svc-d', 'svc-b']);
+    assert.deepEqual(again.takeOwed(), ['svc-c']);
     assert.deepEqual(again.takeOwed(), []);
+  });
+
+  test("order 'uid' (runs from before the patch pool-owed-in-arrival-order) takes them in uid order", () => {
+    const st = new PoolState('nodes');
+    st.set([node(1)]);
+    for (const uid of ['svc-c', 'svc-a', 'svc-d', 'svc-b']) st.subscribe(uid);
+    assert.deepEqual(st.takeOwed(3, 'uid'), ['svc-a', 'svc-b', 'svc-c']);
+    assert.deepEqual(st.takeOwed(3, 'uid'), ['svc-d']);
+  });
+
+  test('a change after every round (members changing faster than a fan-out ends): in arrival order every subscriber is reached within one pass over them; in uid order the last uids never are', () => {
+    const reached = (order: 'arrival' | 'uid') => {
+      const st = new PoolState('nodes');
+      st.set([node(1)]);
+      const uids = ['svc-1', 'svc-2', 'svc-3', 'svc-4', 'svc-5', 'svc-6'];
+      for (const uid of uids) st.subscribe(uid);
+      st.takeOwed();
+      const seen = new Set<string>();
+      let afterThree = 0;
+      for (let round = 1; round <= 12; round++) {
+        st.set(round % 2 === 0 ? [node(1)] : [node(1), node(2)]);
+        for (const uid of st.takeOwed(2, order)) seen.add(uid);
+        if (round === 3) afterThree = seen.size;
+      }
+      return { afterThree, all: [...seen].sort() };
+    };
+    assert.deepEqual(reached('arrival'), { afterThree: 6, all: ['svc-1', 'svc-2', 'svc-3', 'svc-4', 'svc-5', 'svc-6'] });
+    assert.deepEqual(reached('uid'), { afterThree: 2, all: ['svc-1', 'svc-2'] });
   });
 });
 

@@ -122,7 +122,7 @@ test('the passes (PINNED) carry no patch: no marker in any of their histories, a
   }
 });
 
-test('the entity histories: today\'s write every patch of earlier releases deprecated and this release\'s pool-delivery-rounds and pool-rotate-with-waiters patched(); legacy/ holds runs of the previous release (markers as patched() wrote them), a pool run from before pool-signal-limit, one from before pool-delivery-rounds and one from before pool-rotate-with-waiters, which must still replay', () => {
+test('the entity histories: today\'s write every patch of earlier releases deprecated and this release\'s pool-delivery-rounds, pool-owed-in-arrival-order and pool-rotate-with-waiters patched(); legacy/ holds runs of the previous release (markers as patched() wrote them), a pool run from before pool-signal-limit, one from before pool-delivery-rounds and one from before the other two, which must still replay', () => {
   assert.deepEqual(LEGACY, [
     'legacy/previous-release-server-pool.json',
     'legacy/previous-release-service-controller-pool.json',
@@ -134,12 +134,25 @@ test('the entity histories: today\'s write every patch of earlier releases depre
   ]);
   assert.deepEqual(patches('service-controller.json'), ['continue-as-new-when-idle (deprecated)']);
   assert.deepEqual(patches('service-controller-pool.json'), ['continue-as-new-when-idle (deprecated)', 'server-pools (deprecated)']);
-  assert.deepEqual(patches('server-pool.json'), ['pool-delivery-rounds', 'pool-signal-limit (deprecated)']);
+  assert.deepEqual(patches('server-pool.json'), ['pool-delivery-rounds', 'pool-owed-in-arrival-order', 'pool-signal-limit (deprecated)']);
   // A run that continued as new with a waitConverged open, and the old branch of that: a run that accepted the wait,
   // passed its history limit (20) and kept delivering until the wait was answered (88 events), without the marker.
-  assert.deepEqual(patches('server-pool-wait-rotating.json'), ['pool-delivery-rounds', 'pool-signal-limit (deprecated)', 'pool-rotate-with-waiters']);
+  // The same legacy run delivered in uid order to subscribers that had subscribed in another order: the old branch of
+  // pool-owed-in-arrival-order. Replay compares a signal command's type, not its target, so a replay of this run in
+  // arrival order would not fail; it would silently believe it had signalled other services. Hence the patch, and
+  // this check that the run is one where the two orders differ.
+  assert.deepEqual(patches('server-pool-wait-rotating.json'), ['pool-delivery-rounds', 'pool-owed-in-arrival-order', 'pool-signal-limit (deprecated)', 'pool-rotate-with-waiters']);
   assert.deepEqual(patches('legacy/server-pool-before-rotate-with-waiters.json'), ['pool-delivery-rounds', 'pool-signal-limit (deprecated)']);
-  assert.equal(load('legacy/server-pool-before-rotate-with-waiters.json').events.length, 88);
+  const legacyPool = load('legacy/server-pool-before-rotate-with-waiters.json');
+  assert.equal(legacyPool.events.length, 88);
+  const started = legacyPool.events[0]?.workflowExecutionStartedEventAttributes as { input: { payloads: { data: string }[] } };
+  const subscribed = Object.keys((JSON.parse(Buffer.from(started.input.payloads[0]?.data ?? '', 'base64').toString('utf8')) as { state: { subscribers: Record<string, unknown> } }).state.subscribers);
+  const signalled = legacyPool.events.flatMap((e) => {
+    const a = e.signalExternalWorkflowExecutionInitiatedEventAttributes as { workflowExecution: { workflowId: string } } | undefined;
+    return a ? [a.workflowExecution.workflowId.replace(/^lbaas\//, '')] : [];
+  });
+  assert.deepEqual(signalled, [...subscribed].sort());
+  assert.notDeepEqual(subscribed, [...subscribed].sort());
   // The old branch of pool-delivery-rounds (one round for everything owed): a run without its marker.
   assert.deepEqual(patches('legacy/server-pool-before-delivery-rounds.json'), ['pool-signal-limit (deprecated)']);
   // What the previous release wrote: patched() markers, which a deprecatePatch call accepts.
