@@ -196,10 +196,8 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
     // reports). A history grown long meanwhile rotates, waits open or not, unless this run keeps the old branch.
     await condition(() => allHandlersFinished() || st.owed.size > 0 || (historyIsLong() && !st.deleting && rotatesWithWaiters !== false));
     if (st.owed.size > 0) continue;
-    if (st.deleting) {
-      if (allHandlersFinished()) return { name, revision: st.revision };
-      continue;
-    }
+    // A deleting pool woke only once its handlers finished (the condition's last clause excludes it).
+    if (st.deleting) return { name, revision: st.revision };
     if (mayRotate()) return rotate();
   }
 
