@@ -41,8 +41,8 @@ async function helmRun(args: string[]): Promise<string> {
 }
 
 /** `helm template` of the chart with the example values and these `--set` values, as objects. */
-async function render(set: string[] = [], o: { values?: string | null } = {}): Promise<Obj[]> {
-  const args = ['template', RELEASE, CHART, '--namespace', NAMESPACE];
+async function render(set: string[] = [], o: { values?: string | null; release?: string } = {}): Promise<Obj[]> {
+  const args = ['template', o.release ?? RELEASE, CHART, '--namespace', NAMESPACE];
   if (o.values !== null) args.push('--values', o.values ?? VALUES);
   for (const kv of set) args.push('--set', kv);
   const out = await helmRun(args);
@@ -222,6 +222,10 @@ test("every object the chart renders is accepted by kube-apiserver; lbaas kube, 
   await suite.core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
 
   const srv = { address: suite.temporalAddress, namespace: suite.stack.namespace };
+  // Another release name than the other tests': the suite has applied examples/k8s-rbac.yaml, whose cluster-wide
+  // names are the release lbaas's.
+  const release = 'edge';
+  const kubeName = 'edge-lbaas-kube';
   const objs = await render([
     `temporal.address=${srv.address}`,
     `temporal.namespace=${srv.namespace}`,
@@ -231,7 +235,7 @@ test("every object the chart renders is accepted by kube-apiserver; lbaas kube, 
     `kube.externalAddresses[0]=${EXTERNAL}`,
     'engine.token.existingSecret=',
     'engine.token.value=not-a-real-token',
-  ]);
+  ], { release });
   assert.deepEqual(objs.map((o) => o.kind).sort(), [
     'ClusterRole',
     'ClusterRoleBinding',
@@ -255,15 +259,15 @@ test("every object the chart renders is accepted by kube-apiserver; lbaas kube, 
 
   // The service account and its rules for real; a token for it as the kubelet would mount one.
   for (const o of objs.filter((x) => ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(x.kind ?? ''))) await objects.create(o);
-  const tr = await suite.core.createNamespacedServiceAccountToken({ name: 'lbaas-kube', namespace: NAMESPACE, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
+  const tr = await suite.core.createNamespacedServiceAccountToken({ name: kubeName, namespace: NAMESPACE, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
   const token = tr.status?.token;
   assert.ok(token, 'the TokenRequest API issued a token');
   const kubeconfig = path.join(suite.api.dir, 'kubeconfig-chart-sa');
-  await writeFile(kubeconfig, kubeconfigText(suite.api.url, path.join(suite.api.dir, 'certs', 'apiserver.crt'), 'lbaas-kube', token));
+  await writeFile(kubeconfig, kubeconfigText(suite.api.url, path.join(suite.api.dir, 'certs', 'apiserver.crt'), kubeName, token));
 
   // The container as the chart renders it; only what a pod gets from its node differs: the pod name (downward API),
   // the in-cluster configuration (a kubeconfig with the same token), and the health port (one free here).
-  const c = container(objs, 'lbaas-kube');
+  const c = container(objs, kubeName);
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, KUBECONFIG: kubeconfig };
   for (const e of c.env ?? []) {
     if (e.value !== undefined) env[e.name] = e.value;
