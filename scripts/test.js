@@ -49,8 +49,9 @@ async function main() {
   // The cluster suite (dist/test/cluster) runs its own Temporal cluster and minutes of faults: `npm run test:cluster`.
   // The Kubernetes suite (dist/test/kube) runs its own etcd and kube-apiserver: `npm run test:kube`. The upgrade test
   // (dist/test/upgrade) builds a previous commit and runs both builds: `npm run test:upgrade`. The limits suite
-  // (dist/test/limits) reconciles thousands of objects for minutes: `npm run test:limits`.
-  const all = () => testFiles(path.join('dist', 'test')).filter((f) => !['cluster', 'kube', 'upgrade', 'limits'].includes(dirOf(f)));
+  // (dist/test/limits) reconciles thousands of objects for minutes: `npm run test:limits`. The image test
+  // (dist/test/image) builds the container image with buildah as root: `npm run test:image`.
+  const all = () => testFiles(path.join('dist', 'test')).filter((f) => !['cluster', 'kube', 'upgrade', 'limits', 'image'].includes(dirOf(f)));
   const files = (targets.length > 0 ? targets.flatMap(testFiles) : all()).sort(byOrder);
   if (files.length === 0) throw new Error(`no *.test.js files in ${targets.join(' ') || 'dist/test'}`);
   const concurrency = Number(process.env.LBAAS_TEST_CONCURRENCY) || Math.max(4, 4 * os.availableParallelism());
