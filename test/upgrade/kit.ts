@@ -47,7 +47,7 @@ export interface Upgrade {
    * check. `stranded`: the build whose pinned runs the stranded-run sweep was expected to terminate; the terminated
    * runs (each with a reason naming that build) are returned, and any other terminated run fails the check.
    */
-  checkEnd(o?: { stranded?: string }): Promise<{ passBuilds: string[]; terminated: { id: string; runId: string; reason: string }[] }>;
+  checkEnd(o?: { stranded?: string }): Promise<{ passBuilds: string[]; terminated: { id: string; runId: string; reason: string; at: number }[] }>;
   close(): Promise<void>;
 }
 
@@ -134,10 +134,11 @@ export async function startUpgrade(from: { commit: string; named: string }): Pro
           runs.push({ type: w.type, status: w.status.name, id: w.workflowId, runId: w.runId, build: String(w.searchAttributes.TemporalWorkerDeploymentVersion?.[0] ?? 'unversioned') });
         }
         // Runs the sweep terminated: the reason is on the history's last event (WorkflowExecutionTerminated).
-        const terminated: { id: string; runId: string; reason: string }[] = [];
+        const terminated: { id: string; runId: string; reason: string; at: number }[] = [];
         for (const r of runs.filter((x) => x.status === 'TERMINATED')) {
           const last = await client.workflowService.getWorkflowExecutionHistoryReverse({ namespace: server.namespace, execution: { workflowId: r.id, runId: r.runId }, maximumPageSize: 1 });
-          terminated.push({ id: r.id, runId: r.runId, reason: last.history?.events?.[0]?.workflowExecutionTerminatedEventAttributes?.reason ?? '(no reason)' });
+          const event = last.history?.events?.[0];
+          terminated.push({ id: r.id, runId: r.runId, reason: event?.workflowExecutionTerminatedEventAttributes?.reason ?? '(no reason)', at: Number(event?.eventTime?.seconds ?? 0) * 1000 });
         }
         const strandedRun = (r: { status: string; id: string; runId: string }) =>
           o.stranded !== undefined && r.status === 'TERMINATED' && (terminated.find((t) => t.runId === r.runId)?.reason ?? '').startsWith(`stranded on build ${o.stranded}: no worker has polled it since `);

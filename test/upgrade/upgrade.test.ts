@@ -59,6 +59,7 @@ test('from a versioned build, the old workers killed mid-pass as a rolling updat
     await until('B half done: some of its objects created, not all', () => u.taggedB() >= 4, 60_000, 20);
     // A Deployment's rolling update with maxUnavailable: every old pod goes at once, with no time to drain.
     await oldWorker.kill();
+    const killedAt = Date.now();
     const createdAtKill = u.taggedB();
     say(`previous build's worker killed with ${createdAtKill} of B's 24 objects created`);
     // What is pinned to the dead build now: B's pass and its load balancer children (the drain query of docs/operations.md).
@@ -104,6 +105,8 @@ test('from a versioned build, the old workers killed mid-pass as a rolling updat
     // both builds; no workflow task failed; the Engine holds exactly the desired objects.
     const { passBuilds, terminated } = await u.checkEnd({ stranded: oldBuild });
     assert.deepEqual(terminated.map((r) => `${r.id} ${r.runId}`), stranded.map((w) => `${w.id} ${w.runId}`).sort());
+    const terminatedAt = Math.max(...terminated.map((r) => r.at));
+    say(`the sweep terminated the stranded runs ${Math.round((terminatedAt - killedAt) / 1000)} s after the old worker was killed, ${Math.round((terminatedAt - started) / 1000)} s after the new one was started`);
     assert.deepEqual(passBuilds, [searchValue(oldBuild), searchValue(newBuild)].sort());
     await until('no pinned workflow running on the previous build', async () => (await u.client.workflow.count(pinnedToOld)).count === 0, 60_000, 250);
 
