@@ -15,6 +15,7 @@ import { exitWithin, spawnWorker, type WorkerProcess } from '../helpers/ops-proc
 import { serviceSpec, TrackedLbaas, uniqueUid } from '../helpers/ops-services';
 import { stopTemporalServer, temporalServer, TEST_TOKEN, type TemporalTestServer } from '../helpers/stack';
 import { until } from '../helpers/workflows';
+import { setCurrentVersion } from '../../worker/versioning';
 
 let srv: TemporalTestServer;
 let sim: RunningSimulator;
@@ -28,8 +29,8 @@ const deploymentName = `drain-${randomUUID().slice(0, 8)}`;
 
 before(async () => {
   srv = await temporalServer();
-  // Deploys of 0.8-1.2 s: a pass takes long enough to send SIGTERM in the middle of it.
-  sim = await startSimulator({ port: 0, token: TEST_TOKEN, deployMs: { min: 800, max: 1200 }, seed: 11 });
+  // Deploys of 1.5-2.5 s: a pass takes long enough to send SIGTERM in the middle of it.
+  sim = await startSimulator({ port: 0, token: TEST_TOKEN, deployMs: { min: 1500, max: 2500 }, seed: 11 });
   connection = await Connection.connect({ address: srv.address });
   client = new Client({ connection, namespace: srv.namespace });
   lbaas = new TrackedLbaas(client, taskQueue);
@@ -42,14 +43,14 @@ after(async () => {
   await stopTemporalServer();
 });
 
-function worker(buildId: string): WorkerProcess {
+function worker(buildId: string, setCurrent: boolean): WorkerProcess {
   const w = spawnWorker({
     temporalAddress: srv.address,
     namespace: srv.namespace,
     taskQueue,
     engineUrl: sim.url,
     token: TEST_TOKEN,
-    setCurrent: true,
+    setCurrent,
     extraEnv: { LBAAS_DEPLOYMENT_NAME: deploymentName, LBAAS_BUILD_ID: buildId },
   });
   workers.push(w);
@@ -61,17 +62,17 @@ const currentBuild = async () => (await client.workflowService.describeWorkerDep
 test('SIGTERM to a worker of a build that is no longer current: it serves the pass pinned to its build until the pass has finished there, saying what it waits for, then exits 0; SIGTERM to a worker of the current build: it stops at once', { timeout: 300_000 }, async () => {
   const uid = uniqueUid('ops-drain');
   const lb = seedLoadBalancer(sim, `lb-${uid}`);
-  const old = worker('drain-old');
-  await old.ready;
+  const old = worker('drain-old', true);
+  // The new build polls beside it from the start (not current, it gets nothing), so that the switch below is quick.
+  const fresh = worker('drain-new', false);
+  await Promise.all([old.ready, fresh.ready]);
   await until('the old build current', async () => (await currentBuild().catch(() => undefined)) === 'drain-old', 30_000, 100);
   await lbaas.applyRaw(serviceSpec(uid, [lb]));
   const tagged = () => sim.objects().filter((o) => o.tags.includes(`anxccm-svc-uid=${uid}`)).length;
   await until('the first pass half done', () => tagged() >= 2, 60_000, 20);
 
-  // A rollout: the new build starts and becomes current, then the old worker gets SIGTERM with the pass in flight.
-  const fresh = worker('drain-new');
-  await fresh.ready;
-  await until('the new build current', async () => (await currentBuild()) === 'drain-new', 30_000, 100);
+  // A rollout: the new build becomes current, then the old worker gets SIGTERM with the pass in flight.
+  assert.equal(await setCurrentVersion(client, srv.namespace, { deploymentName, buildId: 'drain-new' }), 'set');
   const pass = client.workflow.getHandle(workflowIds.pass(uid, 1));
   assert.equal((await pass.describe()).status.name, 'RUNNING', 'the pass must still run when SIGTERM comes');
   old.proc.kill('SIGTERM');
@@ -82,7 +83,8 @@ test('SIGTERM to a worker of a build that is no longer current: it serves the pa
   // The pass finished on the old build, before the old worker stopped, and converged; nothing was terminated.
   const d = await pass.describe();
   assert.equal(d.status.name, 'COMPLETED');
-  assert.deepEqual(d.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion, { deploymentName, buildId: 'drain-old' });
+  const ranOn = d.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion;
+  assert.deepEqual({ deploymentName: ranOn?.deploymentName, buildId: ranOn?.buildId }, { deploymentName, buildId: 'drain-old' });
   assert.ok((d.closeTime?.getTime() ?? Infinity) <= exitedAt, 'the old worker stopped before the pass had finished');
   assert.equal((await lbaas.waitConverged(uid, 1)).converged, true);
   const lines = old.output().split('\n');
