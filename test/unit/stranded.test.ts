@@ -8,6 +8,8 @@ import { describe, test } from 'node:test';
 import type { temporal } from '@temporalio/proto';
 import { VERSIONING_BEHAVIORS } from '../../workflows/versioning';
 import { workerEnv } from '../../worker/start';
+import { PASS_TERMINATED, type ControllerStatus } from '../../contract';
+import { withTerminationReason } from '../../cli/commands/status';
 import { ENTITY_TYPES, judgeVersion, lastPolls, PASS_TYPES, StrandedRunSweeper, type StrandedAction } from '../../worker/stranded';
 
 const NOW = Date.parse('2026-11-27T12:00:00Z');
@@ -165,4 +167,26 @@ test('LBAAS_STRANDED_AFTER_SECONDS (default 90, at least 75, or off) and LBAAS_D
   assert.equal(workerEnv(base).drainTimeoutMs, 300_000);
   assert.equal(workerEnv({ ...base, LBAAS_DRAIN_TIMEOUT_SECONDS: '0' }).drainTimeoutMs, 0);
   assert.throws(() => workerEnv({ ...base, LBAAS_DRAIN_TIMEOUT_SECONDS: '-1' }), { message: 'LBAAS_DRAIN_TIMEOUT_SECONDS: must be an integer of at least 0 (seconds; 0: no drain), got "-1"' });
+});
+
+test('lbaas status names why a pass was terminated: the reason from the end of the pass\'s history replaces its id; other errors, or no history, leave the error as the controller wrote it', async () => {
+  const asked: string[] = [];
+  const client = (reason: string | null) =>
+    ({
+      options: { namespace: 'ns' },
+      workflowService: {
+        getWorkflowExecutionHistoryReverse: async (r: { namespace: string; execution: { workflowId: string }; maximumPageSize: number }) => {
+          asked.push(`${r.namespace} ${r.execution.workflowId} ${r.maximumPageSize}`);
+          if (reason === null) throw new Error('not found');
+          return { history: { events: [{ workflowExecutionTerminatedEventAttributes: { reason } }] } };
+        },
+      },
+    }) as unknown as Parameters<typeof withTerminationReason>[0];
+  const status = (error: string) => ({ serviceUid: 'b', lastPass: { pass: 1, revision: 1, converged: false, finishedAt: 0, error } }) as unknown as ControllerStatus;
+  const terminated = status(`${PASS_TERMINATED} (lbaas/b/pass/1): retried`);
+  const why = 'stranded on build lbaas.old: no worker has polled it since 2026-11-27T12:00:00.000Z';
+  assert.equal((await withTerminationReason(client(why), terminated)).lastPass?.error, `${PASS_TERMINATED} (${why}): retried`);
+  assert.deepEqual(asked, ['ns lbaas/b/pass/1 1']);
+  assert.equal((await withTerminationReason(client(why), status('boom'))).lastPass?.error, 'boom');
+  assert.equal((await withTerminationReason(client(null), terminated)).lastPass?.error, `${PASS_TERMINATED} (lbaas/b/pass/1): retried`);
 });
