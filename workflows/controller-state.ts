@@ -276,7 +276,8 @@ export class ControllerState {
   get phase(): Phase {
     const last = this.lastResult;
     if (this.deleting) return 'Deleting';
-    if (this.running || (this.#work.tag === 'due' && this.poolReady()) || !last || last.revision < this.revision) return 'Converging';
+    // A pass terminated from outside is retried within seconds: the service is still converging, not failed.
+    if (this.running || (this.#work.tag === 'due' && this.poolReady()) || !last || last.revision < this.revision || wasTerminated(last)) return 'Converging';
     if (this.pool.newerThan(last.pool?.revision ?? -1)) return 'Converging';
     return last.converged ? 'Converged' : 'Failed';
   }

@@ -209,7 +209,7 @@ describe('ControllerState: passes terminated from outside (stranded on a build t
     assert.equal(st.status().lastPass?.error, `${PASS_TERMINATED} (lbaas/${UID}/pass/4): retried`);
   });
 
-  test('a terminated pass answers no waitConverged; the retry that converges does', () => {
+  test('a terminated pass answers no waitConverged and leaves the service Converging; the retry that converges does', () => {
     const c = clock();
     const st = new ControllerState(UID, undefined, c.now);
     st.apply(spec());
@@ -217,6 +217,7 @@ describe('ControllerState: passes terminated from outside (stranded on a build t
     st.endPass(pass, terminated(pass, c.t), { terminated: true });
     assert.equal(wasTerminated(st.lastResult), true);
     assert.equal(st.resultFor(1), null);
+    assert.equal(st.phase, 'Converging');
     c.t += RETRY_FIRST_MS;
     st.retryDue();
     const retry = st.beginPass();
