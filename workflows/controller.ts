@@ -24,6 +24,7 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   ParentClosePolicy,
+  patched,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -310,7 +311,10 @@ export async function serviceController(input: ServiceControllerInput): Promise<
         return { serviceUid: uid, revision: pass.revision, converged: false, status: {}, loadBalancers: {}, objects: [], pass: pass.number, finishedAt: Date.now(), error: 'superseded' };
       }
       if (isCancellation(err)) throw err;
-      if (err instanceof ChildWorkflowFailure && err.cause instanceof TerminatedFailure) {
+      // Patch stage 1 (docs/architecture.md, "Versions and patches"): the old branch, which runs before this release
+      // took a terminated pass for a failed one (counted, the phase Failed until the retry, waits answered with it);
+      // runs that moved here with such a pass in their history replay it.
+      if (err instanceof ChildWorkflowFailure && err.cause instanceof TerminatedFailure && patched('terminated-pass-not-failed')) {
         // Ended from outside, most often by a worker's sweep because its build is gone (worker/stranded.ts): a fresh
         // pass on the current build adopts what it created. Not the service's failure, so not counted as one.
         result = { ...failedResult(uid, pass, err), error: `${PASS_TERMINATED} (${workflowIds.pass(uid, pass.number)}): retried`, ...pool };
