@@ -56,7 +56,7 @@ export async function worker(io: CliIo): Promise<void> {
       worker.shutdown();
       return;
     }
-    say('INFO', `lbaas worker: SIGTERM: draining ${versionText(env.deployment)} first (at most ${env.drainTimeoutMs / 1000} s, LBAAS_DRAIN_TIMEOUT_SECONDS)`);
+    say('INFO', `lbaas worker: SIGTERM: stopping, after draining ${versionText(env.deployment)} if it is no longer the Current Version (at most ${env.drainTimeoutMs / 1000} s, LBAAS_DRAIN_TIMEOUT_SECONDS)`);
     void drainVersion({
       client: running.client,
       namespace: env.temporal.namespace,

@@ -90,7 +90,7 @@ test('SIGTERM to a worker of a build that is no longer current: it serves the pa
   const lines = old.output().split('\n');
   const at = (re: RegExp) => lines.findIndex((l) => re.test(l));
   const steps = [
-    at(/lbaas worker: SIGTERM: draining drain-[0-9a-f]+\.drain-old first \(at most 300 s, LBAAS_DRAIN_TIMEOUT_SECONDS\)/),
+    at(/lbaas worker: SIGTERM: stopping, after draining drain-[0-9a-f]+\.drain-old if it is no longer the Current Version \(at most 300 s, LBAAS_DRAIN_TIMEOUT_SECONDS\)/),
     at(new RegExp(`lbaas worker: draining ${deploymentName}\\.drain-old \\(the Current Version is ${deploymentName}\\.drain-new\\): waiting for \\d+ workflows? pinned to it \\(.*${workflowIds.pass(uid, 1)}.*\\) to finish; stopping anyway in \\d+ s`)),
     at(new RegExp(`lbaas worker: ${deploymentName}\\.drain-old is drained: no workflow pinned to it runs; stopping after \\d+ s of drain`)),
   ];
