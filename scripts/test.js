@@ -65,11 +65,14 @@ async function main() {
     const { ensureTemporalCli } = require('../dist/dev/temporal-path.js');
     const { startDevServer } = require('../dist/dev/devserver.js');
     const { namespaceOfTestFile } = require('../dist/test/helpers/namespace.js');
+    // The CLI is for the tests that run `temporal` commands (TEMPORAL_CLI_PATH); the dev server is the bare server.
     const temporalPath = await ensureTemporalCli({ progress });
     progress(`Temporal CLI: ${temporalPath}`);
+    const { ensureTemporalServer } = require('../dist/dev/temporal-server.js');
+    const { server: serverPath } = await ensureTemporalServer({ which: ['server'], progress });
     const namespaces = needServer.map((f) => namespaceOfTestFile(f)).filter((n) => n !== null);
     bundleDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lbaas-test-bundle-'));
-    const [started, bundleFile] = await Promise.all([startDevServer({ temporalPath, extraNamespaces: namespaces }), bundle(bundleDir)]);
+    const [started, bundleFile] = await Promise.all([startDevServer({ serverPath, extraNamespaces: namespaces }), bundle(bundleDir)]);
     server = started;
     progress(`Temporal dev server: ${server.address} (${namespaces.length} namespaces); workflow bundle: ${bundleFile}`);
     Object.assign(env, { TEMPORAL_CLI_PATH: temporalPath, LBAAS_TEST_TEMPORAL_ADDRESS: server.address, LBAAS_TEST_WORKFLOW_BUNDLE: bundleFile });
