@@ -54,12 +54,17 @@ test('a worker of the Current or Ramping Version stops at once, counting nothing
 test('a worker of an old build waits until no run pinned to its Version is left, saying which it waits for', async () => {
   const s = scripted({ current: 'new', counts: [4, 4, 1, 0] });
   const lines: string[] = [];
+  const started = Date.now();
   assert.equal(await drainVersion(base(s.client, lines)), 'drained');
+  const tookS = (Date.now() - started) / 1000;
   assert.equal(s.queries.length, 4);
   assert.equal(s.queries[0], "TaskQueue = 'lbaas' AND ExecutionStatus = 'Running' AND TemporalWorkflowVersioningBehavior = 'Pinned' AND TemporalWorkerDeploymentVersion = 'lbaas:old'");
   assert.equal(lines.length, 2);
   assert.match(lines[0] as string, /^INFO lbaas worker: draining lbaas\.old \(the Current Version is lbaas\.new\): waiting for 4 workflows pinned to it \(lbaas\/b\/pass\/1, lbaas\/b\/lb\/x, lbaas\/c\/pass\/2, \.\.\.\) to finish; stopping anyway in [45] s \(LBAAS_DRAIN_TIMEOUT_SECONDS\)$/);
-  assert.match(lines[1] as string, /^INFO lbaas worker: lbaas\.old is drained: no workflow pinned to it runs; stopping after 0 s of drain$/);
+  // The drain's own seconds, rounded: at most the time this test saw pass (a loaded machine makes it more than 0).
+  const said = /^INFO lbaas worker: lbaas\.old is drained: no workflow pinned to it runs; stopping after (\d+) s of drain$/.exec(lines[1] as string);
+  assert.ok(said, lines[1]);
+  assert.ok(Number(said[1]) <= Math.round(tookS), `said ${said[1]} s after ${tookS} s`);
 });
 
 test('the drain gives up at its time limit, saying so; a worker stopped meanwhile ends the wait', async () => {
