@@ -18,6 +18,12 @@ const path = require('node:path');
 /** Directories whose files run without Temporal. */
 const SERVERLESS = ['unit', 'contract'];
 /**
+ * Directories whose files start Temporal's time-skipping test server of their own (test/helpers/time-skipping.ts),
+ * one per file since its clock is the whole server's: they need the test server installed (dev/test-server.ts) and
+ * the workflow bundle, not the dev server.
+ */
+const TIME_SKIPPING = ['fast'];
+/**
  * Longest first, so the long files do not start last and stretch the run: these files (below dist/test) in this order,
  * the ones that took 40 s or more in the runs measured for the README's Development section, longest first; then the
  * rest by directory in ORDER. A file missing here only starts later; nothing else depends on the list.
@@ -39,7 +45,7 @@ const LONGEST = [
   'cli/input.test.js',
   'cli/schedule.test.js',
 ];
-const ORDER = ['chaos', 'ops', 'cli', 'workflow', 'contract', 'unit'];
+const ORDER = ['chaos', 'ops', 'cli', 'workflow', 'fast', 'contract', 'unit'];
 
 async function main() {
   const progress = (line) => process.stderr.write(`[test] ${line}\n`);
@@ -55,22 +61,33 @@ async function main() {
   if (files.length === 0) throw new Error(`no *.test.js files in ${targets.join(' ') || 'dist/test'}`);
   const concurrency = Number(process.env.LBAAS_TEST_CONCURRENCY) || Math.max(4, 4 * os.availableParallelism());
 
-  const needServer = files.filter((f) => !SERVERLESS.includes(dirOf(f)));
+  const needServer = files.filter((f) => !SERVERLESS.includes(dirOf(f)) && !TIME_SKIPPING.includes(dirOf(f)));
+  const needTestServer = files.some((f) => TIME_SKIPPING.includes(dirOf(f)));
   const env = { ...process.env };
   let server = null;
   let bundleDir = null;
-  if (needServer.length > 0) {
-    const { ensureTemporalCli } = require('../dist/dev/temporal-path.js');
-    const { startDevServer } = require('../dist/dev/devserver.js');
-    const { namespaceOfTestFile } = require('../dist/test/helpers/namespace.js');
-    const temporalPath = await ensureTemporalCli({ progress });
-    progress(`Temporal CLI: ${temporalPath}`);
-    const namespaces = needServer.map((f) => namespaceOfTestFile(f)).filter((n) => n !== null);
+  if (needTestServer) {
+    const { ensureTestServer } = require('../dist/dev/test-server.js');
+    const testServer = await ensureTestServer({ progress });
+    progress(`time-skipping test server: ${testServer}`);
+    env.LBAAS_TEST_SERVER_PATH = testServer;
+  }
+  if (needServer.length > 0 || needTestServer) {
     bundleDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lbaas-test-bundle-'));
-    const [started, bundleFile] = await Promise.all([startDevServer({ temporalPath, extraNamespaces: namespaces }), bundle(bundleDir)]);
-    server = started;
-    progress(`Temporal dev server: ${server.address} (${namespaces.length} namespaces); workflow bundle: ${bundleFile}`);
-    Object.assign(env, { TEMPORAL_CLI_PATH: temporalPath, LBAAS_TEST_TEMPORAL_ADDRESS: server.address, LBAAS_TEST_WORKFLOW_BUNDLE: bundleFile });
+    const bundling = bundle(bundleDir);
+    if (needServer.length > 0) {
+      const { ensureTemporalCli } = require('../dist/dev/temporal-path.js');
+      const { startDevServer } = require('../dist/dev/devserver.js');
+      const { namespaceOfTestFile } = require('../dist/test/helpers/namespace.js');
+      const temporalPath = await ensureTemporalCli({ progress });
+      progress(`Temporal CLI: ${temporalPath}`);
+      const namespaces = needServer.map((f) => namespaceOfTestFile(f)).filter((n) => n !== null);
+      server = await startDevServer({ temporalPath, extraNamespaces: namespaces });
+      progress(`Temporal dev server: ${server.address} (${namespaces.length} namespaces)`);
+      Object.assign(env, { TEMPORAL_CLI_PATH: temporalPath, LBAAS_TEST_TEMPORAL_ADDRESS: server.address });
+    }
+    env.LBAAS_TEST_WORKFLOW_BUNDLE = await bundling;
+    progress(`workflow bundle: ${env.LBAAS_TEST_WORKFLOW_BUNDLE}`);
   }
   const cleanup = async () => {
     await server?.stop();

@@ -3,8 +3,9 @@
  * with a fake Engine (test/helpers/fast-kit.ts): a pass's observation receives the spec with the pool's members
  * resolved, so what each service reconciled is read from the fake's calls. Delivery rounds, reports and the pool's
  * waitConverged, a failing service, delete and a missing pool, through the client library (client/pool-client.ts,
- * client/service-client.ts). A pool continuing as new with a wait open is tested on the dev server
- * (test/workflow/pool-wait-rotating.test.ts): the test server refuses a continue-as-new while an update is open.
+ * client/service-client.ts). A pool continuing as new stays on the dev server (test/workflow/pools-crash.test.ts,
+ * pool-wait-rotating.test.ts): the test server refuses a continue-as-new while an update is open, and loses a signal
+ * (a service's report) that arrives while a run continues as new, where the real server makes the run take it first.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';

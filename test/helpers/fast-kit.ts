@@ -7,11 +7,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Context } from '@temporalio/activity';
+import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger, Runtime, Worker, type LogEntry } from '@temporalio/worker';
 import type { Activities } from '../../activities';
 import type { PlanObservedInput, PlanObservedResult } from '../../activities/plan-observed';
-import { FAILURE_TYPES } from '../../contract';
+import { FAILURE_TYPES, workflowTypes } from '../../contract';
 import { workflowBundle } from './bundle';
 import type { TimeSkippingServer } from './time-skipping';
 
@@ -137,6 +138,7 @@ export async function fastWorker(ts: TimeSkippingServer, activities: object): Pr
 export async function runFastWorker(ts: TimeSkippingServer, activities: object): Promise<{ taskQueue: string; stop(): Promise<void> }> {
   const { worker, taskQueue } = await fastWorker(ts, activities);
   const running = worker.run();
+  await warmUp(ts, taskQueue);
   return {
     taskQueue,
     async stop() {
@@ -144,4 +146,20 @@ export async function runFastWorker(ts: TimeSkippingServer, activities: object):
       await running;
     },
   };
+}
+
+/**
+ * Runs one workflow task on the worker before the tests: its first task builds the workflow sandbox from the bundle,
+ * which takes seconds on a busy machine, and a first task that outlives its 10 s timeout on the test server fails
+ * the update that started the workflow (as UNKNOWN) instead of retrying the task. A pool started with a bad name
+ * fails in its first task; its task timeout is long enough for any machine.
+ */
+async function warmUp(ts: TimeSkippingServer, taskQueue: string): Promise<void> {
+  const handle = await ts.env.client.workflow.start(workflowTypes.serverPool, { taskQueue, workflowId: `warm-up-${randomUUID()}`, args: [{ name: '' }], workflowTaskTimeout: '5m' });
+  try {
+    await handle.result();
+    throw new Error('the warm-up workflow was expected to fail on its bad input');
+  } catch (err) {
+    if (!(err instanceof WorkflowFailedError)) throw err;
+  }
 }
