@@ -1,6 +1,6 @@
 /**
  * Finds or installs Temporal's time-skipping test server (the Java one, `io.temporal:temporal-test-server`, pinned to
- * TEST_SERVER_VERSION) for the fast workflow tests (test/fast, docs/testing.md).
+ * TEST_SERVER_VERSION) for the fast workflow tests (test/fast; README.md, "Fast workflow tests").
  *
  * The SDK's `TestWorkflowEnvironment.createTimeSkipping` downloads a native build of this server from GitHub, which a
  * machine that reaches only package registries cannot do. The same server is published on Maven Central as a jar:
