@@ -50,10 +50,14 @@ export class TemporalCliNotFoundError extends Error {
   }
 }
 
-/** The user cache directory for the pinned CLI: $LBAAS_CACHE_DIR, $XDG_CACHE_HOME or ~/.cache. */
+/** The user cache of lbaas-orchestrator: $LBAAS_CACHE_DIR, else lbaas-orchestrator in $XDG_CACHE_HOME or ~/.cache. */
+export function cacheBase(env: NodeJS.ProcessEnv = process.env): string {
+  return env.LBAAS_CACHE_DIR || path.join(env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'lbaas-orchestrator');
+}
+
+/** The user cache directory for the pinned CLI. */
 export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.LBAAS_CACHE_DIR || path.join(env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'lbaas-orchestrator');
-  return path.join(base, 'temporal-cli', `v${TEMPORAL_CLI_VERSION}`);
+  return path.join(cacheBase(env), 'temporal-cli', `v${TEMPORAL_CLI_VERSION}`);
 }
 
 const exeName = process.platform === 'win32' ? 'temporal.exe' : 'temporal';

@@ -18,30 +18,46 @@ const path = require('node:path');
 /** Directories whose files run without Temporal. */
 const SERVERLESS = ['unit', 'contract'];
 /**
+ * Directories whose files start Temporal's time-skipping test server of their own (test/helpers/time-skipping.ts),
+ * one per file since its clock is the whole server's: they need the test server installed (dev/test-server.ts) and
+ * the workflow bundle, not the dev server.
+ */
+const TIME_SKIPPING = ['fast'];
+/**
  * Longest first, so the long files do not start last and stretch the run: these files (below dist/test) in this order,
- * the ones that took 40 s or more in the runs measured for the README's Development section, longest first; then the
- * rest by directory in ORDER. A file missing here only starts later; nothing else depends on the list.
+ * the ones that took 40 s or more in the last run measured for docs/benchmarks.md (Test suite time), longest first;
+ * then the rest by directory in ORDER. A file missing here only starts later; nothing else depends on the list.
  */
 const LONGEST = [
   // Mostly waiting: a killed build counts as dead only once nothing has polled it for 90 s.
   'ops/stranded.test.js',
-  'chaos/chaos-realistic.test.js',
-  'ops/workers.test.js',
-  'ops/controller.test.js',
-  'chaos/chaos.test.js',
-  'workflow/realistic-workers.test.js',
-  'workflow/realistic-engine.test.js',
-  'workflow/pools.test.js',
+  'cli/service.test.js',
+  'workflow/pools-crash.test.js',
   'workflow/reconcile-faults.test.js',
+  'workflow/realistic-engine.test.js',
+  'chaos/chaos-realistic.test.js',
+  'workflow/realistic-workers.test.js',
   'workflow/realistic-limits.test.js',
   'workflow/realistic-defaults.test.js',
-  'cli/service.test.js',
   'workflow/reconcile-crash.test.js',
-  'workflow/pools-crash.test.js',
+  'workflow/bad-input.test.js',
+  'cli/import.test.js',
+  'cli/scripting.test.js',
+  'ops/metrics.test.js',
+  'workflow/pool-wait-rotating.test.js',
+  'chaos/chaos.test.js',
+  'ops/workers.test.js',
+  'workflow/reconcile-core.test.js',
+  'workflow/reconcile-failures.test.js',
   'cli/input.test.js',
   'cli/schedule.test.js',
+  'ops/tracing.test.js',
+  'workflow/plan-first.test.js',
+  'workflow/pools.test.js',
+  'workflow/reconcile-scope.test.js',
+  'ops/controller.test.js',
 ];
-const ORDER = ['chaos', 'ops', 'cli', 'workflow', 'contract', 'unit'];
+const ORDER = ['chaos', 'ops', 'cli', 'workflow', 'fast', 'contract', 'unit'];
 
 async function main() {
   const progress = (line) => process.stderr.write(`[test] ${line}\n`);
@@ -58,25 +74,36 @@ async function main() {
   if (files.length === 0) throw new Error(`no *.test.js files in ${targets.join(' ') || 'dist/test'}`);
   const concurrency = Number(process.env.LBAAS_TEST_CONCURRENCY) || Math.max(4, 4 * os.availableParallelism());
 
-  const needServer = files.filter((f) => !SERVERLESS.includes(dirOf(f)));
+  const needServer = files.filter((f) => !SERVERLESS.includes(dirOf(f)) && !TIME_SKIPPING.includes(dirOf(f)));
+  const needTestServer = files.some((f) => TIME_SKIPPING.includes(dirOf(f)));
   const env = { ...process.env };
   let server = null;
   let bundleDir = null;
-  if (needServer.length > 0) {
-    const { ensureTemporalCli } = require('../dist/dev/temporal-path.js');
-    const { startDevServer } = require('../dist/dev/devserver.js');
-    const { namespaceOfTestFile } = require('../dist/test/helpers/namespace.js');
-    // The CLI is for the tests that run `temporal` commands (TEMPORAL_CLI_PATH); the dev server is the bare server.
-    const temporalPath = await ensureTemporalCli({ progress });
-    progress(`Temporal CLI: ${temporalPath}`);
-    const { ensureTemporalServer } = require('../dist/dev/temporal-server.js');
-    const { server: serverPath } = await ensureTemporalServer({ which: ['server'], progress });
-    const namespaces = needServer.map((f) => namespaceOfTestFile(f)).filter((n) => n !== null);
+  if (needTestServer) {
+    const { ensureTestServer } = require('../dist/dev/test-server.js');
+    const testServer = await ensureTestServer({ progress });
+    progress(`time-skipping test server: ${testServer}`);
+    env.LBAAS_TEST_SERVER_PATH = testServer;
+  }
+  if (needServer.length > 0 || needTestServer) {
     bundleDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lbaas-test-bundle-'));
-    const [started, bundleFile] = await Promise.all([startDevServer({ serverPath, extraNamespaces: namespaces }), bundle(bundleDir)]);
-    server = started;
-    progress(`Temporal dev server: ${server.address} (${namespaces.length} namespaces); workflow bundle: ${bundleFile}`);
-    Object.assign(env, { TEMPORAL_CLI_PATH: temporalPath, LBAAS_TEST_TEMPORAL_ADDRESS: server.address, LBAAS_TEST_WORKFLOW_BUNDLE: bundleFile });
+    const bundling = bundle(bundleDir);
+    if (needServer.length > 0) {
+      const { ensureTemporalCli } = require('../dist/dev/temporal-path.js');
+      const { startDevServer } = require('../dist/dev/devserver.js');
+      const { namespaceOfTestFile } = require('../dist/test/helpers/namespace.js');
+      // The CLI is for the tests that run `temporal` commands (TEMPORAL_CLI_PATH); the dev server is the bare server.
+      const temporalPath = await ensureTemporalCli({ progress });
+      progress(`Temporal CLI: ${temporalPath}`);
+      const { ensureTemporalServer } = require('../dist/dev/temporal-server.js');
+      const { server: serverPath } = await ensureTemporalServer({ which: ['server'], progress });
+      const namespaces = needServer.map((f) => namespaceOfTestFile(f)).filter((n) => n !== null);
+      server = await startDevServer({ serverPath, extraNamespaces: namespaces });
+      progress(`Temporal dev server: ${server.address} (${namespaces.length} namespaces)`);
+      Object.assign(env, { TEMPORAL_CLI_PATH: temporalPath, LBAAS_TEST_TEMPORAL_ADDRESS: server.address });
+    }
+    env.LBAAS_TEST_WORKFLOW_BUNDLE = await bundling;
+    progress(`workflow bundle: ${env.LBAAS_TEST_WORKFLOW_BUNDLE}`);
   }
   const cleanup = async () => {
     await server?.stop();

@@ -4,32 +4,22 @@
  * a worker on a task queue of the test's own.
  */
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { EngineClient, type EngineClientOptions } from '../../activities/engine';
 import type { ActivitiesOptions } from '../../activities';
 import { startDevServer, type DevServer } from '../../dev/devserver';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../simulator';
-import { workflowsPath } from '../../worker/main';
 import { startWorker, type RunningWorker } from '../../worker/start';
+import { workflowBundle } from './bundle';
 import { namespaceOfTestFile } from './namespace';
+
+export { workflowBundle };
 
 // Worker lifecycle INFO lines drown the test report; warnings and errors still show.
 Runtime.install({ logger: new DefaultLogger('WARN') });
 
 export const TEST_TOKEN = 'test-token-7f3a9c1e5b2d4068';
-
-let bundle: Promise<WorkflowBundleWithSourceMap> | null = null;
-/** The workflow bundle: the one `npm test` built for the whole run (LBAAS_TEST_WORKFLOW_BUNDLE), else built once per test file (process). */
-export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  const prebuilt = process.env.LBAAS_TEST_WORKFLOW_BUNDLE;
-  // Source maps are inline in the code; the separate field is unused by the SDK.
-  bundle ??= prebuilt
-    ? readFile(prebuilt, 'utf8').then((code) => ({ code, sourceMap: '' }))
-    : bundleWorkflowCode({ workflowsPath, logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never });
-  return bundle;
-}
 
 export interface TemporalTestServer {
   address: string;

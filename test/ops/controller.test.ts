@@ -1,16 +1,19 @@
 /**
- * The service controller as an operator meets it: applying over a running pass, deleting, resyncing drift away,
- * retrying failed passes, its status query, its search attributes, and the full-resync workflow with its orphan
- * report. In-process worker on the test stack (real dev server, simulator over HTTP).
+ * The service controller as an operator meets it, on the real Engine simulator: applying over a running pass, Engine
+ * 5xx during a pass, its status query, its search attributes, and the full-resync workflow with its orphan report.
+ * In-process worker on the test stack (real dev server, simulator over HTTP). The controller loop's own behaviour
+ * (retry delays, supersede, delete and its retries, resync, continue-as-new) is tested on the time-skipping server
+ * in test/fast/controller.test.ts; a delete's and a resync's effect on the Engine in
+ * test/workflow/controller-smoke.test.ts and test/cli/scripting.test.ts.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { searchAttributes as searchAttributeKeys } from '../../contract';
 import { fullResync } from '../../workflows';
-import { admin, describeObjects, expectedLines, idOf, objectsOn, seedConverged, snapshotById, tagOf, taggedOn, type OracleSpec } from '../helpers/engine-state';
+import { describeObjects, expectedLines, objectsOn, seedConverged, snapshotById, tagOf, taggedOn, type OracleSpec } from '../helpers/engine-state';
 import { seedLoadBalancer } from '../helpers/fixtures';
-import { freshIdentifier, serviceSpec, TrackedLbaas, uniqueUid, untilVisible } from '../helpers/ops-services';
+import { serviceSpec, TrackedLbaas, uniqueUid, untilVisible } from '../helpers/ops-services';
 import { startStack, stopTemporalServer, type Stack } from '../helpers/stack';
 import { until } from '../helpers/workflows';
 
@@ -63,151 +66,6 @@ test('apply while a pass is running: the latest revision wins, waitConverged(1) 
   } finally {
     stack.sim.setFaults({});
   }
-});
-
-test('a pass superseded while it observes the service ends cancelled, not failed: the observation stops at the cancellation instead of reading on, and no failed pass is recorded', async () => {
-  const uid = uniqueUid('ops-cancel-observe');
-  const lb = seedLoadBalancer(stack.sim, `lb-${uid}`);
-  await lbaas.applyRaw(serviceSpec(uid, [lb]));
-  assert.equal((await lbaas.waitConverged(uid, 1)).converged, true);
-  // Every Engine answer takes 5 s: pass 2's observation (a list, then the service's 12 objects, 8 at a time) would
-  // read for 15 s and more; the cancellation reaches it with its next heartbeat, within seconds.
-  stack.sim.setFaults({ latencyMs: 5000 });
-  const passRun = `lbaas/${uid}/pass/2`;
-  try {
-    await lbaas.resync(uid);
-    await until(
-      'pass 2 to be observing',
-      async () => (await stack.client.workflow.getHandle(passRun).describe().catch(() => null))?.raw.pendingActivities?.some((a) => a.activityType?.name === 'planObservedService') === true,
-      30_000,
-    );
-    assert.equal((await lbaas.applyRaw(serviceSpec(uid, [lb], { ports: { http: { external: 8080, internal: 30080 } } }))).revision, 2);
-    await until('pass 2 to end', async () => (await stack.client.workflow.getHandle(passRun).describe()).status.name !== 'RUNNING', 60_000);
-  } finally {
-    stack.sim.setFaults({});
-  }
-  const r = await lbaas.waitConverged(uid, 2);
-  assert.equal(r.converged, true);
-  assert.equal(r.pass, 3);
-
-  const pass2 = stack.client.workflow.getHandle(passRun);
-  assert.equal((await pass2.describe()).status.name, 'CANCELLED');
-  const events = (await pass2.fetchHistory()).events ?? [];
-  assert.equal(events.filter((e) => e.activityTaskCancelRequestedEventAttributes).length, 1);
-  assert.equal(events.filter((e) => e.activityTaskCanceledEventAttributes).length, 1, 'the observation ended cancelled');
-  assert.equal(events.filter((e) => e.activityTaskCompletedEventAttributes).length, 0, 'it did not read on to the end');
-  assert.equal(events.filter((e) => e.activityTaskFailedEventAttributes).length, 0, 'and did not end as a failed attempt');
-  const st = await lbaas.status(uid);
-  assert.deepEqual(st.lastPass && { pass: st.lastPass.pass, revision: st.lastPass.revision, converged: st.lastPass.converged }, { pass: 3, revision: 2, converged: true });
-  assert.equal(st.consecutiveFailures, 0);
-});
-
-test('delete removes everything the service owns and completes the controller; a later apply starts a fresh controller at revision 1', async () => {
-  const uid = uniqueUid('ops-delete');
-  const lb = seedLoadBalancer(stack.sim, `lb-${uid}`);
-  const raw = serviceSpec(uid, [lb]);
-  await lbaas.applyRaw(raw);
-  assert.equal((await lbaas.waitConverged(uid, 1)).converged, true);
-  assert.equal(taggedOn(stack.sim, lb, uid).length, 12);
-  const firstRun = (await lbaas.controller(uid).describe()).runId;
-
-  const del = await lbaas.delete(uid);
-  assert.equal(del.converged, true);
-  assert.deepEqual(del.status, {});
-  assert.deepEqual(objectsOn(stack.sim, lb), []);
-  assert.deepEqual(stack.sim.objects().filter((o) => o.tags.includes(tagOf(uid))), []);
-  const ended = await lbaas.controller(uid).describe();
-  assert.equal(ended.status.name, 'COMPLETED');
-  assert.equal(ended.runId, firstRun);
-  assert.equal((await stack.client.workflow.getHandle(`lbaas/${uid}`, firstRun).result()).converged, true);
-
-  assert.equal((await lbaas.applyRaw(raw)).revision, 1);
-  const fresh = await lbaas.controller(uid).describe();
-  assert.notEqual(fresh.runId, firstRun);
-  assert.equal(fresh.status.name, 'RUNNING');
-  const again = await lbaas.waitConverged(uid, 1);
-  assert.deepEqual({ converged: again.converged, revision: again.revision, pass: again.pass }, { converged: true, revision: 1, pass: 1 });
-  assert.deepEqual(engineLines(lb), expectedLines(oracle(raw)));
-  assert.equal((await lbaas.delete(uid)).converged, true);
-});
-
-test('resync repairs drift: a Server deleted out of band is recreated after the resync signal, and only it', async () => {
-  const uid = uniqueUid('ops-resync');
-  const lb = seedLoadBalancer(stack.sim, `lb-${uid}`);
-  const raw = serviceSpec(uid, [lb]);
-  await lbaas.applyRaw(raw);
-  assert.equal((await lbaas.waitConverged(uid, 1)).converged, true);
-
-  const name = `node-1.http.${uid}`;
-  const gone = idOf(objectsOn(stack.sim, lb), 'server', name);
-  await admin.delete(stack.sim, gone);
-  assert.equal(objectsOn(stack.sim, lb).filter((o) => o.name === name).length, 0);
-  assert.equal((await lbaas.status(uid)).lastPass?.pass, 1, 'nothing reconciles before the signal');
-
-  await lbaas.resync(uid);
-  const back = await until(
-    `${name} to be back on the load balancer`,
-    () => taggedOn(stack.sim, lb, uid).find((o) => o.kind === 'server' && o.name === name),
-    20_000,
-    50,
-  );
-  assert.notEqual(back.identifier, gone);
-  const st = await until('the resync pass to finish', async () => {
-    const s = await lbaas.status(uid);
-    return s.lastPass?.pass === 2 && s.phase === 'Converged' ? s : false;
-  });
-  assert.deepEqual(st.loadBalancers[lb] && { created: st.loadBalancers[lb].created, destroyed: st.loadBalancers[lb].destroyed, recovered: st.loadBalancers[lb].recovered }, {
-    created: 1,
-    destroyed: 0,
-    recovered: 0,
-  });
-  assert.deepEqual(engineLines(lb), expectedLines(oracle(raw)));
-});
-
-test('a failed pass (the Engine rejects the create) is retried after 5 s, then after 10 s, and the retry converges once the Engine accepts', async () => {
-  const uid = uniqueUid('ops-retry');
-  // The spec names a load balancer the Engine does not have: every create is rejected with 422 until it exists.
-  const lb = freshIdentifier();
-  const raw = serviceSpec(uid, [lb]);
-  await lbaas.applyRaw(raw);
-
-  const s1 = await until('the first failed pass', async () => {
-    const s = await lbaas.status(uid);
-    return s.consecutiveFailures === 1 ? s : false;
-  });
-  assert.equal(s1.phase, 'Failed');
-  assert.equal(s1.lastPass?.converged, false);
-  assert.equal(s1.lastPass?.pass, 1);
-  assert.match(s1.lastPass?.error ?? '', /does not exist/);
-  assert.equal((s1.nextRetryAt ?? 0) - (s1.lastPass?.finishedAt ?? 0), 5_000);
-
-  const s2 = await until(
-    'the retry to fail too',
-    async () => {
-      const s = await lbaas.status(uid);
-      return s.consecutiveFailures === 2 ? s : false;
-    },
-    15_000,
-    100,
-  );
-  assert.equal(s2.lastPass?.pass, 2);
-  assert.ok((s2.lastPass?.finishedAt ?? 0) - (s1.lastPass?.finishedAt ?? 0) >= 5_000, 'the retry waited its delay');
-  assert.equal((s2.nextRetryAt ?? 0) - (s2.lastPass?.finishedAt ?? 0), 10_000);
-
-  // The Engine accepts from now on; the scheduled retry (no signal) converges.
-  stack.sim.seedObject({ kind: 'loadbalancer', identifier: lb, fields: { name: `lb-${uid}`, ip_address: '198.51.100.9' }, state: 'Deployed' } as never);
-  const s3 = await until(
-    'the second retry to converge',
-    async () => {
-      const s = await lbaas.status(uid);
-      return s.phase === 'Converged' ? s : false;
-    },
-    20_000,
-    100,
-  );
-  assert.deepEqual({ pass: s3.lastPass?.pass, failures: s3.consecutiveFailures, nextRetryAt: s3.nextRetryAt }, { pass: 3, failures: 0, nextRetryAt: null });
-  assert.ok((s3.lastPass?.finishedAt ?? 0) - (s2.lastPass?.finishedAt ?? 0) >= 10_000, 'the second retry waited 10 s');
-  assert.deepEqual(engineLines(lb), expectedLines(oracle(raw)));
 });
 
 test('Engine 5xx do not fail a pass: it stays running without counting a failure and converges once the Engine answers', async () => {

@@ -1,6 +1,9 @@
 /**
  * A worker process SIGKILLed during a pool's fan-out loses nothing: a new worker finishes it, every service using
- * the pool converges the new revision with exactly its desired objects (no duplicate, nothing missing).
+ * the pool converges the new revision with exactly its desired objects (no duplicate, nothing missing). And a pool
+ * continuing as new between delivery rounds, with the services' reports arriving meanwhile, carries its members,
+ * subscribers and what it still owes (the time-skipping server of test/fast loses a signal that races a
+ * continue-as-new, so this stays on the dev server).
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -78,35 +81,6 @@ test('a worker SIGKILLed during the fan-out of a pool change: a new worker finis
       uid,
     );
   }
-});
-
-test('a pool continues as new when its history is long, keeping members, revision and subscribers', async () => {
-  const lbaas = new LbaasClient(stack.client, stack.taskQueue);
-  const lb = seedLoadBalancer(stack.sim, 'lb-pool-can');
-  if (!children.some((c) => c.process.exitCode === null && c.process.signalCode === null)) await childWorker('pool-can');
-  const handle = await stack.client.workflow.start(serverPool, {
-    taskQueue: stack.taskQueue,
-    workflowId: 'lbaas-pool/can',
-    args: [{ name: 'can', historyLimit: 40 }],
-  });
-  await lbaas.pools.set({ name: 'can', servers: [{ name: 'n0', address: '10.0.1.0' }] });
-  const raw = exampleSpec([lb], { serviceUid: 'pool-can', nameSuffix: 'can', externalAddresses: ['203.0.113.10'], ports: { http: { external: 80, internal: 30080 } }, serverPool: 'can' });
-  delete raw.servers;
-  const r = validateSpec(raw);
-  assert.ok(r.ok);
-  await lbaas.apply(raw, r.spec);
-  assert.equal((await lbaas.waitConverged('pool-can', 1)).converged, true);
-  let last = 0;
-  for (let i = 1; i <= 6; i++) {
-    last = (await lbaas.pools.add('can', [{ name: `n${i}`, address: `10.0.1.${i}` }])).revision;
-    assert.equal((await lbaas.pools.waitConverged('can', last)).converged, true);
-  }
-  await until('the pool continued as new', async () => (await stack.client.workflow.getHandle('lbaas-pool/can').describe()).runId !== handle.firstExecutionRunId);
-  const st = await lbaas.pools.status('can');
-  assert.equal(st.revision, last);
-  assert.deepEqual(st.servers.map((s) => s.name), ['n0', 'n1', 'n2', 'n3', 'n4', 'n5', 'n6']);
-  assert.deepEqual(st.services.map((s) => [s.serviceUid, s.convergedRevision]), [['pool-can', last]]);
-  assert.equal(taggedLines(stack.sim, 'anxccm-svc-uid=pool-can').filter((l) => l.startsWith('server ')).length, 7);
 });
 
 test('a pool with a long history rotates between delivery rounds, carrying what it still owes; every service gets the change', async () => {

@@ -1,7 +1,9 @@
 /**
- * Server pools on the real dev server and the simulator over HTTP: 30 services on two load balancers share a
- * pool; every pool change reaches each of them and writes exactly the Server objects of the changed node. The
- * tests run in order and share the services (setting 30 services up is the expensive part).
+ * Server pools on the real dev server and the simulator over HTTP: 6 services on two load balancers share a pool;
+ * every pool change reaches each of them and writes exactly the Server objects of the changed node. The tests run in
+ * order and share the services (setting them up is the expensive part). The pool's own loop (delivery rounds, reports,
+ * waits, delete) is tested on the time-skipping server in test/fast/pools.test.ts; a worker killed during a fan-out
+ * and continue-as-new in pools-crash.test.ts.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -16,7 +18,7 @@ import { startStack, stopTemporalServer, type Stack } from '../helpers/stack';
 let stack: Stack;
 let lbaas: LbaasClient;
 let lbs: string[];
-const N = 30;
+const N = 6;
 const PORTS = ['http', 'https'];
 const uids = Array.from({ length: N }, (_, i) => `pool-svc-${String(i).padStart(2, '0')}`);
 const suffixOf = (uid: string) => `${uid}.default`;
@@ -75,7 +77,7 @@ async function waitPool(revision: number) {
   return r;
 }
 
-test('setup: a pool of two nodes, 30 services on two load balancers naming it converge with its members', async () => {
+test(`setup: a pool of two nodes, ${N} services on two load balancers naming it converge with its members`, async () => {
   const set = await lbaas.pools.set({ name: 'nodes', servers: [{ name: 'node-1', address: '10.0.0.11' }, { name: 'node-2', address: '10.0.0.12' }] });
   assert.deepEqual({ revision: set.revision, changed: set.changed, added: set.added }, { revision: 1, changed: true, added: ['node-1', 'node-2'] });
   await Promise.all(uids.map((uid) => apply(spec(uid, { serverPool: 'nodes' }))));

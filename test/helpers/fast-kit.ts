@@ -1,0 +1,165 @@
+/**
+ * What the fast workflow tests (test/fast) share: a worker on the time-skipping server (test/helpers/time-skipping.ts)
+ * whose activities are fakes, and a fake of the one activity a controller's pass starts with, planObservedService,
+ * that the test steers: the pass converges, fails as the Engine refusing it would, or blocks until released or
+ * cancelled. A load balancer whose plan is empty is reported by reconcileService without a child
+ * (workflows/reconcile-service.ts), so a converging pass is that one activity.
+ */
+import { randomUUID } from 'node:crypto';
+import { Context } from '@temporalio/activity';
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { DefaultLogger, Runtime, Worker, type LogEntry } from '@temporalio/worker';
+import type { Activities } from '../../activities';
+import type { PlanObservedInput, PlanObservedResult } from '../../activities/plan-observed';
+import { FAILURE_TYPES, workflowTypes } from '../../contract';
+import { workflowBundle } from './bundle';
+import type { TimeSkippingServer } from './time-skipping';
+
+/**
+ * Warnings the tests cause on purpose or that say nothing about them, left out so that the report shows only those
+ * that matter: the fakes fail passes (the worker warns of each failed activity and workflow), and the core says once
+ * per worker that the test server does not advertise a capability of newer servers (heartbeat details kept on
+ * failure, which no fake uses).
+ */
+const EXPECTED_WARNINGS = ['Activity failed', 'Workflow failed', 'activity_failure_include_heartbeat'];
+
+Runtime.install({
+  logger: new DefaultLogger('WARN', (entry: LogEntry) => {
+    if (EXPECTED_WARNINGS.some((w) => entry.message.includes(w))) return;
+    process.stderr.write(`${entry.level} ${entry.message}${entry.meta ? ` ${JSON.stringify(entry.meta)}` : ''}\n`);
+  }),
+  // The core's own lines go through the logger above instead of straight to the console.
+  telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
+});
+
+/** One call of the fake planObservedService. */
+export interface PlanCall {
+  input: PlanObservedInput;
+  /** The test server's time at which this attempt was scheduled (the workflow clock). */
+  scheduledAt: number;
+  /** How the call ended: 'converged', 'failed', 'cancelled', or null while it runs. */
+  outcome: 'converged' | 'failed' | 'cancelled' | null;
+}
+
+export type PlanOutcome = 'converge' | 'fail' | 'block';
+
+/** The fake Engine of a test file's worker; each service's calls do what `set` last said for it (default converge). */
+export class FakeEngine {
+  readonly calls: PlanCall[] = [];
+  /** The message of a failing call, as the activity's EngineRejected failure carries it. */
+  readonly failMessage = 'POST /api/LBaaS/v1/backend.json: 422 Unprocessable Entity: load balancer unknown';
+  readonly #outcomes = new Map<string, PlanOutcome>();
+  readonly #gates = new Map<string, { promise: Promise<void>; open: () => void }>();
+
+  /** What the next calls for `uid` do; a blocked call goes on only once released (or cancelled). */
+  set(uid: string, outcome: PlanOutcome): void {
+    this.#outcomes.set(uid, outcome);
+  }
+
+  /** Lets the blocked calls of `uid` go on; each then converges or fails as `set` says now ('block': converges). */
+  release(uid: string): void {
+    this.#gate(uid).open();
+    this.#gates.delete(uid);
+  }
+
+  #gate(uid: string) {
+    let g = this.#gates.get(uid);
+    if (!g) {
+      let open = () => {};
+      const promise = new Promise<void>((resolve) => (open = resolve));
+      g = { promise, open };
+      this.#gates.set(uid, g);
+    }
+    return g;
+  }
+
+  /** Calls of the service `uid`, in order. */
+  of(uid: string): PlanCall[] {
+    return this.calls.filter((c) => uidOf(c) === uid);
+  }
+
+  activities(): Pick<Activities, 'planObservedService'> {
+    return {
+      planObservedService: async (input: PlanObservedInput): Promise<PlanObservedResult> => {
+        const ctx = Context.current();
+        const uid = uidOf({ input });
+        const call: PlanCall = { input, scheduledAt: ctx.info.currentAttemptScheduledTimestampMs, outcome: null };
+        this.calls.push(call);
+        if (this.#outcomes.get(uid) === 'block') {
+          // Heartbeats carry the cancellation of a superseded pass to the activity (the worker's throttle is short).
+          const beat = setInterval(() => ctx.heartbeat(), 200);
+          ctx.heartbeat();
+          try {
+            await Promise.race([this.#gate(uid).promise, ctx.cancelled]);
+          } catch (err) {
+            call.outcome = 'cancelled';
+            throw err;
+          } finally {
+            clearInterval(beat);
+          }
+        }
+        if (this.#outcomes.get(uid) === 'fail') {
+          call.outcome = 'failed';
+          throw ApplicationFailure.create({ type: FAILURE_TYPES.engineRejected, message: this.failMessage, nonRetryable: true });
+        }
+        call.outcome = 'converged';
+        const spec = input.spec as { loadBalancers: string[] };
+        const lbs = input.teardown ? [] : spec.loadBalancers;
+        return { readMark: { reader: 'fake', at: 0 }, loadBalancers: Object.fromEntries(lbs.map((lb) => [lb, { held: 0, cleanup: false, empty: true, status: {}, objects: [] }])) };
+      },
+    };
+  }
+}
+
+function uidOf(c: { input: PlanObservedInput }): string {
+  return String((c.input.spec as { serviceUid?: unknown }).serviceUid);
+}
+
+/** A worker on a task queue of its own on the time-skipping server, with `activities` as its only activities. */
+export async function fastWorker(ts: TimeSkippingServer, activities: object): Promise<{ worker: Worker; taskQueue: string }> {
+  const taskQueue = `fast-${randomUUID()}`;
+  const worker = await Worker.create({
+    connection: ts.env.nativeConnection,
+    namespace: ts.env.namespace ?? 'default',
+    taskQueue,
+    workflowBundle: await workflowBundle(),
+    activities,
+    // A blocked fake learns of its cancellation from the answer to a heartbeat: send them at once.
+    maxHeartbeatThrottleInterval: '100ms',
+    defaultHeartbeatThrottleInterval: '100ms',
+    shutdownGraceTime: '1s',
+  });
+  return { worker, taskQueue };
+}
+
+
+/** A running worker for a whole test file; `stop` shuts it down and fails if it had failed. */
+export async function runFastWorker(ts: TimeSkippingServer, activities: object): Promise<{ taskQueue: string; stop(): Promise<void> }> {
+  const { worker, taskQueue } = await fastWorker(ts, activities);
+  const running = worker.run();
+  await warmUp(ts, taskQueue);
+  return {
+    taskQueue,
+    async stop() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+    },
+  };
+}
+
+/**
+ * Runs one workflow task on the worker before the tests: its first task builds the workflow sandbox from the bundle,
+ * which takes seconds on a busy machine, and a first task that outlives its 10 s timeout on the test server fails
+ * the update that started the workflow (as UNKNOWN) instead of retrying the task. A pool started with a bad name
+ * fails in its first task; its task timeout is long enough for any machine.
+ */
+async function warmUp(ts: TimeSkippingServer, taskQueue: string): Promise<void> {
+  const handle = await ts.env.client.workflow.start(workflowTypes.serverPool, { taskQueue, workflowId: `warm-up-${randomUUID()}`, args: [{ name: '' }], workflowTaskTimeout: '5m' });
+  try {
+    await handle.result();
+    throw new Error('the warm-up workflow was expected to fail on its bad input');
+  } catch (err) {
+    if (!(err instanceof WorkflowFailedError)) throw err;
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * The fast workflow tests' Temporal (test/fast): Temporal's time-skipping test server (dev/test-server.ts installs
+ * it), one per test file, since its clock is one for the whole server. The test's client unlocks time while it awaits
+ * a workflow's result and in `env.sleep(ms)`, which moves the server's clock on by `ms` at once when nothing else is
+ * running; otherwise the clock runs in real time.
+ *
+ * The server is started here and not by `TestWorkflowEnvironment.createTimeSkipping`: the SDK gives a server 5 s to
+ * answer, and a JVM starting on a busy 2-core machine (several test files start theirs at once) takes longer. The
+ * environment is then made over the running server with the SDK's own constructor (the private `create` that
+ * `createTimeSkipping` calls, with the server marked existing), so that its client skips time as the SDK's does.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
+import { SEARCH_ATTRIBUTES } from '../../dev/devserver';
+import { ensureTestServer } from '../../dev/test-server';
+
+export interface TimeSkippingServer {
+  env: TestWorkflowEnvironment;
+  address: string;
+  stop(): Promise<void>;
+}
+
+/** Long, as the JVM can take tens of seconds on a loaded machine; a line on stderr says what is awaited. */
+const START_TIMEOUT_MS = 120_000;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Starts the server on a free port and waits until it listens (it binds last, once its services are built). */
+async function launch(launcher: string): Promise<{ child: ChildProcess; port: number }> {
+  const port = await freePort();
+  const child = spawn(launcher, [String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (c: Buffer) => (stderr = (stderr + c.toString('utf8')).slice(-4000)));
+  let exited: string | null = null;
+  child.once('exit', (code, signal) => (exited = `exited with ${signal ?? `code ${code}`}`));
+  child.once('error', (err) => (exited = err.message));
+  const started = Date.now();
+  let told = false;
+  for (;;) {
+    if (exited !== null) throw new Error(`the time-skipping test server (${launcher} ${port}) ${exited}${stderr ? `:\n${stderr}` : ''}`);
+    if (await portOpen(port)) return { child, port };
+    const waited = Date.now() - started;
+    if (waited > START_TIMEOUT_MS) {
+      child.kill('SIGKILL');
+      throw new Error(`the time-skipping test server (${launcher} ${port}) did not listen within ${START_TIMEOUT_MS / 1000} s${stderr ? `:\n${stderr}` : ''}`);
+    }
+    if (!told && waited > 10_000) {
+      told = true;
+      process.stderr.write(`[fast] still waiting for the time-skipping test server to listen on port ${port} (a JVM starting on a busy machine)\n`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+type EnvFactory = { create(o: { server: { type: 'existing' }; address: string; namespace: string; supportsTimeSkipping: boolean }): Promise<TestWorkflowEnvironment> };
+
+/** A time-skipping server of this file's own and the SDK's test environment over it. */
+export async function startTimeSkippingServer(): Promise<TimeSkippingServer> {
+  const launcher = await ensureTestServer({ progress: (l) => process.stderr.write(`[fast] ${l}\n`) });
+  const { child, port } = await launch(launcher);
+  const address = `127.0.0.1:${port}`;
+  try {
+    const env = await (TestWorkflowEnvironment as unknown as EnvFactory).create({ server: { type: 'existing' }, address, namespace: 'default', supportsTimeSkipping: true });
+    await registerSearchAttributes(env);
+    return {
+      env,
+      address,
+      async stop() {
+        await env.teardown();
+        if (child.exitCode === null && child.signalCode === null) {
+          const gone = new Promise((r) => child.once('exit', r));
+          child.kill('SIGTERM');
+          await gone;
+        }
+      },
+    };
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+}
+
+/**
+ * The custom search attributes, as the dev server registers them (dev/devserver.ts): the test server refuses an
+ * upsert of an unregistered one. Its operator service registers them but never completes the call (the request is
+ * answered without an end of stream), so the call is cut off after a short deadline; the workflows' upserts are what
+ * proves the registration.
+ */
+async function registerSearchAttributes(env: TestWorkflowEnvironment): Promise<void> {
+  const searchAttributes = Object.fromEntries(
+    Object.entries(SEARCH_ATTRIBUTES).map(([name, type]) => [name, encodeSearchAttributeIndexedValueType(type === 'Keyword' ? 'KEYWORD' : 'KEYWORD_LIST') as number]),
+  );
+  try {
+    await env.connection.withDeadline(Date.now() + 2_000, () => env.connection.operatorService.addSearchAttributes({ namespace: env.namespace ?? 'default', searchAttributes }));
+  } catch (err) {
+    // 4 = DEADLINE_EXCEEDED
+    if ((err as { code?: number }).code !== 4) throw err;
+  }
+}
