@@ -356,9 +356,13 @@ export class KubeController {
   /** After the teardown: the ingress cleared, the Event, and the finalizer last (only then may Kubernetes delete it). */
   async #release(key: string, svc: KubeService): Promise<SyncOutcome> {
     this.#applied.delete(key);
-    if (!svc.metadata.deletionTimestamp && (svc.status?.loadBalancer?.ingress?.length ?? 0) > 0) await this.#writes.setIngress(svc, []);
-    await this.#event(svc, 'Normal', 'DeletedLoadBalancer', 'Deleted load balancer');
-    if (!(await this.#write(() => this.#writes.release(this.#lookup(key) ?? svc)))) return { retry: 'the Service changed while removing the finalizer' };
+    let current = svc;
+    if (!svc.metadata.deletionTimestamp && (svc.status?.loadBalancer?.ingress?.length ?? 0) > 0) {
+      const resourceVersion = await this.#writes.setIngress(svc, []);
+      current = { ...svc, metadata: { ...svc.metadata, ...(resourceVersion ? { resourceVersion } : {}) } };
+    }
+    await this.#event(current, 'Normal', 'DeletedLoadBalancer', 'Deleted load balancer');
+    if (!(await this.#write(() => this.#writes.release(current)))) return { retry: 'the Service changed while removing the finalizer' };
     return 'done';
   }
 

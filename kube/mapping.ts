@@ -102,12 +102,16 @@ export function serviceSpec(svc: KubeService, settings: KubeSettings): SpecMappi
 export interface NodeMembers {
   /** Pool members: the nodes memberOf keeps, by name. */
   servers: ServerSpec[];
-  /** Member nodes without a usable address, with the reason (upstream fails every Service while one exists). */
+  /** Ready member nodes without a usable address, with the reason (upstream fails every Service while one exists). */
   unusable: string[];
 }
 
 /** The cluster autoscaler's taint on a node it is about to delete (upstream's ToBeDeletedTaint). */
 export const TO_BE_DELETED_TAINT = 'ToBeDeletedByClusterAutoscaler';
+
+export function isReady(node: KubeNode): boolean {
+  return (node.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+}
 
 /** Go's strconv.ParseBool: the only spellings it accepts, and null for anything else. */
 export function parseGoBool(text: string): boolean | null {
@@ -154,7 +158,9 @@ export function nodeMembers(nodes: readonly KubeNode[]): NodeMembers {
     if (nodeExclusion(node) !== null) continue;
     const address = nodeAddress(node);
     if (address === null) {
-      unusable.push(`node ${node.metadata.name} lacks a usable address (no ExternalIP or InternalIP)`);
+      // A node still registering (no kubelet report yet, or its cloud provider has not set its addresses) is left
+      // out until it has one; a Ready node without one is a fault that holds every Service back, as upstream.
+      if (isReady(node)) unusable.push(`node ${node.metadata.name} lacks a usable address (no ExternalIP or InternalIP)`);
       continue;
     }
     servers.push({ name: node.metadata.name, address });

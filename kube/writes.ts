@@ -46,11 +46,13 @@ export class ServiceWrites {
     );
   }
 
-  async setIngress(svc: KubeService, ingress: IngressEntry[]): Promise<void> {
-    await this.t.core.patchNamespacedServiceStatus(
+  /** Returns the Service's resourceVersion after the write (a metadata patch right after must carry it, not the cache's). */
+  async setIngress(svc: KubeService, ingress: IngressEntry[]): Promise<string | undefined> {
+    const updated = await this.t.core.patchNamespacedServiceStatus(
       { name: svc.metadata.name, namespace: svc.metadata.namespace, body: { status: { loadBalancer: { ingress } } } },
       mergePatch(this.t.mod),
     );
+    return updated.metadata?.resourceVersion;
   }
 
   /** Records an Event on the Service; a failure to record is only logged by the caller. */

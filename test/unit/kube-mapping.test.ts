@@ -109,13 +109,14 @@ test("node address: ExternalIP before InternalIP, the last of a type as upstream
   assert.equal(nodeAddress(node('n', [['Hostname', 'n']])), null);
 });
 
-test('pool members: every node the 1.30+ service controller keeps, Ready or not, sorted by name; a member without address is reported', () => {
+test('pool members: every node the 1.30+ service controller keeps, Ready or not, sorted by name; a Ready one without address is reported, one not Ready yet left out', () => {
   const m = nodeMembers([
     node('node-b', [['InternalIP', '10.0.0.2']]),
     node('node-a', [['ExternalIP', '192.0.2.1']]),
     node('node-down', [['InternalIP', '10.0.0.3']], false),
     node('node-excluded', [['InternalIP', '10.0.0.4']], true, { 'node.kubernetes.io/exclude-from-external-load-balancers': '' }),
     node('node-bare', [['Hostname', 'node-bare']]),
+    node('node-registering', [], false),
   ]);
   assert.deepEqual(m, {
     servers: [
