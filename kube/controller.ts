@@ -177,8 +177,9 @@ export class KubeController {
     this.#leading = false;
     this.#term++;
     clearTimeout(this.#discoveryTimer);
-    // A sync waiting for a long pass is not waited for beyond this: its remaining writes are idempotent (the same
-    // spec, the same status), so a new leader doing them again changes nothing.
+    // Syncs are short; one stuck on an unanswering API server or Temporal is not waited for beyond this: its writes
+    // are idempotent (the same spec, the same status), so a new leader doing them again changes nothing. The passes
+    // being waited for are forgotten: their outcomes arrive in an older term and are dropped.
     let timer: NodeJS.Timeout | undefined;
     const bounded = new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_WAIT_MS)));
     await Promise.race([this.queue.stop(), bounded]).finally(() => clearTimeout(timer));
