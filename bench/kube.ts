@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- --kube [--services N] [--seed N] [--no-fleet] [--no-write]`: `lbaas kube` at cluster scale, on a
+ * `npm run bench -- --kube [--services N] [--seed N] [--no-fleet] [--no-write] [--kube-log FILE] [--save-json FILE]`: `lbaas kube` at cluster scale, on a
  * real kube-apiserver (kube/local-apiserver.ts), beside the `lbaas apply` controller fleet of the same size.
  *
  * The cluster: 3 Nodes, N Services of type LoadBalancer created at once, each with 2 ports and both IP families
@@ -78,6 +78,11 @@ export interface KubeBenchResult {
   loadAvg: { start: number[]; end: number[] };
 }
 
+const cpuText = (c: PhaseCost) =>
+  `${Object.entries(c.cpuSeconds)
+    .map(([k, v]) => `${k} ${v.toFixed(0)}`)
+    .join(', ')}; machine busy ${c.machineBusySeconds.toFixed(0)}`;
+
 const kubeTotal = (p: KubePhase) => Object.values(p.kubeRequests).reduce((a, b) => a + b, 0);
 
 /** The audit events of lbaas kube's user written since byte `from`: one per request (a watch counted when it starts). */
@@ -153,7 +158,7 @@ function serviceBody(i: number) {
   };
 }
 
-async function runKubePhases(o: { services: number; seed: number; log: (l: string) => void; temporalPath: string; bundlePath: string; dir: string }): Promise<Omit<KubeBenchResult, 'fleet' | 'date' | 'revision' | 'machine' | 'loadAvg'>> {
+async function runKubePhases(o: { services: number; seed: number; log: (l: string) => void; temporalPath: string; bundlePath: string; dir: string; kubeLog?: string }): Promise<Omit<KubeBenchResult, 'fleet' | 'date' | 'revision' | 'machine' | 'loadAvg'>> {
   const { log, services } = o;
   let server: DevServer | null = null;
   let sim: SimProcess | null = null;
@@ -201,7 +206,7 @@ async function runKubePhases(o: { services: number; seed: number; log: (l: strin
     kube = startKubeCli(flags, { PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: server.namespace, LBAAS_TASK_QUEUE: taskQueue });
     await kube.saw(/became the leader/);
     await kube.saw(new RegExp(`node pool ${POOL}: revision \\d+, 3 nodes`));
-    const pids = { temporal: server.process.pid ?? -1, simulator: sim.child.pid ?? -1, worker: worker.pid, 'lbaas kube': kube.child.pid ?? -1 };
+    const pids = { temporal: server.process.pid ?? -1, simulator: sim.child.pid ?? -1, worker: worker.pid, 'lbaas kube': kube.child.pid ?? -1, 'kube-apiserver': api.pids().apiserver, etcd: api.pids().etcd };
     const running = kube;
 
     const phase = async (name: string, body: () => Promise<void>): Promise<KubePhase> => {
@@ -211,7 +216,7 @@ async function runKubePhases(o: { services: number; seed: number; log: (l: strin
       await sleep(1000);
       const kubeRequests = await auditCounts(auditLog, from);
       const p = { cost, kubeRequests };
-      log(`${name}: ${(cost.wallMs / 1000).toFixed(1)} s, ${cost.requests} Engine requests (${cost.mutations} writes), ${kubeTotal(p)} Kubernetes API requests by lbaas kube`);
+      log(`${name}: ${(cost.wallMs / 1000).toFixed(1)} s, ${cost.requests} Engine requests (${cost.mutations} writes), ${kubeTotal(p)} Kubernetes API requests by lbaas kube; CPU s ${cpuText(cost)}`);
       return p;
     };
     const ours = async () => (await core.listNamespacedService({ namespace: 'default' })).items.filter((s) => s.metadata?.name?.startsWith('svc-'));
@@ -291,6 +296,7 @@ async function runKubePhases(o: { services: number; seed: number; log: (l: strin
     };
   } finally {
     await kube?.stop();
+    if (o.kubeLog && kube) writeFileSync(o.kubeLog, kube.output());
     await worker?.stop().catch(() => {});
     await connection?.close();
     await sim?.stop();
@@ -344,6 +350,7 @@ function markdownSection(r: KubeBenchResult, command: string): string {
     '',
     `Kubernetes API requests of the apply: ${routes(r.apply.kubeRequests)}. Of the delete: ${routes(r.remove.kubeRequests)}.`,
     `Engine requests of the node join by route: ${routes(r.join.cost.byRoute ?? {})}.`,
+    `CPU seconds of the apply: ${cpuText(r.apply.cost)}. Of the delete: ${cpuText(r.remove.cost)}.`,
     '',
   ];
   if (f) {
@@ -355,6 +362,8 @@ function markdownSection(r: KubeBenchResult, command: string): string {
       `| apply | ${s(r.apply.cost.wallMs)}, ${r.servicesPerMinute.toFixed(0)} services/min, ${r.apply.cost.requests} Engine requests | ${s(f.apply.wallMs)}, ${f.servicesPerMinute.toFixed(0)} services/min, ${f.apply.requests} Engine requests |`,
       `| node join | ${s(r.join.cost.wallMs)}, ${r.join.cost.requests} Engine requests (${r.join.cost.mutations} writes) | ${f.nodeChange ? `${s(f.nodeChange.wallMs)}, ${f.nodeChange.requests} Engine requests (${f.nodeChange.mutations} writes)` : 'n/a'} |`,
       `| delete | ${s(r.remove.cost.wallMs)}, ${r.remove.cost.requests} Engine requests | ${s(f.remove.wallMs)}, ${f.remove.requests} Engine requests |`,
+      '',
+      `CPU seconds of the fleet's apply: ${cpuText(f.apply)}.`,
       '',
     );
   }
@@ -391,7 +400,8 @@ export async function runKubeBench(argv: string[]): Promise<void> {
     const bundle = await bundleWorkflowCode({ workflowsPath, logger: quiet as never });
     const bundlePath = path.join(dir, 'workflows.js');
     writeFileSync(bundlePath, bundle.code);
-    const kube = await runKubePhases({ services, seed, log, temporalPath, bundlePath, dir });
+    const kubeLog = value('--kube-log');
+    const kube = await runKubePhases({ services, seed, log, temporalPath, bundlePath, dir, ...(kubeLog ? { kubeLog: path.resolve(kubeLog) } : {}) });
     let fleet: FleetResult | undefined;
     if (!argv.includes('--no-fleet')) {
       log(`the lbaas apply controller fleet of ${services} services`);

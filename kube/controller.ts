@@ -29,8 +29,12 @@ import { describeDiscovery, effectiveSettings, FIRST_DISCOVERY_RETRY_MS, runDisc
 
 /** The queue key of the node pool; Service keys are `namespace/name` and never start with a colon. */
 const POOL_KEY = ':node-pool';
-/** Services synced at once: a sync is a few short requests (Kubernetes and Temporal), never a wait for a pass. */
-const CONCURRENCY = 8;
+/**
+ * Services synced at once: a sync is a few short requests (Kubernetes and Temporal), never a wait for a pass. As many
+ * as a CLI rollout of a fleet sends at once (bench/fleet.ts): enough to keep the workers busy, few enough that one
+ * Temporal connection and the API server answer each promptly.
+ */
+const CONCURRENCY = 32;
 /** How long stopping waits for the syncs in flight. */
 const STOP_WAIT_MS = 10_000;
 /** How long to wait before restarting an informer whose list or watch failed. */
@@ -299,12 +303,14 @@ export class KubeController {
       this.#stopWaiting(key);
       return this.#report(key, svc, hash, waiting);
     }
-    if (!(svc.metadata.finalizers ?? []).includes(CLEANUP_FINALIZER)) {
-      // Before anything exists on a load balancer, so a deleted Service always waits for its teardown.
-      if (!(await this.#write(() => this.#writes.addFinalizer(svc)))) return { retry: 'the Service changed while adding the finalizer' };
-      return 'done'; // The patch is an update event: the sync runs again on the newer object.
-    }
     await this.#event(svc, 'Normal', 'EnsuringLoadBalancer', 'Ensuring load balancer');
+    if (!(svc.metadata.finalizers ?? []).includes(CLEANUP_FINALIZER)) {
+      // Before anything exists on a load balancer, so a deleted Service always waits for its teardown. A 409 means
+      // the Service changed meanwhile: its update event syncs it again.
+      const patched = await this.#write(() => this.#writes.addFinalizer(svc));
+      if (patched === null) return 'done';
+      svc = patched;
+    }
     const validated = validateSpec(mapped.spec);
     if (!validated.ok) throw new Error('the mapped spec did not validate'); // serviceSpec validated it already.
     const { revision } = await this.lbaas.apply(mapped.spec, validated.spec);
@@ -363,7 +369,7 @@ export class KubeController {
       current = { ...svc, metadata: { ...svc.metadata, ...(resourceVersion ? { resourceVersion } : {}) } };
     }
     await this.#event(current, 'Normal', 'DeletedLoadBalancer', 'Deleted load balancer');
-    if (!(await this.#write(() => this.#writes.release(current)))) return { retry: 'the Service changed while removing the finalizer' };
+    if ((await this.#write(() => this.#writes.release(current))) === null) return { retry: 'the Service changed while removing the finalizer' };
     return 'done';
   }
 
@@ -412,13 +418,12 @@ export class KubeController {
     }
   }
 
-  /** A metadata write; false when the Service changed since it was read (409), which its next sync handles. */
-  async #write(fn: () => Promise<void>): Promise<boolean> {
+  /** A metadata write and what it returns; null when the Service changed since it was read (409), which its next sync handles. */
+  async #write<T>(fn: () => Promise<T>): Promise<T | null> {
     try {
-      await fn();
-      return true;
+      return await fn();
     } catch (err) {
-      if (httpStatus(err) === 409) return false;
+      if (httpStatus(err) === 409) return null;
       throw err;
     }
   }

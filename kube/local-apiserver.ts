@@ -25,6 +25,8 @@ export interface LocalApiserver {
   token: string;
   kubeconfig: string;
   dir: string;
+  /** The process ids, for a benchmark's CPU accounting. */
+  pids(): { etcd: number; apiserver: number };
   /** Stops kube-apiserver and starts it again on the same port and etcd (what its clients see as an outage). */
   restartApiserver(): Promise<void>;
   stop(): Promise<void>;
@@ -178,7 +180,7 @@ export async function startLocalApiserver(o: LocalApiserverOptions): Promise<Loc
   };
   const kubeconfig = path.join(dir, 'kubeconfig');
   await writeFile(kubeconfig, kubeconfigText(url, path.join(dir, 'certs', 'apiserver.crt'), 'lbaas-admin', token), { mode: 0o600 });
-  return { url, token, kubeconfig, dir, stop, restartApiserver };
+  return { url, token, kubeconfig, dir, stop, restartApiserver, pids: () => ({ etcd: etcd.pid ?? -1, apiserver: api.pid ?? -1 }) };
 }
 
 /** A kubeconfig for one user of the local API server (its self-signed certificate is the CA). */

@@ -20,15 +20,20 @@ export class ServiceWrites {
     readonly identity: string,
   ) {}
 
-  async #patchMeta(svc: KubeService, metadata: Record<string, unknown>): Promise<void> {
-    await this.t.core.patchNamespacedService(
+  /** Returns the resourceVersion the write left, for a write right after it that must not undo it. */
+  async #patchMeta(svc: KubeService, metadata: Record<string, unknown>): Promise<string | undefined> {
+    const updated = await this.t.core.patchNamespacedService(
       { name: svc.metadata.name, namespace: svc.metadata.namespace, body: { metadata: { ...metadata, resourceVersion: svc.metadata.resourceVersion } } },
       mergePatch(this.t.mod),
     );
+    return updated.metadata?.resourceVersion;
   }
 
-  async addFinalizer(svc: KubeService): Promise<void> {
-    await this.#patchMeta(svc, { finalizers: [...(svc.metadata.finalizers ?? []), CLEANUP_FINALIZER] });
+  /** The Service as it is after the write (the finalizer added, its new resourceVersion). */
+  async addFinalizer(svc: KubeService): Promise<KubeService> {
+    const finalizers = [...(svc.metadata.finalizers ?? []), CLEANUP_FINALIZER];
+    const resourceVersion = await this.#patchMeta(svc, { finalizers });
+    return { ...svc, metadata: { ...svc.metadata, finalizers, ...(resourceVersion ? { resourceVersion } : {}) } };
   }
 
   /** Removes the finalizer and the applied-spec annotation in one write (the Service may be deleted right after). */

@@ -226,7 +226,8 @@ test('per-Service options: the addresses a Service asks for; unenforced fields s
   const svc = await until(() => ingressOf('opts'), 'the ingress of opts');
   assert.deepEqual(svc.status?.loadBalancer?.ingress?.map((i) => i.ip), [EXTERNAL]);
   assert.deepEqual(objectsOf(uid).filter((l) => l.startsWith('bind ')), [`bind v4.http.opts.${sfx}`]);
-  // Three syncs ran before Ensured (finalizer, apply, report): the fields were said in the first only.
+  // Three syncs ran before Ensured (the apply, the update event of its finalizer, the report): the fields were said
+  // in the first only.
   const lines = await eventsWith('opts', 'Normal EnsuredLoadBalancer');
   assert.deepEqual(lines, ['Warning LoadBalancerOptionNotEnforced', 'Normal EnsuringLoadBalancer', 'Normal EnsuredLoadBalancer']);
   const said = (await kubeEvents(s.core, 'opts')).find((e) => e.type === 'Warning');
