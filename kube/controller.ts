@@ -16,8 +16,9 @@ import { CLEANUP_FINALIZER, HOSTNAME_ANNOTATION, ingressOf, intentOf, nodeMember
 import type { KubeNode, KubeService } from './objects';
 import { WorkQueue, type SyncOutcome } from './queue';
 import { APPLIED_ANNOTATION, ServiceWrites } from './writes';
-import type { ClusterDiscovery } from '../contract';
+import { workflowIds, type ClusterDiscovery } from '../contract';
 import { describeDiscovery, effectiveSettings, FIRST_DISCOVERY_RETRY_MS, runDiscovery } from './discovery';
+import { KubePickupWatch } from './pickup-watch';
 
 /** The queue key of the node pool; Service keys are `namespace/name` and never start with a colon. */
 const POOL_KEY = ':node-pool';
@@ -32,6 +33,10 @@ type Watched<T extends V1Service | V1Node> = ListWatch<T>;
 
 export class KubeController {
   readonly queue: WorkQueue;
+  /** Says why a Service waits when no worker picks its workflow up (kube/pickup-watch.ts). */
+  readonly pickup: KubePickupWatch;
+  /** True once both informers have listed (start() resolved). */
+  synced = false;
   readonly #writes: ServiceWrites;
   #services!: Watched<V1Service>;
   #nodes!: Watched<V1Node>;
@@ -59,6 +64,18 @@ export class KubeController {
   ) {
     this.queue = new WorkQueue((key) => (key === POOL_KEY ? this.#syncPool() : this.#syncService(key)), CONCURRENCY, log);
     this.#writes = new ServiceWrites(t, identity);
+    const { client, taskQueue } = lbaas;
+    this.pickup = new KubePickupWatch({
+      client,
+      namespace: client.options.namespace,
+      taskQueue,
+      log,
+      event: (svc, type, reason, message) => this.#writes.event(svc, type, reason, message).catch((err: unknown) => log(`${serviceKey(svc)}: could not record the event ${reason}: ${statusMessage(err)}`)),
+    });
+  }
+
+  get leading(): boolean {
+    return this.#leading;
   }
 
   /** The settings Services are mapped with: the flags, and what the last discovery found (kube/discovery.ts). */
@@ -103,6 +120,7 @@ export class KubeController {
     while (!this.#stopped && (this.#services.latestResourceVersion() === '' || this.#nodes.latestResourceVersion() === '')) {
       await new Promise((r) => setTimeout(r, 200));
     }
+    this.synced = !this.#stopped;
   }
 
   async stop(): Promise<void> {
@@ -114,6 +132,7 @@ export class KubeController {
   /** Becomes the acting controller: the pool first; its first sync queues every Service from the caches. */
   startLeading(): void {
     this.#leading = true;
+    this.pickup.start();
     this.queue.restart();
     this.queue.add(POOL_KEY);
     if (this.flags.discovery) void this.#discover(this.#term);
@@ -151,6 +170,7 @@ export class KubeController {
     this.#leading = false;
     this.#term++;
     clearTimeout(this.#discoveryTimer);
+    this.pickup.stop();
     // A sync waiting for a long pass is not waited for beyond this: its remaining writes are idempotent (the same
     // spec, the same status), so a new leader doing them again changes nothing.
     let timer: NodeJS.Timeout | undefined;
@@ -196,7 +216,8 @@ export class KubeController {
       }
     }
     if (this.#pool === null || !sameMembers(this.#pool, servers)) {
-      const r = await this.lbaas.pools.set({ name: this.poolName, servers });
+      this.pickup.waiting(POOL_KEY, { workflowId: workflowIds.pool(this.poolName), what: `node pool ${this.poolName}` });
+      const r = await this.lbaas.pools.set({ name: this.poolName, servers }).finally(() => this.pickup.done(POOL_KEY));
       this.log(`node pool ${this.poolName}: revision ${r.revision}, ${servers.length} nodes (${servers.map((s) => s.name).join(', ') || 'none'})`);
       this.#pool = servers;
     }
@@ -252,9 +273,12 @@ export class KubeController {
     await this.#event(svc, 'Normal', 'EnsuringLoadBalancer', 'Ensuring load balancer');
     const validated = validateSpec(mapped.spec);
     if (!validated.ok) throw new Error('the mapped spec did not validate'); // serviceSpec validated it already.
-    const { revision } = await this.lbaas.apply(mapped.spec, validated.spec);
+    const waiting = { workflowId: workflowIds.controller(svc.metadata.uid), service: svc };
+    this.pickup.waiting(key, { ...waiting, what: `applying to service ${svc.metadata.uid}` });
+    const { revision } = await this.lbaas.apply(mapped.spec, validated.spec).catch((err: unknown) => (this.pickup.done(key), Promise.reject(err)));
     this.log(`${key}: applied revision ${revision} to service ${svc.metadata.uid}; waiting for its pass`);
-    const result = await this.lbaas.waitConverged(svc.metadata.uid, revision);
+    this.pickup.waiting(key, { ...waiting, what: `revision ${revision} of service ${svc.metadata.uid}` });
+    const result = await this.lbaas.waitConverged(svc.metadata.uid, revision).finally(() => this.pickup.done(key));
     if (!result.converged) {
       const why = result.error ?? 'the pass did not converge';
       await this.#event(svc, 'Warning', 'SyncLoadBalancerFailed', `Error syncing load balancer: ${why}`);
@@ -274,7 +298,8 @@ export class KubeController {
     const uid = svc.metadata.uid;
     await this.#event(svc, 'Normal', 'DeletingLoadBalancer', 'Deleting load balancer');
     if (await this.#controllerRunning(uid)) {
-      const result = await this.lbaas.delete(uid);
+      this.pickup.waiting(key, { workflowId: workflowIds.controller(uid), service: svc, what: `deleting service ${uid}` });
+      const result = await this.lbaas.delete(uid).finally(() => this.pickup.done(key));
       if (!result.converged) {
         const why = result.error ?? 'the teardown did not converge';
         await this.#event(svc, 'Warning', 'SyncLoadBalancerFailed', `Error deleting load balancer: ${why}`);
