@@ -13,6 +13,8 @@
  * worker is gone, so a poller counts as live only while its last poll is recent (LIVE_POLLER_MS).
  */
 import type { Client } from '@temporalio/client';
+import { DEFAULT_TASK_QUEUE } from '../common/settings';
+import { isLivePoller, LIVE_POLLER_MS, timestampMs } from '../common/pollers';
 
 /**
  * What keeps a task from being picked up:
@@ -69,16 +71,9 @@ export interface PickupQuery {
 type Service = Pick<Client, 'workflowService'>['workflowService'];
 /** Anything with Temporal's WorkflowService: a Client, or a Connection's `workflowService` wrapped as `{ workflowService }`. */
 export type PickupClient = Pick<Client, 'workflowService'>;
-type Timestamp = { seconds?: unknown; nanos?: number | null } | null | undefined;
 type VersionRef = { deploymentName: string; buildId: string };
 
-/**
- * A poller whose last poll reached the server longer ago than this is taken for gone. Temporal keeps a poller in
- * DescribeTaskQueue's list for minutes after its worker stopped, while a live worker starts a new long poll at least
- * once a minute (the server's long-poll expiry); measured on the dev server: an idle worker's last poll was at most
- * 58.5 s old.
- */
-export const LIVE_POLLER_MS = 70_000;
+export { LIVE_POLLER_MS, timestampMs };
 
 /** Protocol enum values; the client decodes them as numbers, JSON tooling as their names. */
 const SCHEDULED_WORKFLOW_TASK = [1, 'PENDING_WORKFLOW_TASK_STATE_SCHEDULED'];
@@ -88,13 +83,10 @@ const VERSIONED_MODE = [2, 'WORKER_VERSIONING_MODE_VERSIONED'];
 const WORKFLOW_QUEUE = 1;
 const ACTIVITY_QUEUE = 2;
 const GRPC_NOT_FOUND = 5;
+/** The Deployment of a worker given none (worker/versioning.ts), for the fix when nothing else names one. */
+const DEFAULT_DEPLOYMENT_NAME = 'lbaas';
 /** Temporal's name for "no Version": the unversioned workers. */
 const UNVERSIONED = '__unversioned__';
-
-export function timestampMs(t: Timestamp): number | null {
-  if (!t || t.seconds === undefined || t.seconds === null) return null;
-  return Number(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6);
-}
 
 /**
  * The first task of `q.workflowId` (or of one of its pending children) that has waited at least `minWaitMs` without a
@@ -182,10 +174,7 @@ function pinnedVersion(vi: VersioningInfo | null): VersionRef | null {
 
 async function explain(service: Service, namespace: string, taskQueue: string, vi: VersioningInfo | null, task: 'workflow' | 'activity', now: number): Promise<Explained> {
   const r = await service.describeTaskQueue({ namespace, taskQueue: { name: taskQueue }, taskQueueType: task === 'workflow' ? WORKFLOW_QUEUE : ACTIVITY_QUEUE });
-  const live = (r.pollers ?? []).filter((p) => {
-    const at = timestampMs(p.lastAccessTime);
-    return at === null || now - at <= LIVE_POLLER_MS;
-  });
+  const live = (r.pollers ?? []).filter((p) => isLivePoller(p.lastAccessTime, now));
   const versioned = live.map((p) => (VERSIONED_MODE.includes(p.deploymentOptions?.workerVersioningMode as never) ? ref(p.deploymentOptions) : null));
   const unversioned = versioned.filter((v) => v === null).length;
   const pinned = pinnedVersion(vi);
@@ -222,14 +211,22 @@ const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
 
 function finish(e: Explained & Pick<PickupDiagnosis, 'workflowId' | 'runId' | 'task' | 'taskQueue' | 'waitingMs'>): PickupDiagnosis {
   const { deploymentName, ...d } = e;
-  const deployment = d.version?.deploymentName ?? deploymentName ?? 'lbaas';
+  const deployment = d.version?.deploymentName ?? deploymentName ?? DEFAULT_DEPLOYMENT_NAME;
   const setCurrent = (build: string) => `temporal worker deployment set-current-version --deployment-name ${deployment} --build-id ${build}`;
   let why: string;
   let fix: string;
   switch (d.reason) {
     case 'no-worker':
       why = `no worker polls task queue ${d.taskQueue}`;
-      fix = d.version ? `start lbaas worker of build ${d.version.buildId} (LBAAS_BUILD_ID=${d.version.buildId}${d.version.deploymentName === 'lbaas' ? '' : ` LBAAS_DEPLOYMENT_NAME=${d.version.deploymentName}`})` : 'start lbaas worker';
+      fix = `start lbaas worker${d.version ? ` of build ${d.version.buildId}` : ''}`;
+      if (d.version || d.taskQueue !== DEFAULT_TASK_QUEUE) {
+        const env = [
+          d.taskQueue === DEFAULT_TASK_QUEUE ? '' : `LBAAS_TASK_QUEUE=${d.taskQueue}`,
+          d.version ? `LBAAS_BUILD_ID=${d.version.buildId}` : '',
+          d.version && d.version.deploymentName !== DEFAULT_DEPLOYMENT_NAME ? `LBAAS_DEPLOYMENT_NAME=${d.version.deploymentName}` : '',
+        ];
+        fix += ` (${env.filter((e) => e !== '').join(' ')})`;
+      }
       if (d.version) why += ` (the run is pinned to ${deployment}.${d.version.buildId})`;
       break;
     case 'no-current-version':

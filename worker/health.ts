@@ -9,7 +9,7 @@
  * server of a loaded machine. The Worker's own state is read at every probe, so a stopping worker is unready at once.
  */
 import type { HealthChecks } from '../common/health';
-import { LIVE_POLLER_MS, timestampMs } from '../client/pickup';
+import { isLivePoller } from '../common/pollers';
 import type { RunningWorker } from './start';
 import { versionText } from './versioning';
 
@@ -81,7 +81,7 @@ export class WorkerHealth implements HealthChecks {
     const service = r.client.workflowService;
     const now = Date.now();
     const [wf, act] = await Promise.all([1, 2].map((taskQueueType) => service.describeTaskQueue({ namespace, taskQueue: { name: taskQueue }, taskQueueType })));
-    const polls = (answer: typeof wf) => (answer?.pollers ?? []).some((p) => p.identity === identity && now - (timestampMs(p.lastAccessTime) ?? now) <= LIVE_POLLER_MS);
+    const polls = (answer: typeof wf) => (answer?.pollers ?? []).some((p) => p.identity === identity && isLivePoller(p.lastAccessTime, now));
     const missing = [polls(wf) ? null : 'workflow', polls(act) ? null : 'activity'].filter((x) => x !== null);
     if (missing.length > 0) return `not polling task queue ${taskQueue} yet (the server lists no poller with identity ${identity} for ${missing.join(' or ')} tasks)`;
     // A Version once known stays known while its workers poll.

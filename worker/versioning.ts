@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { invalid } from '../common/errors';
+import { isLivePoller } from '../common/pollers';
 
 export const DEFAULT_DEPLOYMENT_NAME = 'lbaas';
 /**
@@ -154,15 +155,10 @@ export async function setCurrentVersion(client: Pick<Client, 'workflowService'>,
 const UNVERSIONED = '__unversioned__';
 /** WORKER_VERSIONING_MODE_VERSIONED in Temporal's API. */
 const VERSIONED_MODE = 2;
-/** DescribeTaskQueue lists a stopped worker for minutes; a live one polls at least once a minute (client/pickup.ts). */
-const LIVE_POLLER_MS = 70_000;
 
 /** Whether a worker without Worker Versioning polls the task queue for workflow tasks. */
 async function unversionedPollers(client: Pick<Client, 'workflowService'>, namespace: string, taskQueue: string): Promise<boolean> {
   const r = await client.workflowService.describeTaskQueue({ namespace, taskQueue: { name: taskQueue }, taskQueueType: 1 });
   const now = Date.now();
-  return (r.pollers ?? []).some((p) => {
-    const at = p.lastAccessTime?.seconds === undefined || p.lastAccessTime.seconds === null ? null : Number(p.lastAccessTime.seconds) * 1000;
-    return (at === null || now - at <= LIVE_POLLER_MS) && p.deploymentOptions?.workerVersioningMode !== VERSIONED_MODE;
-  });
+  return (r.pollers ?? []).some((p) => isLivePoller(p.lastAccessTime, now) && p.deploymentOptions?.workerVersioningMode !== VERSIONED_MODE);
 }
