@@ -24,8 +24,9 @@ import { NOT_ENFORCED_REASON, unenforcedOptions } from './service-options';
 import type { KubeNode, KubeService } from './objects';
 import { WorkQueue, type SyncOutcome } from './queue';
 import { APPLIED_ANNOTATION, ServiceWrites } from './writes';
-import type { ClusterDiscovery } from '../contract';
+import { workflowIds, type ClusterDiscovery } from '../contract';
 import { describeDiscovery, effectiveSettings, FIRST_DISCOVERY_RETRY_MS, runDiscovery } from './discovery';
+import { KubePickupWatch } from './pickup-watch';
 
 /** The queue key of the node pool; Service keys are `namespace/name` and never start with a colon. */
 const POOL_KEY = ':node-pool';
@@ -56,6 +57,10 @@ interface Waiting {
 
 export class KubeController {
   readonly queue: WorkQueue;
+  /** Says why a Service waits when no worker picks its workflow up (kube/pickup-watch.ts). */
+  readonly pickup: KubePickupWatch;
+  /** True once both informers have listed (start() resolved). */
+  synced = false;
   readonly #writes: ServiceWrites;
   #services!: Watched<V1Service>;
   #nodes!: Watched<V1Node>;
@@ -89,6 +94,18 @@ export class KubeController {
   ) {
     this.queue = new WorkQueue((key) => (key === POOL_KEY ? this.#syncPool() : this.#syncService(key)), CONCURRENCY, log);
     this.#writes = new ServiceWrites(t, identity);
+    const { client, taskQueue } = lbaas;
+    this.pickup = new KubePickupWatch({
+      client,
+      namespace: client.options.namespace,
+      taskQueue,
+      log,
+      event: (svc, type, reason, message) => this.#writes.event(svc, type, reason, message).catch((err: unknown) => log(`${serviceKey(svc)}: could not record the event ${reason}: ${statusMessage(err)}`)),
+    });
+  }
+
+  get leading(): boolean {
+    return this.#leading;
   }
 
   /** The settings Services are mapped with: the flags, and what the last discovery found (kube/discovery.ts). */
@@ -133,6 +150,7 @@ export class KubeController {
     while (!this.#stopped && (this.#services.latestResourceVersion() === '' || this.#nodes.latestResourceVersion() === '')) {
       await new Promise((r) => setTimeout(r, 200));
     }
+    this.synced = !this.#stopped;
   }
 
   async stop(): Promise<void> {
@@ -144,6 +162,7 @@ export class KubeController {
   /** Becomes the acting controller: the pool first; its first sync queues every Service from the caches. */
   startLeading(): void {
     this.#leading = true;
+    this.pickup.start();
     this.queue.restart();
     this.queue.add(POOL_KEY);
     if (this.flags.discovery) void this.#discover(this.#term);
@@ -181,6 +200,7 @@ export class KubeController {
     this.#leading = false;
     this.#term++;
     clearTimeout(this.#discoveryTimer);
+    this.pickup.stop();
     // Syncs are short; one stuck on an unanswering API server or Temporal is not waited for beyond this: its writes
     // are idempotent (the same spec, the same status), so a new leader doing them again changes nothing. The passes
     // being waited for are forgotten: their outcomes arrive in an older term and are dropped.
@@ -230,7 +250,8 @@ export class KubeController {
     }
     // A node update that changes no member (its heartbeat, conditions, other labels) ends here: no Temporal request.
     if (this.#pool === null || !sameMembers(this.#pool, servers)) {
-      const r = await this.lbaas.pools.set({ name: this.poolName, servers });
+      this.pickup.waiting(POOL_KEY, { workflowId: workflowIds.pool(this.poolName), what: `node pool ${this.poolName}` });
+      const r = await this.lbaas.pools.set({ name: this.poolName, servers }).finally(() => this.pickup.done(POOL_KEY));
       this.log(`node pool ${this.poolName}: revision ${r.revision}, ${servers.length} nodes (${servers.map((s) => s.name).join(', ') || 'none'})`);
       this.#pool = servers;
     }
@@ -313,9 +334,10 @@ export class KubeController {
     }
     const validated = validateSpec(mapped.spec);
     if (!validated.ok) throw new Error('the mapped spec did not validate'); // serviceSpec validated it already.
-    const { revision } = await this.lbaas.apply(mapped.spec, validated.spec);
+    this.pickup.waiting(key, { workflowId: workflowIds.controller(svc.metadata.uid), service: svc, what: `applying to service ${svc.metadata.uid}` });
+    const { revision } = await this.lbaas.apply(mapped.spec, validated.spec).catch((err: unknown) => (this.pickup.done(key), Promise.reject(err)));
     this.log(`${key}: applied revision ${revision} to service ${svc.metadata.uid}; waiting for its pass`);
-    this.#wait(key, { kind: 'apply', hash, uid: svc.metadata.uid, revision }, () => this.lbaas.waitConverged(svc.metadata.uid, revision));
+    this.#wait(key, svc, { kind: 'apply', hash, uid: svc.metadata.uid, revision }, `revision ${revision} of service ${svc.metadata.uid}`, () => this.lbaas.waitConverged(svc.metadata.uid, revision));
     return 'done';
   }
 
@@ -354,9 +376,12 @@ export class KubeController {
     await this.#event(svc, 'Normal', 'DeletingLoadBalancer', 'Deleting load balancer');
     if (!(await this.#controllerRunning(uid))) return this.#release(key, svc);
     const updateId = `delete-${randomUUID()}`;
-    const update = await untilAnswered(() => this.lbaas.controller(uid).startUpdate(deleteUpdate, { waitForStage: 'ACCEPTED', updateId }), { rpcTimeouts: 'throw' });
+    this.pickup.waiting(key, { workflowId: workflowIds.controller(uid), service: svc, what: `deleting service ${uid}` });
+    const update = await untilAnswered(() => this.lbaas.controller(uid).startUpdate(deleteUpdate, { waitForStage: 'ACCEPTED', updateId }), { rpcTimeouts: 'throw' }).catch(
+      (err: unknown) => (this.pickup.done(key), Promise.reject(err)),
+    );
     this.log(`${key}: deleting service ${uid}; waiting for its teardown`);
-    this.#wait(key, { kind: 'delete', hash: '', uid, revision: 0 }, () => update.result());
+    this.#wait(key, svc, { kind: 'delete', hash: '', uid, revision: 0 }, `deleting service ${uid}`, () => update.result());
     return 'done';
   }
 
@@ -377,8 +402,10 @@ export class KubeController {
    * Waits for a pass outside the work queue, then queues the Service so that a sync reports the outcome. An outcome
    * that arrives after the wait was replaced or dropped (a newer apply, a delete, leadership lost) is ignored.
    */
-  #wait(key: string, w: Waiting, pass: () => Promise<PassResult>): void {
+  #wait(key: string, svc: KubeService, w: Waiting, what: string, pass: () => Promise<PassResult>): void {
     this.#waiting.set(key, w);
+    // A pass whose workflow no worker picks up is said on the Service (kube/pickup-watch.ts) while it is waited for.
+    this.pickup.waiting(key, { workflowId: workflowIds.controller(w.uid), service: svc, what });
     const term = this.#term;
     void pass()
       .then(
@@ -387,13 +414,14 @@ export class KubeController {
       )
       .then((outcome) => {
         if (term !== this.#term || this.#waiting.get(key) !== w) return;
+        this.pickup.done(key);
         w.outcome = outcome;
         this.queue.add(key);
       });
   }
 
   #stopWaiting(key: string): void {
-    this.#waiting.delete(key);
+    if (this.#waiting.delete(key)) this.pickup.done(key);
   }
 
   /** The Service fields lbaas does not enforce, said in one Warning whenever they change (not on every sync). */
