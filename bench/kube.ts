@@ -18,7 +18,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -87,9 +87,11 @@ const kubeTotal = (p: KubePhase) => Object.values(p.kubeRequests).reduce((a, b) 
 
 /** The audit events of lbaas kube's user written since byte `from`: one per request (a watch counted when it starts). */
 async function auditCounts(file: string, from: number): Promise<Record<string, number>> {
-  const text = (await readFile(file, 'utf8').catch(() => '')).slice(from);
+  const bytes = await readFile(file).catch(() => Buffer.alloc(0));
+  const text = bytes.subarray(from).toString('utf8');
   const out: Record<string, number> = {};
-  for (const line of text.split('\n')) {
+  // The last line may still be being written: only whole lines count (it is counted by the next phase).
+  for (const line of text.slice(0, text.lastIndexOf('\n') + 1).split('\n')) {
     if (!line.trim()) continue;
     const e = JSON.parse(line) as { stage?: string; verb?: string; user?: { username?: string }; objectRef?: { resource?: string; subresource?: string } };
     if (e.user?.username !== SA_USER) continue;
@@ -101,7 +103,8 @@ async function auditCounts(file: string, from: number): Promise<Record<string, n
   return out;
 }
 
-const fileSize = (file: string) => (existsSync(file) ? statSync(file).size : 0);
+/** Where the audit log's whole lines end (a line being written belongs to what comes after). */
+const wholeLinesEnd = (file: string) => (existsSync(file) ? readFileSync(file).lastIndexOf(0x0a) + 1 : 0);
 
 function gitRevision(): string {
   try {
@@ -210,7 +213,7 @@ async function runKubePhases(o: { services: number; seed: number; log: (l: strin
     const running = kube;
 
     const phase = async (name: string, body: () => Promise<void>): Promise<KubePhase> => {
-      const from = fileSize(auditLog);
+      const from = wholeLinesEnd(auditLog);
       const { cost } = await measurePhase((sim as SimProcess).admin, pids, body);
       // The audit backend writes as requests complete; a moment lets the last ones reach the file.
       await sleep(1000);
