@@ -5,7 +5,7 @@
  * back on the Service (finalizer, status.loadBalancer.ingress, Events). It never talks to the Engine: the workers do.
  * docs/kubernetes.md describes the behaviour; kube/mapping.ts the mapping.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import type { ListWatch, V1Node, V1Service } from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { sameMembers, validateSpec, type ServerSpec } from '../domain';
@@ -22,6 +22,8 @@ import { KubePickupWatch } from './pickup-watch';
 
 /** The queue key of the node pool; Service keys are `namespace/name` and never start with a colon. */
 const POOL_KEY = ':node-pool';
+/** The pickup watch's key of a running discovery (kube/pickup-watch.ts). */
+const DISCOVERY_KEY = ':discovery';
 /** Services synced at once: most of a sync is waiting for the service's pass. */
 const CONCURRENCY = 8;
 /** How long stopping waits for the syncs in flight. */
@@ -147,7 +149,8 @@ export class KubeController {
     if (!discovery) return;
     let next = discovery.intervalMs;
     try {
-      const found = await runDiscovery(this.lbaas, this.flags.clusterName, discovery.tagPrefix);
+      const workflowId = workflowIds.discoverRun(this.flags.clusterName, randomUUID());
+      const found = await this.pickup.during(DISCOVERY_KEY, { workflowId, what: 'cluster discovery' }, () => runDiscovery(this.lbaas, this.flags.clusterName, discovery.tagPrefix, workflowId));
       if (term !== this.#term) return;
       const change = describeDiscovery(this.#discovered, found);
       this.#discovered = found;
@@ -216,8 +219,7 @@ export class KubeController {
       }
     }
     if (this.#pool === null || !sameMembers(this.#pool, servers)) {
-      this.pickup.waiting(POOL_KEY, { workflowId: workflowIds.pool(this.poolName), what: `node pool ${this.poolName}` });
-      const r = await this.lbaas.pools.set({ name: this.poolName, servers }).finally(() => this.pickup.done(POOL_KEY));
+      const r = await this.pickup.during(POOL_KEY, { workflowId: workflowIds.pool(this.poolName), what: `node pool ${this.poolName}` }, () => this.lbaas.pools.set({ name: this.poolName, servers }));
       this.log(`node pool ${this.poolName}: revision ${r.revision}, ${servers.length} nodes (${servers.map((s) => s.name).join(', ') || 'none'})`);
       this.#pool = servers;
     }
@@ -229,6 +231,7 @@ export class KubeController {
   async #syncService(key: string): Promise<SyncOutcome> {
     const svc = this.#lookup(key);
     if (!svc) {
+      this.pickup.done(key);
       this.#applied.delete(key);
       return 'done';
     }
@@ -241,7 +244,10 @@ export class KubeController {
   async #ensure(key: string, svc: KubeService): Promise<SyncOutcome> {
     // A spec without the load balancers discovery would add tears down what lives on them: wait for the first one
     // (its success queues every Service again).
-    if (this.flags.discovery && this.#discovered === null) return 'done';
+    if (this.flags.discovery && this.#discovered === null) {
+      this.pickup.waiting(key, { behind: DISCOVERY_KEY, service: svc, what: 'waiting for the first discovery' });
+      return 'done';
+    }
     const settings = this.settings;
     if (settings.loadBalancers.length === 0) {
       const tag = this.#discovered?.loadBalancerTag ?? '(discovery off)';
@@ -255,7 +261,10 @@ export class KubeController {
       await this.#event(svc, 'Warning', 'SyncLoadBalancerFailed', `Error syncing load balancer: ${reasons.join('; ')}`);
       return 'done';
     }
-    if (this.#pool === null) return { retry: `waiting for the node pool ${this.poolName}` };
+    if (this.#pool === null) {
+      this.pickup.waiting(key, { behind: POOL_KEY, service: svc, what: `waiting for the node pool ${this.poolName}` });
+      return { retry: `waiting for the node pool ${this.poolName}` };
+    }
     const hash = specHash(mapped.spec, svc);
     // The annotation is written after the ingress: a match means this spec was converged and reported, unless the
     // ingress was removed since (then report it again).
@@ -274,11 +283,9 @@ export class KubeController {
     const validated = validateSpec(mapped.spec);
     if (!validated.ok) throw new Error('the mapped spec did not validate'); // serviceSpec validated it already.
     const waiting = { workflowId: workflowIds.controller(svc.metadata.uid), service: svc };
-    this.pickup.waiting(key, { ...waiting, what: `applying to service ${svc.metadata.uid}` });
-    const { revision } = await this.lbaas.apply(mapped.spec, validated.spec).catch((err: unknown) => (this.pickup.done(key), Promise.reject(err)));
+    const { revision } = await this.pickup.during(key, { ...waiting, what: `applying to service ${svc.metadata.uid}` }, () => this.lbaas.apply(mapped.spec, validated.spec));
     this.log(`${key}: applied revision ${revision} to service ${svc.metadata.uid}; waiting for its pass`);
-    this.pickup.waiting(key, { ...waiting, what: `revision ${revision} of service ${svc.metadata.uid}` });
-    const result = await this.lbaas.waitConverged(svc.metadata.uid, revision).finally(() => this.pickup.done(key));
+    const result = await this.pickup.during(key, { ...waiting, what: `revision ${revision} of service ${svc.metadata.uid}` }, () => this.lbaas.waitConverged(svc.metadata.uid, revision));
     if (!result.converged) {
       const why = result.error ?? 'the pass did not converge';
       await this.#event(svc, 'Warning', 'SyncLoadBalancerFailed', `Error syncing load balancer: ${why}`);
@@ -298,8 +305,7 @@ export class KubeController {
     const uid = svc.metadata.uid;
     await this.#event(svc, 'Normal', 'DeletingLoadBalancer', 'Deleting load balancer');
     if (await this.#controllerRunning(uid)) {
-      this.pickup.waiting(key, { workflowId: workflowIds.controller(uid), service: svc, what: `deleting service ${uid}` });
-      const result = await this.lbaas.delete(uid).finally(() => this.pickup.done(key));
+      const result = await this.pickup.during(key, { workflowId: workflowIds.controller(uid), service: svc, what: `deleting service ${uid}` }, () => this.lbaas.delete(uid));
       if (!result.converged) {
         const why = result.error ?? 'the teardown did not converge';
         await this.#event(svc, 'Warning', 'SyncLoadBalancerFailed', `Error deleting load balancer: ${why}`);

@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { diagnosePickup, LIVE_POLLER_MS, type PickupClient } from '../../client/pickup';
 import { KubePickupWatch, NOT_PICKED_UP_REASON } from '../../kube/pickup-watch';
 import type { KubeService } from '../../kube/objects';
+import { KubeHealth } from '../../kube/health';
 
 const NOW = 1_800_000_000_000;
 const ts = (ms: number) => ({ seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1e6 });
@@ -143,4 +144,51 @@ test('KubePickupWatch: a wait younger than the report delay is not even looked a
   watch.waiting('default/web', { workflowId: 'lbaas/u', what: 'x' }, NOW - 5_000);
   await watch.check(NOW);
   assert.deepEqual(f.asked, []);
+});
+
+test('KubePickupWatch: a Service behind the node pool shares its diagnosis and gets its own Event; it stays across a failed attempt and ends with a successful one', async () => {
+  const f = fake({ workflows: { 'lbaas-pool/k8s-c': waiting(20_000) }, current: 'b1' });
+  const events: string[] = [];
+  const watch = new KubePickupWatch({ client: f.client, namespace: 'ns', taskQueue: 'q', log: () => undefined, event: async (svc, _t, reason) => void events.push(`${svc.metadata.name} ${reason}`) });
+  const svc = { metadata: { name: 'web', namespace: 'default', uid: 'u' } } as unknown as KubeService;
+  watch.waiting(':node-pool', { workflowId: 'lbaas-pool/k8s-c', what: 'node pool k8s-c' }, NOW - 20_000);
+  watch.waiting('default/web', { behind: ':node-pool', service: svc, what: 'waiting for the node pool k8s-c' }, NOW - 20_000);
+  await watch.check(NOW);
+  assert.deepEqual(events, [`web ${NOT_PICKED_UP_REASON}`]);
+  assert.deepEqual(watch.counts(), { waiting: 2, notPickedUp: { 'no-worker': 2, 'no-current-version': 0, 'version-not-polled': 0, 'workers-busy': 0 } });
+  assert.deepEqual(f.asked, ['lbaas-pool/k8s-c'], 'the Service behind it costs no describe');
+  watch.done(':node-pool', false);
+  assert.equal(watch.counts().waiting, 1, 'kept after a failed attempt');
+  watch.waiting(':node-pool', { workflowId: 'lbaas-pool/k8s-c', what: 'node pool k8s-c' }, NOW);
+  watch.done(':node-pool');
+  assert.equal(watch.counts().waiting, 0, 'ended with the successful one');
+});
+
+test('KubeHealth: 503 until the informers have listed; /metrics has every gauge, every reason at 0 when nothing waits', () => {
+  const h = new KubeHealth();
+  assert.equal(h.live(), null);
+  assert.equal(h.ready(), 'starting: the Service and Node informers have not listed yet');
+  assert.equal(
+    h.metrics(),
+    [
+      '# HELP lbaas_kube_informers_synced 1 once the Service and Node informers have listed.',
+      '# TYPE lbaas_kube_informers_synced gauge',
+      'lbaas_kube_informers_synced 0',
+      '# HELP lbaas_kube_leader 1 while this process holds the lease and acts.',
+      '# TYPE lbaas_kube_leader gauge',
+      'lbaas_kube_leader 0',
+      '# HELP lbaas_kube_workflows_waiting Services (and the node pool) whose sync waits on a workflow.',
+      '# TYPE lbaas_kube_workflows_waiting gauge',
+      'lbaas_kube_workflows_waiting 0',
+      '# HELP lbaas_kube_workflows_not_picked_up Waits whose workflow has a task that no worker took for 10 s or more, by reason (client/pickup.ts).',
+      '# TYPE lbaas_kube_workflows_not_picked_up gauge',
+      'lbaas_kube_workflows_not_picked_up{reason="no-worker"} 0',
+      'lbaas_kube_workflows_not_picked_up{reason="no-current-version"} 0',
+      'lbaas_kube_workflows_not_picked_up{reason="version-not-polled"} 0',
+      'lbaas_kube_workflows_not_picked_up{reason="workers-busy"} 0',
+      '',
+    ].join('\n'),
+  );
+  h.failed = 'lease lost';
+  assert.equal(h.live(), 'controller failed: lease lost');
 });
