@@ -2,7 +2,8 @@
  * The real `lbaas` CLI as a process never waits in silence (cli/wait.ts, client/pickup.ts): with no worker on the
  * task queue, `apply --wait` says within 30 s of starting why nothing happens and how to fix it, and again 30 s later;
  * with workers whose Worker Deployment has no Current Version it names the set-current-version command, which, once
- * run, lets the waiting apply through.
+ * run, lets the waiting apply through; with the Current Version's workers gone and another build polling, it names
+ * both ways out once the gone worker's last poll is older than LIVE_POLLER_MS.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -49,7 +50,7 @@ interface Line {
 }
 
 /** `lbaas <args>` with each stderr line timestamped as it arrives; `onLine` may act on the lines as they come. */
-function run(args: string[], taskQueue: string, onLine: (l: Line) => void = () => undefined): Promise<{ code: number | null; stdout: string; lines: Line[] }> {
+function run(args: string[], taskQueue: string, onLine: (l: Line, stop: () => void) => void = () => undefined): Promise<{ code: number | null; stdout: string; lines: Line[] }> {
   const started = Date.now();
   const child = spawn(process.execPath, [LBAAS_BIN, ...args], { env: cliEnv({ address, namespace, taskQueue }), cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
@@ -63,7 +64,7 @@ function run(args: string[], taskQueue: string, onLine: (l: Line) => void = () =
     for (const text of parts) {
       const l = { at: Date.now() - started, text };
       lines.push(l);
-      onLine(l);
+      onLine(l, () => child.kill('SIGTERM'));
     }
   });
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, lines })));
@@ -128,4 +129,41 @@ test('workers but no Current Version: apply says within 30 s which command makes
   );
   assert.equal(r.code, 0, r.lines.map((l) => l.text).join('\n'));
   assert.match(r.stdout, new RegExp(`^applied revision 1 to service ${uid} \\(controller lbaas/${uid}\\)\n$`));
+});
+
+test('with the workers of the Current Version gone and another build polling: first "busy, or stopped within the last 70 s", then, once the gone poller is stale, start a worker of that build or make the polling one current', { timeout: 240_000 }, async () => {
+  const id = randomUUID().slice(0, 8);
+  const taskQueue = `waits-gone-${id}`;
+  const deploymentName = `waits-gone-${id}`;
+  const start = async (buildId: string, setCurrent: boolean) =>
+    startWorker({
+      temporal: { connection: { address }, namespace, taskQueue },
+      engine: { baseUrl: 'http://127.0.0.1:9', token: TEST_TOKEN },
+      workflowBundle: await workflowBundle(),
+      shutdownGraceTime: '1s',
+      deployment: { deploymentName, buildId },
+      setCurrent,
+    });
+  const gone = await start('b1', true);
+  await gone.stop();
+  const stoppedAt = Date.now();
+  workers.push(await start('b2', false));
+  const uid = `waits-gone-${id}`;
+  const r = await run(['apply', '-f', await specFor(uid), '--timeout', '200s'], taskQueue, (l, stop) => {
+    if (l.text.includes('no worker of that build polls')) stop();
+  });
+  const warnings = r.lines.filter((l) => l.text.includes('not picked up'));
+  const busy = warnings[0];
+  const last = warnings.at(-1);
+  assert.ok(busy && last, r.lines.map((l) => l.text).join('\n'));
+  assert.match(busy.text, new RegExp(`workers of build b1 polled task queue ${taskQueue} \\d+ s ago but have not taken it \\(busy workers, a backlog, or workers stopped within the last 70 s\\)`));
+  assert.ok(busy.at <= 30_000, `first diagnosis after ${busy.at} ms`);
+  assert.match(
+    last.text,
+    new RegExp(
+      `the Current Version is ${deploymentName}\\.b1 and no worker of that build polls task queue ${taskQueue} \\(builds polling: b2\\); ` +
+        `fix: start a worker of build b1 \\(LBAAS_BUILD_ID=b1\\), or make a polling build current: temporal worker deployment set-current-version --deployment-name ${deploymentName} --build-id b2$`,
+    ),
+  );
+  console.log(`version-not-polled said ${Date.now() - stoppedAt} ms after the b1 worker stopped`);
 });
