@@ -10,7 +10,9 @@
  * of Versions that are not current, shows `pendingWorkflowTask` in state SCHEDULED and no `versioningInfo`; the
  * Deployment's routing config says `currentVersion: "__unversioned__"` and has no `currentDeploymentVersion` until a
  * Version is made current; a Deployment no worker ever polled is NOT_FOUND. Pollers stay listed for minutes after a
- * worker is gone, so a poller counts as live only while its last poll is recent (LIVE_POLLER_MS).
+ * worker is gone, so a poller counts as live only while its last poll is recent (LIVE_POLLER_MS). The same holds on
+ * Temporal 1.32.2 (test/workflow/pickup.test.ts runs on it), which also refuses to pin a run to a Version its task
+ * queue has never seen.
  */
 import type { Client } from '@temporalio/client';
 import { DEFAULT_TASK_QUEUE } from '../common/settings';

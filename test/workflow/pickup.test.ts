@@ -1,8 +1,8 @@
 /**
  * client/pickup.ts against the real dev server: what it says about a workflow whose task nobody takes, for each
  * reason that the server can be put into here (no worker; workers of a Deployment without a Current Version; a run
- * pinned to a build no worker polls), that it follows a controller to its pending pass, and that it says nothing once
- * the task is taken or while it is younger than asked. Each test has a task queue and Deployment of its own.
+ * pinned to a build whose worker stopped), and that it says nothing once the task is taken or while it is younger than
+ * asked. Each test has a task queue and Deployment of its own.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -115,12 +115,21 @@ test('workers of a Deployment without a Current Version: no-current-version, and
   await until('the task is taken', async () => (await diagnose(taskQueue, workflowId)) === null, 20_000, 200);
 });
 
-test('a run pinned to a build no worker polls, while another build polls and is current: version-not-polled, pinned, the fix names the build', async () => {
+test('a run pinned to a build whose worker stopped, while another build polls and is current: busy-or-stopped until the stopped poller is stale, then version-not-polled, pinned, the fix names the build', { timeout: 180_000 }, async () => {
   const { taskQueue, deploymentName } = fresh();
+  // Temporal 1.32 refuses to pin a run to a Version its task queue has never seen: a worker of b1 polls first.
+  const b1 = await worker(taskQueue, { deploymentName, buildId: 'b1' }, false);
+  await until('b1 is listed', async () => ((await client.workflowService.describeTaskQueue({ namespace, taskQueue: { name: taskQueue }, taskQueueType: 1 })).pollers ?? []).length > 0, 20_000, 100);
+  await b1.stop();
   await worker(taskQueue, { deploymentName, buildId: 'b2' }, true);
   const { workflowId } = await startController(taskQueue, { deploymentName, buildId: 'b1' });
-  const d = (await diagnose(taskQueue, workflowId)) as PickupDiagnosis;
-  assert.ok(d);
+  const early = (await diagnose(taskQueue, workflowId)) as PickupDiagnosis;
+  assert.deepEqual([early?.reason, early?.pinned, early?.version], ['workers-busy', true, { deploymentName, buildId: 'b1' }]);
+  assert.match(early.message, /or workers stopped within the last 70 s/);
+  const d = await until('the stopped poller to count as gone', async () => {
+    const x = await diagnose(taskQueue, workflowId);
+    return x?.reason === 'version-not-polled' ? x : false;
+  }, 120_000, 2_000);
   assert.deepEqual([d.reason, d.pinned, d.version, d.pollingBuilds, d.task], ['version-not-polled', true, { deploymentName, buildId: 'b1' }, ['b2'], 'workflow']);
   assert.equal(d.fix, 'start a worker of build b1 (LBAAS_BUILD_ID=b1)');
   assert.match(d.message, new RegExp(`the run is pinned to ${deploymentName}\\.b1 and no worker of that build polls task queue ${taskQueue} \\(builds polling: b2\\); fix: start a worker of build b1`));
