@@ -11,7 +11,7 @@ import type { Client } from '@temporalio/client';
 import { LbaasClient } from '../client/service-client';
 import { validateSpec } from '../domain';
 import { startDevServer } from '../dev/devserver';
-import { ensureTemporalCli } from '../dev/temporal-path';
+
 import { startSimulator } from '../simulator';
 import { startWorker } from '../worker/start';
 import { coreSpec } from './workload';
@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   const i = process.argv.indexOf('--services');
   const n = i >= 0 ? Number(process.argv[i + 1]) : 5;
   if (!Number.isInteger(n) || n < 1) throw new Error(`--services: expected an integer >= 1, got ${process.argv[i + 1]}`);
-  const server = await startDevServer({ temporalPath: await ensureTemporalCli({ progress: (l) => process.stderr.write(`${l}\n`) }) });
+  const server = await startDevServer({ progress: (l) => process.stderr.write(`${l}\n`) });
   const token = 'actions-bench-token';
   const sim = await startSimulator({ port: 0, token, seed: 7, deployMs: { min: 100, max: 300 } });
   const taskQueue = `actions-${Date.now().toString(36)}`;

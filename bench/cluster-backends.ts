@@ -7,7 +7,7 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { startCluster, type Cluster } from '../cluster';
 import { startDevServer, type DevServer } from '../dev/devserver';
-import { ensureTemporalCli } from '../dev/temporal-path';
+import { ensureTemporalServer } from '../dev/temporal-server';
 import type { RunResult } from './cluster-report';
 
 export interface Backend {
@@ -25,12 +25,12 @@ const log = (line: string) => process.stderr.write(`[bench:cluster ${new Date().
 
 export async function devBackend(tmp: string): Promise<Backend> {
   const dbFile = path.join(tmp, 'dev-server.db');
-  const temporalPath = await ensureTemporalCli({ progress: log });
+  await ensureTemporalServer({ which: ['server'], progress: log });
   let server: DevServer | null = null;
   // Its free ports are drawn before it binds them; on a busy machine another process can take one in between.
   for (let attempt = 1; !server; attempt++) {
     try {
-      server = await startDevServer({ temporalPath, dbFile });
+      server = await startDevServer({ dbFile });
     } catch (err) {
       if (attempt === 3 || !/address already in use/.test((err as Error).message)) throw err;
       log(`dev server start: a port was taken meanwhile; trying again (${(err as Error).message.split('\n')[0]})`);

@@ -16,7 +16,7 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { startChildWorker } from '../dev/child-worker';
 import { startDevServer } from '../dev/devserver';
-import { ensureTemporalCli } from '../dev/temporal-path';
+import { ensureTemporalServer } from '../dev/temporal-server';
 import { workflowsPath } from '../worker/main';
 import { runBudget } from './budget';
 import { runFleet } from './fleet';
@@ -36,11 +36,11 @@ async function main(): Promise<void> {
   const cached = value('--cached-workflows') === undefined ? undefined : Number(value('--cached-workflows'));
   if (cached !== undefined && !(Number.isInteger(cached) && cached >= 2)) throw new Error(`--cached-workflows: expected an integer >= 2, got ${value('--cached-workflows')}`);
   const profileFile = value('--memory-profile');
-  const temporalPath = await ensureTemporalCli({ progress: log });
+  await ensureTemporalServer({ which: ['server'], progress: log });
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'lbaas-fleet-'));
   const quiet = { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} };
   const [srv, sim, bundle] = await Promise.all([
-    startDevServer({ temporalPath }),
+    startDevServer({ progress: log }),
     startSimProcess({ seed, deployMs: { min: 100, max: 300 } }),
     bundleWorkflowCode({ workflowsPath, logger: quiet as never }),
   ]);

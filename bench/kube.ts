@@ -28,7 +28,7 @@ import { parseAllDocuments } from 'yaml';
 import { LbaasClient } from '../client/service-client';
 import { startChildWorker, type ChildWorker } from '../dev/child-worker';
 import { startDevServer, type DevServer } from '../dev/devserver';
-import { ensureTemporalCli } from '../dev/temporal-path';
+import { ensureTemporalServer } from '../dev/temporal-server';
 import { k8s } from '../kube/client';
 import { kubeconfigText, putNode, startLocalApiserver, type LocalApiserver } from '../kube/local-apiserver';
 import { workflowsPath } from '../worker/main';
@@ -161,7 +161,7 @@ function serviceBody(i: number) {
   };
 }
 
-async function runKubePhases(o: { services: number; seed: number; log: (l: string) => void; temporalPath: string; bundlePath: string; dir: string; kubeLog?: string }): Promise<Omit<KubeBenchResult, 'fleet' | 'date' | 'revision' | 'machine' | 'loadAvg'>> {
+async function runKubePhases(o: { services: number; seed: number; log: (l: string) => void; bundlePath: string; dir: string; kubeLog?: string }): Promise<Omit<KubeBenchResult, 'fleet' | 'date' | 'revision' | 'machine' | 'loadAvg'>> {
   const { log, services } = o;
   let server: DevServer | null = null;
   let sim: SimProcess | null = null;
@@ -174,7 +174,7 @@ async function runKubePhases(o: { services: number; seed: number; log: (l: strin
     const auditLog = path.join(o.dir, 'audit.log');
     log('starting kube-apiserver, a Temporal dev server, the simulator and a worker');
     [server, sim, api] = await Promise.all([
-      startDevServer({ temporalPath: o.temporalPath }),
+      startDevServer({ progress: o.log }),
       startSimProcess({ seed: o.seed, deployMs: FLEET_DEPLOY_MS }),
       startLocalApiserver({ dir: path.join(o.dir, 'kube'), extraTokens: { [saToken]: SA_USER }, audit: { logPath: auditLog, users: [SA_USER] }, progress: log }),
     ]);
@@ -308,8 +308,8 @@ async function runKubePhases(o: { services: number; seed: number; log: (l: strin
   }
 }
 
-async function runFleetBeside(o: { services: number; seed: number; log: (l: string) => void; temporalPath: string; bundlePath: string }): Promise<FleetResult> {
-  const [srv, sim] = await Promise.all([startDevServer({ temporalPath: o.temporalPath }), startSimProcess({ seed: o.seed, deployMs: FLEET_DEPLOY_MS })]);
+async function runFleetBeside(o: { services: number; seed: number; log: (l: string) => void; bundlePath: string }): Promise<FleetResult> {
+  const [srv, sim] = await Promise.all([startDevServer({ progress: o.log }), startSimProcess({ seed: o.seed, deployMs: FLEET_DEPLOY_MS })]);
   const connection = await Connection.connect({ address: srv.address });
   const taskQueue = `bench-ctl-${randomUUID().slice(0, 8)}`;
   const worker = await startChildWorker({ temporalAddress: srv.address, namespace: srv.namespace, taskQueue, engineUrl: sim.url, token: BENCH_TOKEN, bundlePath: o.bundlePath, ...(WORKER_DEFAULTS.pacing ? { pacing: WORKER_DEFAULTS.pacing } : {}), heapMiB: WORKER_DEFAULTS.heapMiB });
@@ -396,7 +396,7 @@ export async function runKubeBench(argv: string[]): Promise<void> {
   if (services > 1300) throw new Error(`--services: at most 1300 (2 nodePorts each from the API server's 2,768)`);
   const log = (l: string) => process.stderr.write(`[bench kube ${new Date().toISOString().slice(11, 19)}] ${l}\n`);
   const loadStart = os.loadavg();
-  const temporalPath = await ensureTemporalCli({ progress: log });
+  await ensureTemporalServer({ which: ['server'], progress: log });
   const dir = mkdtempSync(path.join(os.tmpdir(), 'lbaas-bench-kube-'));
   try {
     const quiet = { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} };
@@ -404,11 +404,11 @@ export async function runKubeBench(argv: string[]): Promise<void> {
     const bundlePath = path.join(dir, 'workflows.js');
     writeFileSync(bundlePath, bundle.code);
     const kubeLog = value('--kube-log');
-    const kube = await runKubePhases({ services, seed, log, temporalPath, bundlePath, dir, ...(kubeLog ? { kubeLog: path.resolve(kubeLog) } : {}) });
+    const kube = await runKubePhases({ services, seed, log, bundlePath, dir, ...(kubeLog ? { kubeLog: path.resolve(kubeLog) } : {}) });
     let fleet: FleetResult | undefined;
     if (!argv.includes('--no-fleet')) {
       log(`the lbaas apply controller fleet of ${services} services`);
-      fleet = await runFleetBeside({ services, seed, log, temporalPath, bundlePath });
+      fleet = await runFleetBeside({ services, seed, log, bundlePath });
     }
     const cpus = os.availableParallelism?.() ?? os.cpus().length;
     const r: KubeBenchResult = {

@@ -19,7 +19,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { LbaasClient } from '../client/service-client';
 import { startChildWorker } from '../dev/child-worker';
 import { startDevServer } from '../dev/devserver';
-import { ensureTemporalCli } from '../dev/temporal-path';
+import { ensureTemporalServer } from '../dev/temporal-server';
 import { validateSpec, type ServerSpec } from '../domain';
 import { workflowsPath } from '../worker/main';
 import { BENCH_TOKEN, startSimProcess, type SimAdmin } from './sim-process';
@@ -173,11 +173,11 @@ export async function runPoolBench(argv: string[]): Promise<void> {
   });
   const seed = Number(value('--seed') ?? 42);
   const log = (l: string) => process.stderr.write(`[bench pools] ${l}\n`);
-  const temporalPath = await ensureTemporalCli({ progress: log });
+  await ensureTemporalServer({ which: ['server'], progress: log });
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'lbaas-bench-pool-'));
   const quiet = { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} };
   const [srv, sim, bundle] = await Promise.all([
-    startDevServer({ temporalPath }),
+    startDevServer({ progress: log }),
     startSimProcess({ seed, deployMs: DEPLOY_MS }),
     bundleWorkflowCode({ workflowsPath, logger: quiet as never }),
   ]);

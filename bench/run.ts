@@ -219,7 +219,7 @@ async function main(): Promise<void> {
     log('starting the Temporal dev server, the simulator and bundling the workflows');
     const quiet = { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} };
     const [srv, simProc, bundle] = await Promise.all([
-      startDevServer({ temporalPath }),
+      startDevServer({ progress: log }),
       startSimProcess({ seed: args.seed, deployMs: CORE_DEPLOY_MS }),
       bundleWorkflowCode({ workflowsPath, logger: quiet as never }),
     ]);
@@ -332,7 +332,7 @@ async function main(): Promise<void> {
       // On a Temporal dev server and simulator of its own, as `fleet-run` measures it: the earlier phases' runs in the
       // shared server's in-memory database slowed the fleet by a sixth (209 against 254 services/min, docs/scaling.md).
       log('starting a Temporal dev server, a simulator and a worker of their own for the controller fleet');
-      const [fleetSrv, fleetSim] = await Promise.all([startDevServer({ temporalPath }), startSimProcess({ seed: args.seed, deployMs: FLEET_DEPLOY_MS })]);
+      const [fleetSrv, fleetSim] = await Promise.all([startDevServer({ progress: log }), startSimProcess({ seed: args.seed, deployMs: FLEET_DEPLOY_MS })]);
       const fleetConnection = await Connection.connect({ address: fleetSrv.address }).catch(async (err: unknown) => {
         await Promise.all([fleetSrv.stop(), fleetSim.stop()]);
         throw err;

@@ -32,7 +32,7 @@ export interface PickupOptions {
 }
 
 /**
- * Checks every 5 s whether the workflow's task has waited 15 s or more for a worker, and says why with the fix then and
+ * Checks every 5 s whether the workflow's task has waited 10 s or more for a worker, and says why with the fix then and
  * every 30 s while it lasts (client/pickup.ts), so that a wait is never silent.
  */
 function watchPickup(client: Client, o: PickupOptions, started: number): PickupWatch {

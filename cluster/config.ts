@@ -107,9 +107,8 @@ export function renderProcessConfig(c: ClusterConfigInput): string {
 export function renderDynamicConfig(): string {
   const set = (value: unknown) => [{ value }];
   const config = {
-    // `lbaas apply` is update-with-start (ExecuteMultiOperation) and waits through a workflow update.
+    // `lbaas apply` waits through a workflow update. (Update-with-start, ExecuteMultiOperation, is always on in 1.32.)
     'frontend.enableUpdateWorkflowExecution': set(true),
-    'frontend.enableExecuteMultiOperation': set(true),
     // The controller continues as new well below this (its history limit input); the server's default is 50 K events.
     'limit.historyCount.error': set(51200),
     // Worker Versioning: every lbaas worker polls as a Worker Deployment Version (worker/versioning.ts).

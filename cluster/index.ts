@@ -21,7 +21,7 @@ import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/se
 import { msToTs } from '@temporalio/common/lib/time';
 import { SEARCH_ATTRIBUTES } from '../dev/devserver';
 import { DATABASES, renderDynamicConfig, renderProcessConfig, type ProcessPorts, type TemporalService } from './config';
-import { ensureTemporalServer, TEMPORAL_SERVER_VERSION, type ServerBinaries } from './install';
+import { ensureTemporalServer, TEMPORAL_SERVER_VERSION, type ServerBinaries } from '../dev/temporal-server';
 import { portLayout } from './ports';
 import { createPostgres, findPostgres, PG_USER, type Postgres } from './postgres';
 import { ServerProcess } from './process';
@@ -29,7 +29,7 @@ import { shardRanges, waitForShards } from './shards';
 
 const execFileAsync = promisify(execFile);
 
-export { ensureTemporalServer, TEMPORAL_SERVER_VERSION } from './install';
+export { ensureTemporalServer, TEMPORAL_SERVER_VERSION } from '../dev/temporal-server';
 export type { Postgres } from './postgres';
 export type { ServerProcess } from './process';
 

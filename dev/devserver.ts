@@ -1,12 +1,19 @@
 /**
- * Starts a Temporal dev server (`temporal server start-dev`) for tests, benchmarks and `lbaas dev`: free ports,
- * our search attributes registered, SQLite persistence when asked, Web UI when asked, logs captured, clean stop.
+ * Starts a Temporal dev server for tests, benchmarks and `lbaas dev`: the bare Temporal server (dev/temporal-server.ts,
+ * pinned) as one process on SQLite with one history shard, our search attributes registered, the Web UI server beside
+ * it when asked, free ports, logs captured, clean stop. What `temporal server start-dev` does, on a server new enough
+ * for Upgrade on Continue-as-New (the CLI that `go install` can build embeds 1.29.1).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
+import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { stringify } from 'yaml';
 import { Connection } from '@temporalio/client';
-import { ensureTemporalCli } from './temporal-path';
+import { msToTs } from '@temporalio/common/lib/time';
+import { ensureTemporalServer, TEMPORAL_SERVER_VERSION } from './temporal-server';
 
 /** Custom search attributes of docs/spec.md#search-attributes, with their Temporal types. */
 export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'KeywordList'> = {
@@ -29,8 +36,10 @@ export const VERSIONING_DYNAMIC_CONFIG: Readonly<Record<string, boolean>> = {
 };
 
 export interface DevServerOptions {
-  /** Path of the Temporal CLI; found or installed with ensureTemporalCli when absent. */
-  temporalPath?: string;
+  /** Path of the Temporal server binary; found or installed with ensureTemporalServer when absent. */
+  serverPath?: string;
+  /** Path of the Web UI server binary (used with `ui`); found or installed likewise when absent. */
+  uiPath?: string;
   /** gRPC port; a free one when absent. */
   port?: number;
   ip?: string;
@@ -41,7 +50,10 @@ export interface DevServerOptions {
   /** Serve the Web UI (on uiPort, or a free port). */
   ui?: boolean;
   uiPort?: number;
-  /** SQLite file: state survives restarts. In memory when absent. */
+  /**
+   * SQLite file: state survives restarts. In memory when absent. A file written by another server version (the
+   * Temporal CLI's dev server, 1.29.1) is refused with the fix: the schemas differ.
+   */
   dbFile?: string;
   /** Where the server's own log goes (appended); kept in memory (last 64 KiB) otherwise. */
   logFile?: string;
@@ -56,6 +68,7 @@ export interface DevServer {
   uiUrl: string | null;
   port: number;
   uiPort: number | null;
+  /** The server's process (the Web UI's is stopped with it). */
   process: ChildProcess;
   /** The last part of the server's log (for error messages). */
   logTail(): string;
@@ -108,29 +121,131 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   }
 }
 
-async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
-  const temporalPath = opts.temporalPath ?? (await ensureTemporalCli({ progress: opts.progress }));
-  const ip = opts.ip ?? '127.0.0.1';
-  const port = opts.port ?? (await freePort(ip));
-  const namespace = opts.namespace ?? 'default';
-  const uiPort = opts.ui ? (opts.uiPort ?? (await freePort(ip))) : null;
-  // The dev server's HTTP API and metrics listen too; give them free ports so parallel servers never clash.
-  const httpPort = await freePort(ip);
-  const metricsPort = await freePort(ip);
+/** Written beside a SQLite file: the server version whose schema the file holds. */
+export function dbVersionFile(dbFile: string): string {
+  return `${dbFile}.server-version`;
+}
 
-  const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--namespace', namespace];
-  for (const extra of opts.extraNamespaces ?? []) args.push('--namespace', extra);
-  args.push('--http-port', String(httpPort), '--metrics-port', String(metricsPort), '--log-level', 'warn');
-  if (uiPort !== null) args.push('--ui-port', String(uiPort), '--ui-ip', ip);
-  else args.push('--headless');
-  if (opts.dbFile) args.push('--db-filename', opts.dbFile);
-  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
-  for (const [key, value] of Object.entries(VERSIONING_DYNAMIC_CONFIG)) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+/** Refuses a database file that another server version wrote; notes the version in one that has none yet. */
+async function checkDbFile(dbFile: string): Promise<void> {
+  const marker = dbVersionFile(dbFile);
+  const exists = await access(dbFile).then(
+    () => true,
+    () => false,
+  );
+  const written = await readFile(marker, 'utf8').then(
+    (t) => t.trim(),
+    () => null,
+  );
+  if (exists && written !== TEMPORAL_SERVER_VERSION) {
+    const by = written === null ? 'an earlier lbaas (the Temporal CLI\'s dev server, server 1.29.1)' : `Temporal server ${written}`;
+    throw new Error(
+      `${dbFile} was written by ${by}; this lbaas runs Temporal server ${TEMPORAL_SERVER_VERSION}, whose SQLite schema differs. ` +
+        `Move it away to start afresh (mv ${dbFile} ${dbFile}.old), or choose another file (lbaas dev --db FILE)`,
+    );
+  }
+  if (!exists) {
+    await mkdir(path.dirname(dbFile), { recursive: true });
+    await writeFile(marker, `${TEMPORAL_SERVER_VERSION}\n`);
+  }
+}
 
-  const child = spawn(temporalPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+type Ports = Record<'frontend' | 'history' | 'matching' | 'worker', { grpc: number; membership: number }> & { http: number; metrics: number };
+
+/** The server's static configuration: one process with every service, SQLite for the stores and visibility. */
+export function renderDevServerConfig(o: { ip: string; ports: Ports; dbFile?: string; dynamicConfigFile: string; logLevel: string }): string {
+  // In memory: a private database of a name of its own per process (the server keeps one connection open, so it lives
+  // as long as the server). On a file: `setup` creates the schema when the tables are not there yet.
+  const attributes = o.dbFile ? { mode: 'rwc', setup: 'true', journal_mode: 'wal', synchronous: '2' } : { mode: 'memory', cache: 'shared' };
+  const store = {
+    sql: {
+      pluginName: 'sqlite',
+      databaseName: o.dbFile ?? `lbaas-${process.pid}-${Date.now()}`,
+      connectAddr: 'localhost',
+      connectProtocol: 'tcp',
+      connectAttributes: attributes,
+      maxConns: 1,
+      maxIdleConns: 1,
+    },
+  };
+  const frontend = `${o.ip}:${o.ports.frontend.grpc}`;
+  const services = Object.fromEntries(
+    (['frontend', 'history', 'matching', 'worker'] as const).map((name) => [
+      name,
+      { rpc: { grpcPort: o.ports[name].grpc, membershipPort: o.ports[name].membership, bindOnIP: o.ip, ...(name === 'frontend' ? { httpPort: o.ports.http } : {}) } },
+    ]),
+  );
+  const config = {
+    log: { stdout: true, level: o.logLevel },
+    persistence: { defaultStore: 'sqlite', visibilityStore: 'sqlite', numHistoryShards: 1, datastores: { sqlite: store } },
+    global: {
+      membership: { maxJoinDuration: '30s', broadcastAddress: o.ip },
+      pprof: { port: 0 },
+      metrics: { prometheus: { framework: 'tally', timerType: 'histogram', listenAddress: `${o.ip}:${o.ports.metrics}` } },
+    },
+    services,
+    publicClient: { hostPort: frontend },
+    clusterMetadata: {
+      enableGlobalNamespace: false,
+      failoverVersionIncrement: 10,
+      masterClusterName: 'active',
+      currentClusterName: 'active',
+      clusterInformation: { active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: frontend, httpAddress: `${o.ip}:${o.ports.http}` } },
+    },
+    dcRedirectionPolicy: { policy: 'noop' },
+    archival: { history: { state: 'disabled' }, visibility: { state: 'disabled' } },
+    namespaceDefaults: { archival: { history: { state: 'disabled' }, visibility: { state: 'disabled' } } },
+    dynamicConfigClient: { filepath: o.dynamicConfigFile, pollInterval: '10s' },
+  };
+  return `# Generated by dev/devserver.ts for one dev server; rewritten at every start.\n${stringify(config)}`;
+}
+
+/** What the dev server changes from the server's defaults, and why. */
+export function renderDevDynamicConfig(): string {
+  const set = (value: unknown) => [{ value }];
+  return stringify({
+    // A search attribute registered at start is usable at once (the server's cache would otherwise lag by seconds).
+    'system.forceSearchAttributesCacheRefreshOnRead': set(true),
+    // As the Temporal CLI's dev server: a smaller host-level cache than a production server's 128,000 entries.
+    'history.hostLevelCacheMaxSize': set(8096),
+    // The tests and `lbaas list` read visibility often; the default 10/s per instance throttles a test run.
+    'frontend.namespaceRPS.visibility': set(100),
+    'limit.historyCount.error': set(51200),
+    ...Object.fromEntries(Object.entries(VERSIONING_DYNAMIC_CONFIG).map(([key, value]) => [key, set(value)])),
+  });
+}
+
+const GRPC_ALREADY_EXISTS = 6;
+/** temporal.api.enums.v1.IndexedValueType's numbers for the types we register. */
+const INDEXED_VALUE_TYPES = { Keyword: 2, KeywordList: 7 } as const;
+
+/** Registers a namespace with a day's retention and our search attributes; both may exist already (a kept file). */
+async function prepareNamespace(connection: Connection, namespace: string): Promise<void> {
+  try {
+    await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
+  } catch (err) {
+    if ((err as { code?: number }).code !== GRPC_ALREADY_EXISTS) throw err;
+  }
+  const searchAttributes = Object.fromEntries(Object.entries(SEARCH_ATTRIBUTES).map(([name, t]) => [name, INDEXED_VALUE_TYPES[t]]));
+  const existing = await connection.operatorService.listSearchAttributes({ namespace });
+  const missing = Object.fromEntries(Object.entries(searchAttributes).filter(([name]) => !(name in (existing.customAttributes ?? {}))));
+  if (Object.keys(missing).length > 0) await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: missing });
+}
+
+interface Spawned {
+  child: ChildProcess;
+  head(): string;
+  tail(): string;
+  exited: Promise<number | null>;
+  hasExited(): boolean;
+  stop(): Promise<void>;
+}
+
+/** Starts a process whose output goes to the log file and into memory (its first and last 64 KiB). */
+function spawnLogged(file: string, args: string[], logStream: WriteStream | null): Spawned {
+  const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let tail = '';
   let head = '';
-  let logStream: WriteStream | null = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a' }) : null;
   const onData = (chunk: Buffer) => {
     if (head.length < 65_536) head += chunk.toString('utf8');
     tail = (tail + chunk.toString('utf8')).slice(-65_536);
@@ -138,52 +253,137 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   };
   child.stdout?.on('data', onData);
   child.stderr?.on('data', onData);
+  let done = false;
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  let hasExited = false;
-  void exited.then(() => {
-    hasExited = true;
-    logStream?.end();
-    logStream = null;
-  });
-
-  const address = `${ip}:${port}`;
-  const server: DevServer = {
-    address,
-    namespace,
-    port,
-    uiPort,
-    uiUrl: uiPort !== null ? `http://${ip === '127.0.0.1' ? 'localhost' : ip}:${uiPort}` : null,
-    process: child,
-    logTail: () => tail,
+  void exited.then(() => (done = true));
+  return {
+    child,
+    head: () => head,
+    tail: () => tail,
+    exited,
+    hasExited: () => done,
     async stop() {
-      if (hasExited) return;
+      if (done) return;
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
       await exited;
       clearTimeout(timer);
     },
   };
+}
+
+async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
+  const needed = [...(opts.serverPath ? [] : (['server'] as const)), ...(opts.ui && !opts.uiPath ? (['ui'] as const) : [])];
+  const found = needed.length > 0 ? await ensureTemporalServer({ which: needed, progress: opts.progress }) : {};
+  const serverPath = opts.serverPath ?? (found as { server: string }).server;
+  const uiPath = opts.ui ? (opts.uiPath ?? (found as { ui: string }).ui) : null;
+  const ip = opts.ip ?? '127.0.0.1';
+  const port = opts.port ?? (await freePort(ip));
+  const namespace = opts.namespace ?? 'default';
+  const uiPort = opts.ui ? (opts.uiPort ?? (await freePort(ip))) : null;
+  const pair = async () => ({ grpc: await freePort(ip), membership: await freePort(ip) });
+  const ports: Ports = {
+    frontend: { grpc: port, membership: await freePort(ip) },
+    history: await pair(),
+    matching: await pair(),
+    worker: await pair(),
+    http: await freePort(ip),
+    metrics: await freePort(ip),
+  };
+  if (opts.dbFile) await checkDbFile(opts.dbFile);
+
+  const work = await mkdtemp(path.join(os.tmpdir(), 'lbaas-devserver-'));
+  await mkdir(path.join(work, 'config'));
+  const dynamicConfigFile = path.join(work, 'dynamic.yaml');
+  await writeFile(dynamicConfigFile, renderDevDynamicConfig());
+  const configFile = path.join(work, 'config', 'dev.yaml');
+  await writeFile(configFile, renderDevServerConfig({ ip, ports, ...(opts.dbFile ? { dbFile: path.resolve(opts.dbFile) } : {}), dynamicConfigFile, logLevel: 'warn' }));
+  let logStream: WriteStream | null = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a' }) : null;
+  const args = ['--config-file', configFile, '--allow-no-auth', 'start'];
+  const server = spawnLogged(serverPath, args, logStream);
+  let ui: Spawned | null = null;
+  const stopAll = async () => {
+    await ui?.stop();
+    await server.stop();
+    logStream?.end();
+    logStream = null;
+    await rm(work, { recursive: true, force: true });
+  };
+
+  const address = `${ip}:${port}`;
+  const dev: DevServer = {
+    address,
+    namespace,
+    port,
+    uiPort,
+    uiUrl: uiPort !== null ? `http://${ip === '127.0.0.1' ? 'localhost' : ip}:${uiPort}` : null,
+    process: server.child,
+    logTail: () => server.tail(),
+    stop: stopAll,
+  };
 
   const deadline = Date.now() + (opts.startTimeoutMs ?? 60_000);
   for (;;) {
-    if (hasExited) {
-      const reason = startupReason(head) || startupReason(tail);
-      throw new DevServerExitedError(`Temporal dev server exited during start-up (${temporalPath} ${args.join(' ')}):\n${reason ? `${reason}\n...\n` : ''}${tail.slice(-1500)}`);
+    if (server.hasExited()) {
+      await stopAll();
+      const reason = startupReason(server.head()) || startupReason(server.tail());
+      throw new DevServerExitedError(`Temporal server exited during start-up (${serverPath} ${args.join(' ')}):\n${reason ? `${reason}\n...\n` : ''}${server.tail().slice(-1500)}`);
     }
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1000 });
       try {
-        await connection.workflowService.describeNamespace({ namespace });
-        return server;
+        for (const ns of [namespace, ...(opts.extraNamespaces ?? [])]) await prepareNamespace(connection, ns);
+        for (const ns of [namespace, ...(opts.extraNamespaces ?? [])]) await connection.workflowService.describeNamespace({ namespace: ns });
+        break;
       } finally {
         await connection.close();
       }
     } catch (err) {
       if (Date.now() > deadline) {
-        await server.stop();
-        throw new Error(`Temporal dev server at ${address} did not answer within ${opts.startTimeoutMs ?? 60_000} ms: ${(err as Error).message}\n${tail.slice(-2000)}`);
+        await stopAll();
+        throw new Error(`Temporal server at ${address} did not answer within ${opts.startTimeoutMs ?? 60_000} ms: ${(err as Error).message}\n${server.tail().slice(-2000)}`);
       }
       await new Promise((r) => setTimeout(r, 200));
     }
   }
+
+  if (uiPath !== null && uiPort !== null) {
+    const uiConfig = {
+      temporalGrpcAddress: address,
+      host: ip,
+      port: uiPort,
+      enableUi: true,
+      defaultNamespace: namespace,
+      cors: { cookieInsecure: true, allowOrigins: [] },
+      hideLogs: true,
+      disableNewsFetch: true,
+      notifyOnNewVersion: false,
+      refreshInterval: '1m',
+    };
+    await mkdir(path.join(work, 'ui'));
+    await writeFile(path.join(work, 'ui', 'development.yaml'), stringify(uiConfig));
+    ui = spawnLogged(uiPath, ['--root', work, '--config', 'ui', '--env', 'development', 'start'], logStream);
+    const uiDeadline = Date.now() + 30_000;
+    while (!(await answers(ip, uiPort))) {
+      if (ui.hasExited() || Date.now() > uiDeadline) {
+        const why = ui.tail().slice(-1500);
+        await stopAll();
+        throw new Error(`the Temporal Web UI server did not start on ${ip}:${uiPort}: ${why || 'no output'}`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  return dev;
+}
+
+/** Whether something accepts TCP connections on the port. */
+async function answers(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
 }

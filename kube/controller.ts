@@ -30,6 +30,8 @@ import { KubePickupWatch } from './pickup-watch';
 
 /** The queue key of the node pool; Service keys are `namespace/name` and never start with a colon. */
 const POOL_KEY = ':node-pool';
+/** The pickup watch's key of a running discovery (kube/pickup-watch.ts). */
+const DISCOVERY_KEY = ':discovery';
 /**
  * Services synced at once: a sync is a few short requests (Kubernetes and Temporal), never a wait for a pass. As many
  * as a CLI rollout of a fleet sends at once (bench/fleet.ts): enough to keep the workers busy, few enough that one
@@ -177,7 +179,8 @@ export class KubeController {
     if (!discovery) return;
     let next = discovery.intervalMs;
     try {
-      const found = await runDiscovery(this.lbaas, this.flags.clusterName, discovery.tagPrefix);
+      const workflowId = workflowIds.discoverRun(this.flags.clusterName, randomUUID());
+      const found = await this.pickup.during(DISCOVERY_KEY, { workflowId, what: 'cluster discovery' }, () => runDiscovery(this.lbaas, this.flags.clusterName, discovery.tagPrefix, workflowId));
       if (term !== this.#term) return;
       const change = describeDiscovery(this.#discovered, found);
       this.#discovered = found;
@@ -250,8 +253,7 @@ export class KubeController {
     }
     // A node update that changes no member (its heartbeat, conditions, other labels) ends here: no Temporal request.
     if (this.#pool === null || !sameMembers(this.#pool, servers)) {
-      this.pickup.waiting(POOL_KEY, { workflowId: workflowIds.pool(this.poolName), what: `node pool ${this.poolName}` });
-      const r = await this.lbaas.pools.set({ name: this.poolName, servers }).finally(() => this.pickup.done(POOL_KEY));
+      const r = await this.pickup.during(POOL_KEY, { workflowId: workflowIds.pool(this.poolName), what: `node pool ${this.poolName}` }, () => this.lbaas.pools.set({ name: this.poolName, servers }));
       this.log(`node pool ${this.poolName}: revision ${r.revision}, ${servers.length} nodes (${servers.map((s) => s.name).join(', ') || 'none'})`);
       this.#pool = servers;
     }
@@ -270,6 +272,7 @@ export class KubeController {
   async #syncService(key: string): Promise<SyncOutcome> {
     const svc = this.#lookup(key);
     if (!svc) {
+      this.pickup.done(key);
       this.#applied.delete(key);
       this.#noticed.delete(key);
       this.#stopWaiting(key);
@@ -284,7 +287,10 @@ export class KubeController {
   async #ensure(key: string, svc: KubeService): Promise<SyncOutcome> {
     // A spec without the load balancers discovery would add tears down what lives on them: wait for the first one
     // (its success queues every Service again).
-    if (this.flags.discovery && this.#discovered === null) return 'done';
+    if (this.flags.discovery && this.#discovered === null) {
+      this.pickup.waiting(key, { behind: DISCOVERY_KEY, service: svc, what: 'waiting for the first discovery' });
+      return 'done';
+    }
     await this.#noticeUnenforced(key, svc);
     const waiting = this.#waiting.get(key);
     if (waiting?.kind === 'delete') {
@@ -307,7 +313,10 @@ export class KubeController {
       await this.#event(svc, 'Warning', 'SyncLoadBalancerFailed', `Error syncing load balancer: ${reasons.join('; ')}`);
       return 'done';
     }
-    if (this.#pool === null) return { retry: `waiting for the node pool ${this.poolName}` };
+    if (this.#pool === null) {
+      this.pickup.waiting(key, { behind: POOL_KEY, service: svc, what: `waiting for the node pool ${this.poolName}` });
+      return { retry: `waiting for the node pool ${this.poolName}` };
+    }
     const hash = specHash(mapped.spec, svc);
     // The annotation is written after the ingress: a match means this spec was converged and reported, unless the
     // ingress was removed since (then report it again).
@@ -334,8 +343,7 @@ export class KubeController {
     }
     const validated = validateSpec(mapped.spec);
     if (!validated.ok) throw new Error('the mapped spec did not validate'); // serviceSpec validated it already.
-    this.pickup.waiting(key, { workflowId: workflowIds.controller(svc.metadata.uid), service: svc, what: `applying to service ${svc.metadata.uid}` });
-    const { revision } = await this.lbaas.apply(mapped.spec, validated.spec).catch((err: unknown) => (this.pickup.done(key), Promise.reject(err)));
+    const { revision } = await this.pickup.during(key, { workflowId: workflowIds.controller(svc.metadata.uid), service: svc, what: `applying to service ${svc.metadata.uid}` }, () => this.lbaas.apply(mapped.spec, validated.spec));
     this.log(`${key}: applied revision ${revision} to service ${svc.metadata.uid}; waiting for its pass`);
     this.#wait(key, svc, { kind: 'apply', hash, uid: svc.metadata.uid, revision }, `revision ${revision} of service ${svc.metadata.uid}`, () => this.lbaas.waitConverged(svc.metadata.uid, revision));
     return 'done';
@@ -376,9 +384,8 @@ export class KubeController {
     await this.#event(svc, 'Normal', 'DeletingLoadBalancer', 'Deleting load balancer');
     if (!(await this.#controllerRunning(uid))) return this.#release(key, svc);
     const updateId = `delete-${randomUUID()}`;
-    this.pickup.waiting(key, { workflowId: workflowIds.controller(uid), service: svc, what: `deleting service ${uid}` });
-    const update = await untilAnswered(() => this.lbaas.controller(uid).startUpdate(deleteUpdate, { waitForStage: 'ACCEPTED', updateId }), { rpcTimeouts: 'throw' }).catch(
-      (err: unknown) => (this.pickup.done(key), Promise.reject(err)),
+    const update = await this.pickup.during(key, { workflowId: workflowIds.controller(uid), service: svc, what: `deleting service ${uid}` }, () =>
+      untilAnswered(() => this.lbaas.controller(uid).startUpdate(deleteUpdate, { waitForStage: 'ACCEPTED', updateId }), { rpcTimeouts: 'throw' }),
     );
     this.log(`${key}: deleting service ${uid}; waiting for its teardown`);
     this.#wait(key, svc, { kind: 'delete', hash: '', uid, revision: 0 }, `deleting service ${uid}`, () => update.result());

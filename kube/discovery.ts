@@ -17,9 +17,9 @@ export const FIRST_DISCOVERY_RETRY_MS = 10_000;
 /** A run that has not ended by then (no worker polling, the Engine down) is given up; the next one tries again. */
 const RUN_TIMEOUT = '3m';
 
-export async function runDiscovery(lbaas: LbaasClient, clusterName: string, tagPrefix: string): Promise<ClusterDiscovery> {
+export async function runDiscovery(lbaas: LbaasClient, clusterName: string, tagPrefix: string, workflowId = workflowIds.discoverRun(clusterName, randomUUID())): Promise<ClusterDiscovery> {
   return lbaas.client.workflow.execute<DiscoverClusterWorkflow>(workflowTypes.discoverCluster, {
-    workflowId: workflowIds.discoverRun(clusterName, randomUUID()),
+    workflowId,
     taskQueue: lbaas.taskQueue,
     args: [{ clusterName, tagPrefix }],
     workflowExecutionTimeout: RUN_TIMEOUT,

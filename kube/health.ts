@@ -34,7 +34,7 @@ export class KubeHealth implements HealthChecks {
         gauge('lbaas_kube_workflows_waiting', 'Services (and the node pool) whose sync waits on a workflow.', [['', counts?.waiting ?? 0]]),
         gauge(
           'lbaas_kube_workflows_not_picked_up',
-          'Waits whose workflow has a task that no worker took for 15 s or more, by reason (client/pickup.ts).',
+          'Waits whose workflow has a task that no worker took for 10 s or more, by reason (client/pickup.ts).',
           PICKUP_REASONS.map((r) => [`{reason="${r}"}`, counts?.notPickedUp[r] ?? 0]),
         ),
       ].join('\n') + '\n'

@@ -20,8 +20,13 @@ const MAX_PER_CHECK = 25;
 export const PICKUP_REASONS: readonly PickupReason[] = ['no-worker', 'no-current-version', 'version-not-polled', 'workers-busy'];
 
 export interface Waiting {
-  /** The workflow waited on: a Service's controller, or the node pool. */
-  workflowId: string;
+  /** The workflow waited on: a Service's controller, the node pool's, a discovery run. */
+  workflowId?: string;
+  /**
+   * Instead of a workflow: the key of another wait this one is behind (a Service waiting for the node pool or the
+   * first discovery). It shares that wait's diagnosis, gets its own Event, and ends when that wait is done.
+   */
+  behind?: string;
   /** The Service that gets the Warning Event; none for the node pool. */
   service?: KubeService;
   /** For the log: `revision 3 of service <uid>`. */
@@ -56,15 +61,32 @@ export class KubePickupWatch {
   /** `key` (a Service key, or the node pool's) now waits on `w.workflowId`; replaces what it waited on before. */
   waiting(key: string, w: Waiting, now = Date.now()): void {
     const before = this.#waiting.get(key);
-    const same = before?.workflowId === w.workflowId;
+    const same = before !== undefined && before.workflowId === w.workflowId && before.behind === w.behind;
     this.#waiting.set(key, { ...w, since: same ? before.since : now, checkedAt: 0, reportedAt: same ? before.reportedAt : 0, diagnosis: same ? before.diagnosis : null });
   }
 
-  /** `key` no longer waits (its wait ended, whichever way). */
-  done(key: string): void {
+  /**
+   * `key` no longer waits. What waited behind it ends too when it `succeeded` (the node pool's first sync and a
+   * discovery queue every Service again); after a failure it stays, for the next attempt to take over.
+   */
+  done(key: string, succeeded = true): void {
     const e = this.#waiting.get(key);
     this.#waiting.delete(key);
     if (e?.diagnosis) this.o.log(`${key}: ${e.what}: its workflow was picked up or the wait ended`);
+    if (succeeded) for (const [k, other] of this.#waiting) if (other.behind === key) this.#waiting.delete(k);
+  }
+
+  /** `run` while `key` waits on `w`: done when it settles (kept behind on failure, as done() says). */
+  async during<T>(key: string, w: Waiting, run: () => Promise<T>): Promise<T> {
+    this.waiting(key, w);
+    try {
+      const v = await run();
+      this.done(key);
+      return v;
+    } catch (err) {
+      this.done(key, false);
+      throw err;
+    }
   }
 
   start(): void {
@@ -103,14 +125,24 @@ export class KubePickupWatch {
   /** One round of checks (the timer's; tests call it directly). */
   async check(now = Date.now()): Promise<void> {
     const reportAfter = this.o.reportAfterMs ?? PICKUP_REPORT_AFTER_MS;
-    const due = [...this.#waiting.entries()].filter(([, e]) => now - e.since >= reportAfter).sort(([, a], [, b]) => a.checkedAt - b.checkedAt).slice(0, MAX_PER_CHECK);
-    for (const [key, e] of due) {
+    // The waits of workflows first, then those behind them, which take their diagnosis.
+    const entries = [...this.#waiting.entries()].filter(([, e]) => now - e.since >= reportAfter);
+    const own = entries.filter(([, e]) => e.workflowId !== undefined).sort(([, a], [, b]) => a.checkedAt - b.checkedAt).slice(0, MAX_PER_CHECK);
+    const behind = entries.filter(([, e]) => e.behind !== undefined);
+    for (const [key, e] of [...own, ...behind]) {
       let d: PickupDiagnosis | null;
-      try {
-        d = await diagnosePickup(this.o.client, { namespace: this.o.namespace, taskQueue: this.o.taskQueue, workflowId: e.workflowId, minWaitMs: reportAfter, now });
-      } catch (err) {
-        this.o.log(`${key}: could not tell whether ${e.workflowId} is picked up: ${(err as Error).message}`);
-        continue;
+      if (e.behind !== undefined) {
+        // Between two attempts of what it waits behind there is nothing new to say.
+        const ahead = this.#waiting.get(e.behind);
+        if (!ahead) continue;
+        d = ahead.diagnosis;
+      } else {
+        try {
+          d = await diagnosePickup(this.o.client, { namespace: this.o.namespace, taskQueue: this.o.taskQueue, workflowId: e.workflowId as string, minWaitMs: reportAfter, now });
+        } catch (err) {
+          this.o.log(`${key}: could not tell whether ${e.workflowId} is picked up: ${(err as Error).message}`);
+          continue;
+        }
       }
       // The wait may have ended while the server answered.
       if (this.#waiting.get(key) !== e) continue;

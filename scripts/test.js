@@ -23,6 +23,8 @@ const SERVERLESS = ['unit', 'contract'];
  * rest by directory in ORDER. A file missing here only starts later; nothing else depends on the list.
  */
 const LONGEST = [
+  // Mostly waiting: a killed build counts as dead only once nothing has polled it for 90 s.
+  'ops/stranded.test.js',
   'chaos/chaos-realistic.test.js',
   'ops/workers.test.js',
   'ops/controller.test.js',
@@ -49,8 +51,9 @@ async function main() {
   // The cluster suite (dist/test/cluster) runs its own Temporal cluster and minutes of faults: `npm run test:cluster`.
   // The Kubernetes suite (dist/test/kube) runs its own etcd and kube-apiserver: `npm run test:kube`. The upgrade test
   // (dist/test/upgrade) builds a previous commit and runs both builds: `npm run test:upgrade`. The limits suite
-  // (dist/test/limits) reconciles thousands of objects for minutes: `npm run test:limits`.
-  const all = () => testFiles(path.join('dist', 'test')).filter((f) => !['cluster', 'kube', 'upgrade', 'limits'].includes(dirOf(f)));
+  // (dist/test/limits) reconciles thousands of objects for minutes: `npm run test:limits`. The image test
+  // (dist/test/image) builds the container image with buildah as root: `npm run test:image`.
+  const all = () => testFiles(path.join('dist', 'test')).filter((f) => !['cluster', 'kube', 'upgrade', 'limits', 'image'].includes(dirOf(f)));
   const files = (targets.length > 0 ? targets.flatMap(testFiles) : all()).sort(byOrder);
   if (files.length === 0) throw new Error(`no *.test.js files in ${targets.join(' ') || 'dist/test'}`);
   const concurrency = Number(process.env.LBAAS_TEST_CONCURRENCY) || Math.max(4, 4 * os.availableParallelism());
@@ -63,11 +66,14 @@ async function main() {
     const { ensureTemporalCli } = require('../dist/dev/temporal-path.js');
     const { startDevServer } = require('../dist/dev/devserver.js');
     const { namespaceOfTestFile } = require('../dist/test/helpers/namespace.js');
+    // The CLI is for the tests that run `temporal` commands (TEMPORAL_CLI_PATH); the dev server is the bare server.
     const temporalPath = await ensureTemporalCli({ progress });
     progress(`Temporal CLI: ${temporalPath}`);
+    const { ensureTemporalServer } = require('../dist/dev/temporal-server.js');
+    const { server: serverPath } = await ensureTemporalServer({ which: ['server'], progress });
     const namespaces = needServer.map((f) => namespaceOfTestFile(f)).filter((n) => n !== null);
     bundleDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lbaas-test-bundle-'));
-    const [started, bundleFile] = await Promise.all([startDevServer({ temporalPath, extraNamespaces: namespaces }), bundle(bundleDir)]);
+    const [started, bundleFile] = await Promise.all([startDevServer({ serverPath, extraNamespaces: namespaces }), bundle(bundleDir)]);
     server = started;
     progress(`Temporal dev server: ${server.address} (${namespaces.length} namespaces); workflow bundle: ${bundleFile}`);
     Object.assign(env, { TEMPORAL_CLI_PATH: temporalPath, LBAAS_TEST_TEMPORAL_ADDRESS: server.address, LBAAS_TEST_WORKFLOW_BUNDLE: bundleFile });

@@ -112,7 +112,7 @@ export type SetCurrentResult =
  *
  * With `onlyIfNone`, the switch carries the conflict token of the describe that found no Current Version: workers of
  * two builds starting together on a fresh install both find none, one switch succeeds, the other is refused
- * (FAILED_PRECONDITION "conflict token mismatch", measured on Temporal 1.29.1), describes again and finds the first
+ * (FAILED_PRECONDITION "conflict token mismatch", measured on Temporal 1.29.1; test/ops/first-install.test.ts passes on 1.32.2), describes again and finds the first
  * build current, so they never take turns.
  */
 export async function setCurrentVersion(client: Pick<Client, 'workflowService'>, namespace: string, version: WorkerDeploymentVersion, o: SetCurrentOptions = {}): Promise<SetCurrentResult> {

@@ -13,7 +13,7 @@ import { invalid } from '../../common/errors';
 import { installTracing } from '../../common/tracing';
 import { DEFAULT_TASK_QUEUE } from '../../common/settings';
 import { startDevServer } from '../../dev/devserver';
-import { ensureTemporalCli } from '../../dev/temporal-path';
+import { ensureTemporalServer } from '../../dev/temporal-server';
 import { DEMO_LOAD_BALANCERS, seedDemo, startSimulator } from '../../simulator';
 import { startWorker } from '../../worker/start';
 import { versionText } from '../../worker/versioning';
@@ -54,10 +54,11 @@ export async function dev(opts: DevOptions, io: CliIo): Promise<void> {
 
   const stateDir = path.resolve('.lbaas');
   await mkdir(stateDir, { recursive: true });
-  const temporalPath = await ensureTemporalCli({ env: io.env, progress: say });
+  const binaries = await ensureTemporalServer({ env: io.env, which: ['server', 'ui'], progress: say });
   say('starting the Temporal dev server …');
   const server = await startDevServer({
-    temporalPath,
+    serverPath: binaries.server,
+    uiPath: binaries.ui,
     port: grpcPort,
     ui: true,
     uiPort,

@@ -1,6 +1,8 @@
 /**
  * `lbaas worker`: a worker configured only by its environment (Temporal's TEMPORAL_* / temporal.toml settings, the
- * Engine from ANEXIA_ENGINE_URL and ANEXIA_TOKEN), running until SIGINT/SIGTERM, then draining for the grace time.
+ * Engine from ANEXIA_ENGINE_URL and ANEXIA_TOKEN), running until SIGINT/SIGTERM, then stopping with the grace time for
+ * running activities. On SIGTERM a worker whose Version is no longer current first serves the runs pinned to it
+ * (worker/drain.ts); SIGINT stops at once.
  */
 import v8 from 'node:v8';
 import { installTracing } from '../../common/tracing';
@@ -15,6 +17,7 @@ import { invalid } from '../../common/errors';
 import { processHeapMiB } from '../../worker/heap';
 import { workerIdentity } from '../relaunch';
 import { versionText } from '../../worker/versioning';
+import { drainVersion } from '../../worker/drain';
 import type { CliIo } from '../io';
 
 export async function worker(io: CliIo): Promise<void> {
@@ -27,7 +30,8 @@ export async function worker(io: CliIo): Promise<void> {
   // Every setting is read before the Temporal runtime starts: a process with a runtime does not exit on an error.
   const tracing = installTracing(io.env, 'lbaas-worker');
   // The logger and the Prometheus exporter belong to the Temporal runtime, which must be installed before any connection.
-  installRuntime({ metricsAddress: env.metricsAddress, logging });
+  // SIGTERM is ours: the worker drains its Version first (worker/drain.ts); SIGINT still stops it at once.
+  installRuntime({ metricsAddress: env.metricsAddress, logging, shutdownSignals: ['SIGINT', 'SIGQUIT', 'SIGUSR2'] });
   // In JSON every line goes through the runtime's logger; in text the operator's lines stay as they always were.
   const say = logging.format === 'json' ? (level: 'INFO' | 'WARN', line: string) => Runtime.instance().logger.log(level, line) : (_: string, line: string) => io.stderr(`${line}\n`);
   for (const warning of env.warnings) say('WARN', `lbaas worker: warning: ${warning}`);
@@ -50,12 +54,36 @@ export async function worker(io: CliIo): Promise<void> {
       identity,
       deployment: env.deployment,
       setCurrent: env.setCurrent,
+      strandedRuns: env.strandedAfterMs === null ? false : { deadAfterMs: env.strandedAfterMs },
+      log: say,
+      ...(metrics ? { onStranded: metrics.onStranded } : {}),
     });
   } catch (err) {
     await healthServer?.close();
     throw err;
   }
   if (healthServer) health.started(running);
+  const onTerm = () => {
+    const { worker } = running;
+    if (worker.getState() !== 'RUNNING') return;
+    if (env.drainTimeoutMs === 0) {
+      worker.shutdown();
+      return;
+    }
+    say('INFO', `lbaas worker: SIGTERM: stopping, after draining ${versionText(env.deployment)} if it is no longer the Current Version (at most ${env.drainTimeoutMs / 1000} s, LBAAS_DRAIN_TIMEOUT_SECONDS)`);
+    void drainVersion({
+      client: running.client,
+      namespace: env.temporal.namespace,
+      taskQueue: env.temporal.taskQueue,
+      deployment: env.deployment,
+      timeoutMs: env.drainTimeoutMs,
+      log: say,
+      abandoned: () => worker.getState() !== 'RUNNING',
+    }).finally(() => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+    });
+  };
+  process.once('SIGTERM', onTerm);
   metrics?.watchPacer(running.engine.pacer);
   const { pacing } = env.engine;
   const current = currentLine(running, env.setCurrent);
@@ -76,6 +104,7 @@ export async function worker(io: CliIo): Promise<void> {
     await running.running;
   } finally {
     health.stop();
+    process.off('SIGTERM', onTerm);
     await running.stop();
     await healthServer?.close();
     await tracing?.shutdown();

@@ -44,7 +44,7 @@ export interface ChaosOptions {
   rateLimit: { rps: number; burst: number };
   /** Keep the work directory (SQLite file, logs) even when every invariant held. */
   keep: boolean;
-  temporalPath?: string;
+  serverPath?: string;
   /** A prebuilt workflow bundle for the worker processes (LBAAS_WORKFLOW_BUNDLE); they bundle at start without one. */
   workflowBundle?: string;
   progress?: (line: string) => void;

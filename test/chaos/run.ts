@@ -21,7 +21,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { freePort, startDevServer, type DevServer } from '../../dev/devserver';
 import { LbaasClient } from '../../client/service-client';
-import { ensureTemporalCli } from '../../dev/temporal-path';
+import { ensureTemporalServer } from '../../dev/temporal-server';
 import { startSimulator } from '../../simulator';
 import { Prng } from '../../simulator/prng';
 import { everyCreatedObjectTagged, exactlyDesired, foreignUntouched, noDuplicates, type Invariant } from './invariants';
@@ -125,11 +125,11 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
     await faults(o.rates);
 
     // --- Temporal, workers --------------------------------------------------------------------------------------
-    const temporalPath = o.temporalPath ?? (await ensureTemporalCli({ progress: (l) => say(l) }));
+    const serverPath = o.serverPath ?? (await ensureTemporalServer({ which: ['server'], progress: (l) => say(l) })).server;
     const port = await freePort();
     const dbFile = path.join(workDir, 'temporal.db');
     const serverLog = path.join(workDir, 'temporal-server.log');
-    const startServer = () => startDevServer({ temporalPath, port, dbFile, logFile: serverLog, startTimeoutMs: 120_000 });
+    const startServer = () => startDevServer({ serverPath, port, dbFile, logFile: serverLog, startTimeoutMs: 120_000 });
     server = await startServer();
     say(`Temporal dev server ${server.address} (SQLite ${dbFile})`);
     connection = await Connection.connect({ address: server.address });

@@ -47,6 +47,7 @@ export const RECORDED = [
   'plan-service',
   'service-controller',
   'service-controller-resync-pass',
+  'service-controller-terminated-pass',
   'server-pool',
   'service-controller-pool',
   'server-pool-wait-rotating',
@@ -66,11 +67,12 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
     for (const name of only) {
       if (name === 'service-controller') await recordController(stack, out);
       else if (name === 'service-controller-resync-pass') await recordResyncPass(stack, out);
+      else if (name === 'service-controller-terminated-pass') await recordTerminatedPass(stack, out, name);
       else if (name === 'server-pool' || name === 'service-controller-pool') await recordPool(stack, out);
       else if (name === 'server-pool-wait-rotating') await recordPoolWaitRotating(stack, out, name);
       else if (name === 'import-services') await recordImport(stack, out);
       else if (name === 'reconcile-service-plan-first' || name === 'reconcile-service-plan-first-child') await recordPlanFirst(stack, out);
-      else throw new Error(`only service-controller, service-controller-resync-pass, server-pool, service-controller-pool, server-pool-wait-rotating, import-services and reconcile-service-plan-first(-child) can be recorded alone (got ${name})`);
+      else throw new Error(`only service-controller, service-controller-resync-pass, service-controller-terminated-pass, server-pool, service-controller-pool, server-pool-wait-rotating, import-services and reconcile-service-plan-first(-child) can be recorded alone (got ${name})`);
     }
     return;
   }
@@ -173,6 +175,7 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
   }
   await recordController(stack, out);
   await recordResyncPass(stack, out);
+  await recordTerminatedPass(stack, out, 'service-controller-terminated-pass');
   await recordImport(stack, out);
   await recordPlanFirst(stack, out);
   await recordPool(stack, out);
@@ -274,6 +277,42 @@ async function recordResyncPass(stack: Stack, out: string): Promise<void> {
   const history = await handle.fetchHistory();
   writeFileSync(path.join(out, 'service-controller-resync-pass.json'), `${JSON.stringify(historyToJson(history), null, 1)}\n`);
   process.stderr.write(`recorded service-controller-resync-pass: ${history.events?.length ?? 0} events\n`);
+}
+
+/**
+ * A controller whose first pass is terminated from outside (as the stranded-run sweep, worker/stranded.ts, or an
+ * operator does) while it creates: the controller runs a fresh pass, which converges; then delete. `file` is the name
+ * written: recorded with an earlier build's code it is the old branch of the patch terminated-pass-not-failed
+ * (legacy/, docs/architecture.md "Versions and patches").
+ */
+async function recordTerminatedPass(stack: Stack, out: string, file: string): Promise<void> {
+  const lbaas = new LbaasClient(stack.client, stack.taskQueue);
+  const lb = seedLoadBalancer(stack.sim, 'lb-controller-terminated');
+  const uid = 'record-controller-terminated';
+  const raw = exampleSpec([lb], { serviceUid: uid });
+  const r = validateSpec(raw);
+  if (!r.ok) throw new Error(formatIssues(r.issues));
+  const posts = () => stack.sim.stats().requests['POST /api/LBaaS/v1/backend.json'] ?? 0;
+  const before = posts();
+  // Slow deploys keep the first pass running until it is terminated.
+  stack.sim.setFaults({ deployMs: 3000 });
+  try {
+    await lbaas.apply(raw, r.spec);
+    await until('the first pass creating', () => posts() > before, 30_000);
+    await stack.client.workflow.getHandle(workflowIds.pass(uid, 1)).terminate('recorded: a pass terminated from outside');
+  } finally {
+    stack.sim.setFaults({});
+  }
+  await until('a later pass converged', async () => {
+    const last = (await lbaas.status(uid)).lastPass;
+    return last !== null && last.pass >= 2 && last.converged;
+  }, 60_000);
+  await lbaas.delete(uid);
+  const handle = lbaas.controller(uid);
+  await handle.result();
+  const history = await handle.fetchHistory();
+  writeFileSync(path.join(out, `${file}.json`), `${JSON.stringify(historyToJson(history), null, 1)}\n`);
+  process.stderr.write(`recorded ${file}: ${history.events?.length ?? 0} events\n`);
 }
 
 /**

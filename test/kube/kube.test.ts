@@ -11,6 +11,9 @@ import { k8s, mergePatch } from '../../kube/client';
 import { writeRequests } from '../helpers/engine-state';
 import { LbaasClient } from '../../client/service-client';
 import { CLUSTER, EXTERNAL, LBAAS_BIN, kubeEvents, lbService, putNode, startSuite, until, type KubeProcess, type Suite } from './harness';
+import { freePort } from '../../dev/devserver';
+import { startWorker, type RunningWorker } from '../../worker/start';
+import { workflowBundle } from '../helpers/stack';
 
 let s: Suite;
 let kube: KubeProcess;
@@ -472,5 +475,64 @@ test('with no --load-balancer or --external-address, lbaas kube discovers both b
     assert.deepEqual(objectsOf(uid), []);
   } finally {
     await disc.stop();
+  }
+});
+
+test('a Service whose controller no worker picks up gets a Warning Event naming the fix within 30 s; /readyz says 503 why and /metrics counts it; a worker started on the task queue clears both and the Service converges', async () => {
+  const taskQueue = `${s.stack.taskQueue}-nowork`;
+  const port = await freePort();
+  const get = async (p: string) => {
+    const r = await fetch(`http://127.0.0.1:${port}${p}`);
+    return { status: r.status, body: await r.text() };
+  };
+  const gauge = (text: string, reason: string) => Number((new RegExp(`^lbaas_kube_workflows_not_picked_up\\{reason="${reason}"\\} (\\d+)$`, 'm').exec(text) ?? [])[1]);
+  // The RBAC rules allow the one Lease: the suite's own lbaas kube (stopped by the test before, when all run) makes way.
+  await kube.stop();
+  const k2 = s.kube(['--load-balancer-class', 'lbaas.test/nowork', '--auto-discover-load-balancer', 'false', '--health-address', `127.0.0.1:${port}`], {
+    env: { LBAAS_TASK_QUEUE: taskQueue },
+  });
+  let worker: RunningWorker | null = null;
+  try {
+    await k2.saw('became the leader');
+    await until(async () => (await get('/readyz')).status === 200, 'lbaas kube to be ready', 30_000);
+    assert.match((await get('/metrics')).body, /^lbaas_kube_informers_synced 1$/m);
+    assert.match((await get('/metrics')).body, /^lbaas_kube_leader 1$/m);
+
+    const created = await s.core.createNamespacedService({ namespace: 'default', body: lbService('nowork', [{ name: 'http', port: 9099 }], { loadBalancerClass: 'lbaas.test/nowork' }) });
+    const uid = created.metadata?.uid as string;
+    const at = Date.now();
+    const warning = await until(async () => (await kubeEvents(s.core, 'nowork')).find((e) => e.line === 'Warning WorkflowNotPickedUp'), 'the WorkflowNotPickedUp event', 45_000);
+    const after = Date.now() - at;
+    console.log(`Warning Event ${after} ms after the Service was created`);
+    assert.ok(after <= 30_000, `after ${after} ms`);
+    const fix = `no worker polls task queue ${taskQueue}; fix: start lbaas worker (LBAAS_TASK_QUEUE=${taskQueue})`;
+    assert.match(warning.message ?? '', new RegExp(`^workflow task of lbaas/${uid} not picked up for \\d+ s: ${fix.replace(/[()]/g, '\\$&')}$`));
+    assert.match(k2.output(), new RegExp(`lbaas kube: default/nowork: applying to service ${uid}: workflow task of lbaas/${uid} not picked up for \\d+ s: `));
+    const ready = await get('/readyz');
+    assert.equal(ready.status, 503);
+    assert.match(ready.body, new RegExp(`^workflows not picked up \\(1 waiting\\): default/nowork: workflow task of lbaas/${uid} not picked up for \\d+ s: .*\n$`));
+    const metrics = (await get('/metrics')).body;
+    assert.equal(gauge(metrics, 'no-worker'), 1);
+    assert.match(metrics, /^lbaas_kube_workflows_waiting 1$/m);
+
+    worker = await startWorker({
+      temporal: { connection: { address: s.temporalAddress }, namespace: s.stack.namespace, taskQueue },
+      connections: { native: s.stack.nativeConnection, client: s.stack.client },
+      engine: s.stack.engine,
+      workflowBundle: await workflowBundle(),
+      shutdownGraceTime: '1s',
+    });
+    await until(() => ingressOf('nowork'), 'the ingress of nowork', 60_000);
+    await until(async () => (await get('/readyz')).status === 200, 'lbaas kube to be ready again', 30_000);
+    const cleared = (await get('/metrics')).body;
+    assert.equal(gauge(cleared, 'no-worker'), 0);
+    assert.match(cleared, /^lbaas_kube_workflows_waiting 0$/m);
+
+    await s.core.deleteNamespacedService({ name: 'nowork', namespace: 'default' });
+    await until(async () => (await readService('nowork')) === null, 'nowork to be gone');
+    assert.deepEqual(objectsOf(uid), []);
+  } finally {
+    await k2.stop();
+    await worker?.stop();
   }
 });

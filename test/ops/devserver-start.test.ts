@@ -1,8 +1,8 @@
 /**
  * dev/devserver.ts: a dev server that exits during start-up (a Go panic, for example a port taken between our check
  * and its bind) is started again on new ports when the ports are ours to choose, and the error of one that keeps
- * exiting names the panic, not only the end of its goroutine dump. The Temporal CLI is wrapped by a script that
- * panics on its first runs and then runs the real CLI.
+ * exiting names the panic, not only the end of its goroutine dump. The Temporal server is wrapped by a script that
+ * panics on its first runs and then runs the real server.
  */
 import assert from 'node:assert/strict';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,14 +10,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { DEV_SERVER_START_ATTEMPTS, DevServerExitedError, startDevServer } from '../../dev/devserver';
-import { ensureTemporalCli } from '../../dev/temporal-path';
+import { ensureTemporalServer } from '../../dev/temporal-server';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'lbaas-devserver-start-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A CLI that panics (as the server did in a CI run) on its first `failures` runs, then is the real one. */
+/** A server that panics (as it did in a CI run) on its first `failures` runs, then is the real one. */
 async function flakyCli(failures: number): Promise<{ cli: string; runs: () => number }> {
-  const real = await ensureTemporalCli();
+  const { server: real } = await ensureTemporalServer({ which: ['server'] });
   const count = path.join(dir, `runs-${failures}`);
   writeFileSync(count, '');
   const cli = path.join(dir, `temporal-failing-${failures}`);
@@ -33,7 +33,7 @@ async function flakyCli(failures: number): Promise<{ cli: string; runs: () => nu
 test('a dev server that panics during start-up is started again on other ports, and answers', async () => {
   const { cli, runs } = await flakyCli(DEV_SERVER_START_ATTEMPTS - 1);
   const lines: string[] = [];
-  const server = await startDevServer({ temporalPath: cli, progress: (l) => lines.push(l) });
+  const server = await startDevServer({ serverPath: cli, progress: (l) => lines.push(l) });
   try {
     assert.equal(runs(), DEV_SERVER_START_ATTEMPTS);
     assert.equal(lines.filter((l) => /exited during start-up .*starting it again on other ports/.test(l)).length, DEV_SERVER_START_ATTEMPTS - 1);
@@ -45,7 +45,7 @@ test('a dev server that panics during start-up is started again on other ports, 
 
 test('one that keeps panicking fails after the attempts, naming the panic; with a port the caller chose, at the first', async () => {
   const always = await flakyCli(100);
-  await assert.rejects(startDevServer({ temporalPath: always.cli }), (err: Error) => {
+  await assert.rejects(startDevServer({ serverPath: always.cli }), (err: Error) => {
     assert.ok(err instanceof DevServerExitedError);
     assert.match(err.message, /panic: listen tcp 127\.0\.0\.1:7233: bind: address already in use/);
     return true;
@@ -53,6 +53,6 @@ test('one that keeps panicking fails after the attempts, naming the panic; with 
   assert.equal(always.runs(), DEV_SERVER_START_ATTEMPTS);
 
   const fixed = await flakyCli(100);
-  await assert.rejects(startDevServer({ temporalPath: fixed.cli, port: 1 }), DevServerExitedError);
+  await assert.rejects(startDevServer({ serverPath: fixed.cli, port: 1 }), DevServerExitedError);
   assert.equal(fixed.runs(), 1);
 });

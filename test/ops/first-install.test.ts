@@ -9,10 +9,11 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import { freePort } from '../../dev/devserver';
 import { currentVersion } from '../../client/pickup';
 import { exitWithin, spawnWorker, type WorkerProcess } from '../helpers/ops-process';
-import { stopTemporalServer, temporalServer, TEST_TOKEN } from '../helpers/stack';
+import { stopTemporalServer, temporalServer, TEST_TOKEN, workflowBundle } from '../helpers/stack';
 import { until } from '../helpers/workflows';
 
 let connection: Connection;
@@ -123,6 +124,33 @@ test('two different builds starting at once on a fresh install: exactly one beco
   // Switched once: the routing config's change time is that of the one switch, and stays the winner's.
   await new Promise((r) => setTimeout(r, 2_000));
   assert.deepEqual(await currentVersion(client, namespace, i.deploymentName), current);
+});
+
+test('workers without Worker Versioning polling the task queue (a release being drained): a new worker at defaults leaves no Version current and says when to switch', async () => {
+  const i = install();
+  const native = await NativeConnection.connect({ address });
+  const old = await Worker.create({ connection: native, namespace, taskQueue: i.taskQueue, workflowBundle: await workflowBundle() });
+  const oldRun = old.run();
+  try {
+    // The unversioned worker's poll is listed before the new worker looks.
+    await until('the unversioned poller is listed', async () => ((await client.workflowService.describeTaskQueue({ namespace, taskQueue: { name: i.taskQueue }, taskQueueType: 1 })).pollers ?? []).length > 0, 20_000, 100);
+    const w = worker({ ...i, buildId: 'b1' });
+    await w.ready;
+    assert.equal(currentNote(w, i.deploymentName, 'b1'), 'not current: unversioned workers poll');
+    await until('the warning', () => w.output().includes('lbaas worker: warning:'), 10_000, 50);
+    assert.match(
+      w.output(),
+      new RegExp(
+        `lbaas worker: warning: build b1 receives nothing while workers without Worker Versioning poll task queue ${i.taskQueue} and no Version is current; ` +
+          `after draining them: temporal worker deployment set-current-version --deployment-name ${i.deploymentName} --build-id b1 \\(docs/operations\\.md#from-a-release-without-worker-versioning\\)\n`,
+      ),
+    );
+    assert.equal(await currentVersion(client, namespace, i.deploymentName), null);
+  } finally {
+    old.shutdown();
+    await oldRun;
+    await native.close();
+  }
 });
 
 test('/readyz: 503 while the worker starts, 200 once it polls and its Version is known; /healthz 200 throughout; SIGTERM still exits 0', async () => {

@@ -1,5 +1,5 @@
 /**
- * What an operator sees in the Temporal Web UI (2.42): a service's workflows found by the LbaasServiceUid search
+ * What an operator sees in the Temporal Web UI (2.54): a service's workflows found by the LbaasServiceUid search
  * attribute, and the controller's page with its id, summary and current details. Driven by playwright-core on the
  * system's Chromium (Debian package `chromium`); screenshots go to test-artifacts/webui-*.png.
  */
@@ -131,7 +131,7 @@ const controllerPage = (tab: string) => `${server.uiUrl}/namespaces/${server.nam
 test('Web UI: the LbaasServiceUid query lists the controller lbaas/<uid> and its children; the controller page shows its id, type, summary and current details; the load balancer run shows activity summaries', { skip }, async () => {
   await appliedService();
   await withPage(async (page) => {
-    // UI 2.42: the list takes the visibility query in `query`.
+    // The list takes the visibility query in `query`.
     await page.goto(`${server.uiUrl}/namespaces/${server.namespace}/workflows?query=${encodeURIComponent(`LbaasServiceUid="${uid}"`)}`);
     const ids = [`lbaas/${uid}`, `lbaas/${uid}/lb/${lb}`, `lbaas/${uid}/pass/1`];
     for (const id of ids) await page.getByRole('link', { name: id, exact: true }).waitFor();
@@ -140,7 +140,8 @@ test('Web UI: the LbaasServiceUid query lists the controller lbaas/<uid> and its
     await shot(page, 'list');
 
     await page.getByRole('link', { name: `lbaas/${uid}`, exact: true }).click();
-    await page.waitForURL(controllerPage('history'));
+    // UI 2.54 opens a workflow on its Timeline tab (2.42 opened History).
+    await page.waitForURL(controllerPage('timeline'));
     await page.getByRole('heading', { name: `lbaas/${uid}` }).waitFor();
     await page.getByText('serviceController', { exact: true }).first().waitFor();
     await page.getByText(controllerRunId, { exact: true }).first().waitFor();

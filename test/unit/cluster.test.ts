@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import { parse } from 'yaml';
 import { findings, replaceSection, SECTION_END, SECTION_START, withClusterSection, type RunResult } from '../../bench/cluster-report';
 import { renderDynamicConfig, renderProcessConfig, type ProcessPorts, type TemporalService } from '../../cluster/config';
-import { binaryVersion, ensureTemporalServer, serverCacheDir, TemporalServerNotFoundError } from '../../cluster/install';
+import { binaryVersion, ensureTemporalServer, serverCacheDir, TEMPORAL_SERVER_VERSION, TemporalServerNotFoundError } from '../../dev/temporal-server';
 import { PORT_RANGE, portLayout } from '../../cluster/ports';
 import { shardsNotTaken } from '../../cluster/shards';
 
@@ -57,7 +57,8 @@ test('the process config points both stores at the private PostgreSQL with postg
 test('the dynamic config turns on what lbaas apply needs, in the server file format (a list of {value})', () => {
   const d = parse(renderDynamicConfig()) as Record<string, { value: unknown }[]>;
   assert.deepEqual(d['frontend.enableUpdateWorkflowExecution'], [{ value: true }]);
-  assert.deepEqual(d['frontend.enableExecuteMultiOperation'], [{ value: true }]);
+  // Server 1.32 always allows multi-operations (update-with-start) and no longer knows the key that turned them on.
+  assert.equal(d['frontend.enableExecuteMultiOperation'], undefined);
 });
 
 test('the dynamic config turns on Worker Deployment Versions and their workflow APIs, which every lbaas worker polls with', () => {
@@ -80,12 +81,12 @@ test('an explicit server path that is not executable fails naming the variable; 
       await chmod(file, 0o755);
       return file;
     };
-    const server = await fake('server', '1.29.1');
+    const server = await fake('server', TEMPORAL_SERVER_VERSION);
     const sqlTool = await fake('sql', '1.28.0');
     const warnings: string[] = [];
     const found = await ensureTemporalServer({ env: { TEMPORAL_SERVER_PATH: server, TEMPORAL_SQL_TOOL_PATH: sqlTool, LBAAS_CACHE_DIR: dir }, progress: (l) => warnings.push(l) });
     assert.deepEqual(found, { server, sqlTool });
-    assert.deepEqual(warnings, [`warning: TEMPORAL_SQL_TOOL_PATH=${sqlTool} reports version 1.28.0, not 1.29.1`]);
+    assert.deepEqual(warnings, [`warning: TEMPORAL_SQL_TOOL_PATH=${sqlTool} reports version 1.28.0, not ${TEMPORAL_SERVER_VERSION}`]);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -111,7 +112,7 @@ async function fakeGo(dir: string, version: string): Promise<{ bin: string; runs
 test('two server installs at once build each binary once under the shared install lock, and the cache never holds an unchecked one', async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'lbaas-cluster-lock-'));
   try {
-    const go = await fakeGo(dir, '1.29.1');
+    const go = await fakeGo(dir, TEMPORAL_SERVER_VERSION);
     const env = { PATH: go.bin, LBAAS_CACHE_DIR: path.join(dir, 'cache') };
     const cache = serverCacheDir(env);
     const said: string[] = [];
@@ -123,7 +124,7 @@ test('two server installs at once build each binary once under the shared instal
         await new Promise((r) => setTimeout(r, 20));
       }
     })();
-    let both: Awaited<ReturnType<typeof ensureTemporalServer>>[];
+    let both: { server: string; sqlTool: string }[];
     try {
       both = await Promise.all([0, 1].map(() => ensureTemporalServer({ env, progress: (l) => said.push(l) })));
     } finally {
@@ -134,7 +135,7 @@ test('two server installs at once build each binary once under the shared instal
     assert.deepEqual(both, [expected, expected]);
     assert.deepEqual((await readFile(go.runs, 'utf8')).trim().split('\n').sort(), ['server', 'sql']);
     assert.equal(said.filter((l) => l.startsWith(`waiting for another install of the Temporal server into ${cache} (pid ${process.pid} on `)).length, 1);
-    assert.deepEqual([...seen].filter((v) => v !== 'absent' && v !== '1.29.1'), []);
+    assert.deepEqual([...seen].filter((v) => v !== 'absent' && v !== TEMPORAL_SERVER_VERSION), []);
     assert.deepEqual((await readdir(cache)).sort(), ['temporal-server', 'temporal-sql-tool']);
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -149,8 +150,8 @@ test('a go install whose server binary reports another version fails naming it, 
     await assert.rejects(ensureTemporalServer({ env }), (err: Error) => {
       assert.ok(err instanceof TemporalServerNotFoundError);
       assert.deepEqual(err.tried, [
-        `TEMPORAL_SERVER_PATH: not set; ${path.join(serverCacheDir(env), 'temporal-server')} (user cache): not present; go install go.temporal.io/server/cmd/server@v1.29.1: finished, but the binary reports version 1.28.0, not 1.29.1`,
-        `TEMPORAL_SQL_TOOL_PATH: not set; ${path.join(serverCacheDir(env), 'temporal-sql-tool')} (user cache): not present; go install go.temporal.io/server/cmd/tools/sql@v1.29.1: finished, but the binary reports version 1.28.0, not 1.29.1`,
+        `TEMPORAL_SERVER_PATH: not set; ${path.join(serverCacheDir(env), 'temporal-server')} (user cache): not present; go install go.temporal.io/server/cmd/server@v${TEMPORAL_SERVER_VERSION}: finished, but the binary reports version 1.28.0, not ${TEMPORAL_SERVER_VERSION}`,
+        `TEMPORAL_SQL_TOOL_PATH: not set; ${path.join(serverCacheDir(env), 'temporal-sql-tool')} (user cache): not present; go install go.temporal.io/server/cmd/tools/sql@v${TEMPORAL_SERVER_VERSION}: finished, but the binary reports version 1.28.0, not ${TEMPORAL_SERVER_VERSION}`,
       ]);
       return true;
     });

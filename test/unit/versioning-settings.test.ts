@@ -3,8 +3,8 @@
  * the settings that override it, and bad values refused naming the variable.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -33,6 +33,26 @@ test('the build records the package version and, in a git checkout, its HEAD com
     git('-c', 'user.name=t', '-c', 'user.email=t@example.invalid', 'commit', '-q', '-m', 'x');
     execFileSync(process.execPath, [path.join(dir, 'scripts', 'build-info.js')]);
     assert.deepEqual(buildInfo(path.join(dir, 'dist')), { version: '4.5.6', commit: git('rev-parse', 'HEAD') });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('outside git LBAAS_BUILD_COMMIT names the commit (the Containerfile passes it); a value that is no commit id exits 2 naming it and writes nothing', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'lbaas-build-info-'));
+  const script = path.join(dir, 'scripts', 'build-info.js');
+  try {
+    mkdirSync(path.join(dir, 'scripts'));
+    copyFileSync(path.join(REPO_ROOT, 'scripts', 'build-info.js'), script);
+    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ version: '4.5.6' }));
+    const commit = '88e5a3ae6198c398b97df7cc0f0e9abb00d0fac9';
+    execFileSync(process.execPath, [script], { env: { ...process.env, LBAAS_BUILD_COMMIT: commit } });
+    assert.deepEqual(buildInfo(path.join(dir, 'dist')), { version: '4.5.6', commit });
+    rmSync(path.join(dir, 'dist'), { recursive: true });
+    const r = spawnSync(process.execPath, [script], { env: { ...process.env, LBAAS_BUILD_COMMIT: 'main; rm -rf /' }, encoding: 'utf8' });
+    assert.equal(r.status, 2);
+    assert.equal(r.stderr, 'build-info: LBAAS_BUILD_COMMIT must be a hexadecimal commit id, got "main; rm -rf /"\n');
+    assert.equal(existsSync(path.join(dir, 'dist')), false);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -122,7 +122,7 @@ test('the passes (PINNED) carry no patch: no marker in any of their histories, a
   }
 });
 
-test('the entity histories: today\'s write every patch of earlier releases deprecated and this release\'s pool-delivery-rounds, pool-owed-in-arrival-order and pool-rotate-with-waiters patched(); legacy/ holds runs of the previous release (markers as patched() wrote them), a pool run from before pool-signal-limit, one from before pool-delivery-rounds and one from before the other two, which must still replay', () => {
+test('the entity histories: today\'s write every patch of earlier releases deprecated and this release\'s pool-delivery-rounds, pool-owed-in-arrival-order, pool-rotate-with-waiters and terminated-pass-not-failed patched(); legacy/ holds runs of the previous release (markers as patched() wrote them), a pool run from before pool-signal-limit, one from before pool-delivery-rounds, one from before the other two, and a controller whose pass was terminated before terminated-pass-not-failed, which must still replay', () => {
   assert.deepEqual(LEGACY, [
     'legacy/previous-release-server-pool.json',
     'legacy/previous-release-service-controller-pool.json',
@@ -131,7 +131,27 @@ test('the entity histories: today\'s write every patch of earlier releases depre
     'legacy/server-pool-before-delivery-rounds.json',
     'legacy/server-pool-before-rotate-with-waiters.json',
     'legacy/server-pool-before-signal-limit.json',
+    'legacy/service-controller-before-terminated-pass-not-failed.json',
   ]);
+  // A pass terminated from outside: this release's branch writes the marker and keeps the service Converging; the
+  // previous release's branch (legacy, no marker) published the phase Failed right after the child was terminated,
+  // a command today's branch does not issue, which is why the patch decides per run.
+  assert.deepEqual(patches('service-controller-terminated-pass.json'), ['continue-as-new-when-idle (deprecated)', 'terminated-pass-not-failed']);
+  assert.deepEqual(patches('legacy/service-controller-before-terminated-pass-not-failed.json'), ['continue-as-new-when-idle (deprecated)']);
+  for (const [file, phaseAfter] of [
+    ['service-controller-terminated-pass.json', null],
+    ['legacy/service-controller-before-terminated-pass-not-failed.json', 'Failed'],
+  ] as const) {
+    const events = load(file).events;
+    const terminated = events.findIndex((e) => e.eventType === 'EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TERMINATED');
+    assert.ok(terminated > 0, `${file}: a terminated child`);
+    const nextTimer = events.findIndex((e, i) => i > terminated && e.eventType === 'EVENT_TYPE_TIMER_STARTED');
+    const phases = events.slice(terminated, nextTimer).flatMap((e) => {
+      const f = (e.upsertWorkflowSearchAttributesEventAttributes as { searchAttributes: { indexedFields: Record<string, { data: string }> } } | undefined)?.searchAttributes.indexedFields.LbaasPhase;
+      return f ? [JSON.parse(Buffer.from(f.data, 'base64').toString('utf8')) as string] : [];
+    });
+    assert.deepEqual(phases, phaseAfter ? [phaseAfter] : [], `${file}: the phase published between the terminated child and the retry timer`);
+  }
   assert.deepEqual(patches('service-controller.json'), ['continue-as-new-when-idle (deprecated)']);
   assert.deepEqual(patches('service-controller-pool.json'), ['continue-as-new-when-idle (deprecated)', 'server-pools (deprecated)']);
   assert.deepEqual(patches('server-pool.json'), ['pool-delivery-rounds', 'pool-owed-in-arrival-order', 'pool-signal-limit (deprecated)']);

@@ -1,0 +1,171 @@
+/**
+ * The stranded-run sweep (worker/stranded.ts) on the real dev server, with worker processes of two builds of this
+ * checkout (LBAAS_BUILD_ID) in a Worker Deployment of their own: the old build's worker is SIGKILLed (a rolling update
+ * that gives it no time to drain) while a pass of service B is in flight and while the controller of service C is
+ * pinned to that build (a versioning override: how a PINNED entity looks). The new build's worker, made current as the
+ * Helm chart does (LBAAS_SET_CURRENT_VERSION=true) and otherwise at its defaults, ends B's stranded pass and resets C
+ * onto its own build, with no other command. test/upgrade/upgrade.test.ts does the pass part across real releases.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { workflowIds } from '../../contract';
+import { freePort } from '../../dev/devserver';
+import { startSimulator, type RunningSimulator } from '../../simulator';
+import { everyCreatedObjectTagged, exactlyDesired, noDuplicates } from '../chaos/invariants';
+import { seedLoadBalancer } from '../helpers/fixtures';
+import { scrape, spawnWorker, sumOf, type WorkerProcess } from '../helpers/ops-process';
+import { serviceSpec, TrackedLbaas, uniqueUid, valid } from '../helpers/ops-services';
+import { stopTemporalServer, temporalServer, TEST_TOKEN, type TemporalTestServer } from '../helpers/stack';
+import { until } from '../helpers/workflows';
+
+let srv: TemporalTestServer;
+let sim: RunningSimulator;
+let connection: Connection;
+let client: Client;
+let lbaas: TrackedLbaas;
+const workers: WorkerProcess[] = [];
+const taskQueue = `ops-stranded-${randomUUID()}`;
+const deploymentName = `stranded-${randomUUID().slice(0, 8)}`;
+
+before(async () => {
+  srv = await temporalServer();
+  // Deploys of 1.5-2.5 s: a pass takes long enough to kill its worker in the middle of it.
+  sim = await startSimulator({ port: 0, token: TEST_TOKEN, deployMs: { min: 1500, max: 2500 }, seed: 13 });
+  connection = await Connection.connect({ address: srv.address });
+  client = new Client({ connection, namespace: srv.namespace });
+  lbaas = new TrackedLbaas(client, taskQueue);
+});
+after(async () => {
+  await lbaas?.cleanup();
+  for (const w of workers) await w.kill();
+  await connection?.close();
+  await sim?.close();
+  await stopTemporalServer();
+});
+
+function worker(buildId: string, setCurrent: boolean, metricsAddress?: string): WorkerProcess {
+  const w = spawnWorker({
+    temporalAddress: srv.address,
+    namespace: srv.namespace,
+    taskQueue,
+    engineUrl: sim.url,
+    token: TEST_TOKEN,
+    setCurrent,
+    ...(metricsAddress ? { metricsAddress } : {}),
+    extraEnv: { LBAAS_DEPLOYMENT_NAME: deploymentName, LBAAS_BUILD_ID: buildId },
+  });
+  workers.push(w);
+  return w;
+}
+
+test('a build killed mid-pass: the current build terminates its stranded pass (children first, naming the build), the controller converges in a fresh pass without counting a failure, and a controller pinned to the dead build is reset onto the current build with its spec re-applied', { timeout: 420_000 }, async () => {
+  const b = uniqueUid('ops-stranded-b');
+  const c = uniqueUid('ops-stranded-c');
+  const lbB = seedLoadBalancer(sim, `lb-${b}`);
+  const lbC = seedLoadBalancer(sim, `lb-${c}`);
+  const before = sim.objects();
+  const old = worker('stranded-old', true);
+  await old.ready;
+  await until('the old build current', async () => (await client.workflowService.describeWorkerDeployment({ namespace: srv.namespace, deploymentName }).catch(() => undefined))?.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId === 'stranded-old', 30_000, 100);
+
+  // C converges on the old build, then is pinned to it, as a PINNED entity would be.
+  const specC = serviceSpec(c, [lbC]);
+  await lbaas.applyRaw(specC);
+  assert.equal((await lbaas.waitConverged(c, 1)).converged, true);
+  const cRun = (await lbaas.controller(c).describe()).runId;
+  await client.workflowService.updateWorkflowExecutionOptions({
+    namespace: srv.namespace,
+    workflowExecution: { workflowId: workflowIds.controller(c), runId: cRun },
+    workflowExecutionOptions: {
+      versioningOverride: { pinned: { behavior: temporal.api.workflow.v1.VersioningOverride.PinnedOverrideBehavior.PINNED_OVERRIDE_BEHAVIOR_PINNED, version: { deploymentName, buildId: 'stranded-old' } } },
+    },
+    updateMask: { paths: ['versioning_override'] },
+  });
+
+  // B's first pass is in flight when the old build's only worker is killed.
+  const specB = serviceSpec(b, [lbB]);
+  await lbaas.applyRaw(specB);
+  const tagged = () => sim.objects().filter((o) => o.tags.includes(`anxccm-svc-uid=${b}`)).length;
+  await until('B half done', () => tagged() >= 2, 60_000, 20);
+  await old.kill();
+  const killedAt = Date.now();
+  const pinnedToOld = `TaskQueue = '${taskQueue}' AND TemporalWorkerDeploymentVersion = '${deploymentName}:stranded-old' AND TemporalWorkflowVersioningBehavior = 'Pinned' AND ExecutionStatus = 'Running'`;
+  const stranded = await until(
+    'B\'s pass and C\'s controller listed as pinned to the dead build',
+    async () => {
+      const runs: { id: string; runId: string; type: string }[] = [];
+      for await (const w of client.workflow.list({ query: pinnedToOld })) runs.push({ id: w.workflowId, runId: w.runId, type: w.type });
+      return runs.some((r) => r.id === workflowIds.controller(c)) && runs.some((r) => r.id === workflowIds.pass(b, 1)) ? runs : undefined;
+    },
+    15_000,
+    250,
+  );
+
+  // The new build's worker, as the Helm chart starts it: LBAAS_SET_CURRENT_VERSION=true, every other setting at its default.
+  const metricsAddress = `127.0.0.1:${await freePort()}`;
+  const fresh = worker('stranded-new', true, metricsAddress);
+  await fresh.ready;
+  const startedAt = Date.now();
+
+  const converged = async (uid: string) => {
+    const s = await lbaas.status(uid).catch(() => undefined);
+    return s?.phase === 'Converged' && s.lastPass?.converged ? s : undefined;
+  };
+  const sB = await until('B converged on the new build', () => converged(b), 300_000, 1_000);
+  say(`B converged ${Math.round((Date.now() - startedAt) / 1000)} s after the new worker was ready, ${Math.round((Date.now() - killedAt) / 1000)} s after the old one was killed`);
+  assert.equal(sB.lastPass?.pass, 2);
+  assert.equal(sB.consecutiveFailures, 0);
+
+  // Every stranded run was acted on, with a reason naming the dead build; passes terminated, children first.
+  const lines = fresh.output().split('\n').filter((l) => l.includes(`stranded on build ${deploymentName}.stranded-old: no worker has polled it since `));
+  const acted = lines.map((l) => /lbaas worker: (\S+) (\S+) \(run (\S+)\) (terminated|reset onto)/.exec(l)?.slice(1));
+  assert.deepEqual(
+    acted.map((a) => `${a?.[0]} ${a?.[1]} ${a?.[2]}`).sort(),
+    stranded.map((r) => `${r.type} ${r.id} ${r.runId}`).sort(),
+    fresh.output().slice(-3000),
+  );
+  const order = acted.map((a) => a?.[0]);
+  assert.ok(order.lastIndexOf('reconcileLoadBalancer') < order.indexOf('reconcileService'), `children first: ${order.join(', ')}`);
+  for (const r of stranded.filter((x) => x.type !== 'serviceController')) {
+    const last = await client.workflowService.getWorkflowExecutionHistoryReverse({ namespace: srv.namespace, execution: { workflowId: r.id, runId: r.runId }, maximumPageSize: 1 });
+    assert.match(last.history?.events?.[0]?.workflowExecutionTerminatedEventAttributes?.reason ?? '', new RegExp(`^stranded on build ${deploymentName}\\.stranded-old: no worker has polled it since `), r.id);
+  }
+
+  // C: a new run on the new build, pinned there by the override the reset set (its own behavior stays the one its
+  // code declares, AUTO_UPGRADE today), its spec re-applied from the old run.
+  const sC = await until('C converged in its new run', async () => ((await lbaas.controller(c).describe()).runId !== cRun ? converged(c) : undefined), 120_000, 1_000);
+  assert.equal(sC.revision, 1);
+  const dC = await lbaas.controller(c).describe();
+  const v = dC.raw.workflowExecutionInfo?.versioningInfo;
+  assert.deepEqual(
+    { behavior: v?.behavior, override: v?.versioningOverride?.pinned?.version?.buildId, on: v?.deploymentVersion?.buildId },
+    { behavior: temporal.api.enums.v1.VersioningBehavior.VERSIONING_BEHAVIOR_AUTO_UPGRADE, override: 'stranded-new', on: 'stranded-new' },
+  );
+  assert.equal((await client.workflow.getHandle(workflowIds.controller(c), cRun).describe()).status.name, 'TERMINATED');
+
+  // Counted, no workflow task failed anywhere, and the Engine holds exactly what both specs want.
+  const { samples } = await scrape(metricsAddress);
+  const count = (workflow_type: string, action: string) => sumOf(samples, 'lbaas_stranded_runs_total', { workflow_type, action });
+  assert.deepEqual(
+    { passes: count('reconcileService', 'terminated'), lbs: count('reconcileLoadBalancer', 'terminated'), controllers: count('serviceController', 'reset'), failed: sumOf(samples, 'lbaas_stranded_runs_total', { action: 'failed' }) },
+    { passes: 1, lbs: stranded.filter((r) => r.type === 'reconcileLoadBalancer').length, controllers: 1, failed: 0 },
+  );
+  const failedTasks: string[] = [];
+  for await (const w of client.workflow.list({ query: `TaskQueue = '${taskQueue}'` })) {
+    for (const e of (await client.workflow.getHandle(w.workflowId, w.runId).fetchHistory()).events ?? []) {
+      // A reset writes its own failed task at the reset point (cause ResetWorkflow): the reset, not a failure of code.
+      const cause = e.workflowTaskFailedEventAttributes?.cause;
+      if (e.workflowTaskFailedEventAttributes && cause !== temporal.api.enums.v1.WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_RESET_WORKFLOW) failedTasks.push(`${w.workflowId} event ${String(e.eventId)}: ${e.workflowTaskFailedEventAttributes.failure?.message ?? ''}`);
+    }
+  }
+  assert.deepEqual(failedTasks, []);
+  const input = { objects: sim.objects(), before: Object.fromEntries(before.map((o) => [o.identifier, o])), services: [valid(specB), valid(specC)] };
+  for (const inv of [exactlyDesired(input), noDuplicates(input), everyCreatedObjectTagged(input)]) assert.ok(inv.held, `${inv.name}: ${inv.detail.join('; ')}`);
+});
+
+function say(line: string): void {
+  process.stderr.write(`# ${line}\n`);
+}
