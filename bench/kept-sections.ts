@@ -15,6 +15,12 @@ export const AB_MARK = {
   end: '<!-- mechanisms-ab:end -->',
 } as const;
 
+/** `lbaas kube` at cluster scale beside the controller fleet: written by `npm run bench -- --kube` (bench/kube.ts). */
+export const KUBE_MARK = {
+  begin: '<!-- kube:begin (written by `npm run bench -- --kube`; kept by `npm run bench`) -->',
+  end: '<!-- kube:end -->',
+} as const;
+
 /** Mechanisms measured and removed, with the A/B that removed each: written by hand, after the A/B section. */
 export const REMOVED_MARK = {
   begin: '<!-- removed-mechanisms:begin (written by hand; kept by `npm run bench`) -->',
@@ -31,7 +37,7 @@ export function markedSection(text: string, mark: { begin: string; end: string }
 /** `written` (a freshly rendered file) with the kept sections of `previous` appended, each once. */
 export function withKeptSections(written: string, previous: string): string {
   let out = written;
-  for (const mark of [AB_MARK, REMOVED_MARK, SUITE_TIME_MARK]) {
+  for (const mark of [KUBE_MARK, AB_MARK, REMOVED_MARK, SUITE_TIME_MARK]) {
     const kept = markedSection(previous, mark);
     if (kept && !out.includes(mark.begin)) out = `${out.trimEnd()}\n\n${kept}\n`;
   }

@@ -7,6 +7,8 @@
  * `npm run bench -- --core [--reps N] [--seed N] [--no-write]` runs only the core workload in the default worker and in
  * each mechanism-off mode (bench/core.ts, AB_MECHANISMS), prints what each mechanism buys and writes that section of
  * docs/benchmarks.md (bench/report-ab.ts), nothing else.
+ * `npm run bench -- --kube [--services N] [--no-fleet] [--no-write]` runs only `lbaas kube` at cluster scale beside the
+ * controller fleet (bench/kube.ts) and writes its section of docs/benchmarks.md.
  * `npm run bench -- --realistic-only [--seed N]` runs only the ideal-vs-realistic Engine comparison (realistic.ts)
  * and prints its table, without writing docs/benchmarks.md.
  * `node dist/bench/run.js --from-json FILE [--out FILE]` renders the report of a saved run again, without measuring.
@@ -51,6 +53,7 @@ import { startChildWorker, type ChildWorker } from '../dev/child-worker';
 import { CountingEngine } from './waves';
 import { coreSpec } from './workload';
 import { poolSectionOf, runPoolBench } from './pools';
+import { runKubeBench } from './kube';
 import { porcelainPaths, PRODUCT_ROOMS } from './util';
 
 interface Args {
@@ -193,6 +196,7 @@ function machine(temporalPath: string): Machine {
 
 async function main(): Promise<void> {
   if (process.argv.includes('--pool')) return runPoolBench(process.argv.slice(2).filter((a) => a !== '--pool'));
+  if (process.argv.includes('--kube')) return runKubeBench(process.argv.slice(2).filter((a) => a !== '--kube'));
   const args = parseArgs(process.argv.slice(2));
   if (args.fromJson) {
     const saved = JSON.parse(readFileSync(args.fromJson, 'utf8')) as BenchResult & { startedAt: string };

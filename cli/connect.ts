@@ -146,8 +146,9 @@ const VERSIONED_MODE = 2;
 type Poller = { deploymentOptions?: { deploymentName?: string | null; buildId?: string | null; workerVersioningMode?: number | null } | null };
 
 /**
- * Workers that all poll as Versions of a Worker Deployment without a Current Version receive nothing: the first
- * install's missing `set-current-version` (docs/operations.md#first-install).
+ * Workers that all poll as Versions of a Worker Deployment without a Current Version receive nothing. A first
+ * worker makes its build current itself; this is what is left when it did not (LBAAS_SET_CURRENT_VERSION=false,
+ * unversioned workers polling beside it, a check that failed: docs/operations.md#first-install).
  */
 async function warnIfNoCurrentVersion(t: Temporal, stderr: (text: string) => void, taskQueue: string, pollers: readonly Poller[]): Promise<boolean> {
   const versioned = pollers.map((p) => p.deploymentOptions).filter((d) => d?.workerVersioningMode === VERSIONED_MODE && d.deploymentName && d.buildId);

@@ -180,6 +180,7 @@ function buildProgram(io: CliIo = processIo): Command {
     .option('--namespace <ns>', 'namespace of the leader-election Lease', 'kube-system')
     .option('--lease-name <name>', 'name of the leader-election Lease; lbaas kube processes sharing it act as one (two with different --load-balancer-class need two)', 'lbaas-kube')
     .option('--lease-duration <seconds>', 'how long a Lease holds without renewal before a standby takes over, e.g. 15s', '15s')
+    .option('--health-address <host:port>', 'serve /healthz, /readyz and /metrics there, e.g. 0.0.0.0:8081; default off [LBAAS_HEALTH_ADDRESS]')
     .addHelpText('after', '\nTemporal settings as for every command (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_PROFILE, temporal.toml). Exit codes: 2 bad configuration (the flag is named), 4 the API server or Temporal unreachable.')
     .action((opts) => (require('./commands/kube') as typeof KubeModule).kube(opts, io));
 

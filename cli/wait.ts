@@ -1,9 +1,10 @@
 /**
  * Waiting for a long Temporal call (a pass, a delete) with a deadline, polling progress about once a second meanwhile.
  * Progress lines go to stderr only (stdout stays one JSON document) and only when they change, with a reminder every
- * 10 s that we are still waiting.
+ * 10 s that we are still waiting; a workflow task that no worker takes is explained there too (client/pickup.ts).
  */
 import type { Client } from '@temporalio/client';
+import { PickupWatch } from '../client/pickup';
 import { elapsed } from './views';
 
 export const PROGRESS_EVERY_MS = 1_000;
@@ -18,6 +19,31 @@ export interface WaitOptions<T> {
   progress?: () => Promise<string[]>;
   /** Where progress is printed; no printing when absent (the lines are still collected for the timeout message). */
   print?: (line: string) => void;
+  /** Say why the workflow waited on is not picked up, if it is not (client/pickup.ts), whatever `print` is. */
+  pickup?: PickupOptions;
+}
+
+export interface PickupOptions {
+  /** The workflow the call waits on: its tasks and those of its pending children are looked at. */
+  workflowId: string;
+  taskQueue: string;
+  /** Where the diagnosis goes (stderr: stdout stays one JSON document). */
+  say: (line: string) => void;
+}
+
+/**
+ * Checks every 5 s whether the workflow's task has waited 10 s or more for a worker, and says why with the fix then and
+ * every 30 s while it lasts (client/pickup.ts), so that a wait is never silent.
+ */
+function watchPickup(client: Client, o: PickupOptions, started: number): PickupWatch {
+  return new PickupWatch({
+    client,
+    namespace: client.options.namespace,
+    taskQueue: o.taskQueue,
+    target: () => ({ workflowId: o.workflowId }),
+    report: (d) => o.say(`[${elapsed(started)}] warning: ${d.message}`),
+    resolved: () => o.say(`[${elapsed(started)}] the waiting task was picked up`),
+  }).start();
 }
 
 export type WaitOutcome<T> = { done: true; value: T } | { done: false; lastProgress: string[] };
@@ -61,6 +87,7 @@ export async function waitWithProgress<T>(o: WaitOptions<T>): Promise<WaitOutcom
     }
   };
   const polling = poll();
+  const pickup = o.pickup ? watchPickup(o.client, o.pickup, started) : null;
   try {
     const r = await Promise.race([work, timeout]);
     if (r.done) return r;
@@ -69,6 +96,8 @@ export async function waitWithProgress<T>(o: WaitOptions<T>): Promise<WaitOutcom
     return { done: false, lastProgress: last };
   } finally {
     stopped = true;
+    // Not awaited: a check in flight reports nothing once stopped, and the command need not wait for its answer.
+    void pickup?.stop();
     (wake as (() => void) | null)?.();
     clearTimeout(timer);
     abort.abort();
@@ -78,8 +107,8 @@ export async function waitWithProgress<T>(o: WaitOptions<T>): Promise<WaitOutcom
 }
 
 /** `run` bounded by `ms`; past it, the call is abandoned and `onTimeout()` is thrown (a CliError with exit 3). */
-export async function within<T>(client: Client, ms: number, run: () => Promise<T>, onTimeout: () => Error): Promise<T> {
-  const o = await waitWithProgress({ client, run, timeoutMs: ms });
+export async function within<T>(client: Client, ms: number, run: () => Promise<T>, onTimeout: () => Error, pickup?: PickupOptions): Promise<T> {
+  const o = await waitWithProgress({ client, run, timeoutMs: ms, ...(pickup ? { pickup } : {}) });
   if (!o.done) throw onTimeout();
   return o.value;
 }

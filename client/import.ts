@@ -11,9 +11,9 @@ import { searchAttributes, workflowIds, workflowTypes, type ImportServicesResult
 import type { LbaasClient } from './service-client';
 
 
-export async function runImport(lbaas: LbaasClient, loadBalancers: string[], serviceUids: string[] = []): Promise<ImportServicesResult> {
+export async function runImport(lbaas: LbaasClient, loadBalancers: string[], serviceUids: string[] = [], workflowId = workflowIds.importRun(randomUUID())): Promise<ImportServicesResult> {
   return lbaas.client.workflow.execute<ImportServicesWorkflow>(workflowTypes.importServices, {
-    workflowId: workflowIds.importRun(randomUUID()),
+    workflowId,
     taskQueue: lbaas.taskQueue,
     args: [{ loadBalancers, serviceUids }],
     staticSummary: `import services from ${loadBalancers.length === 1 ? `load balancer ${loadBalancers[0]}` : `${loadBalancers.length} load balancers`}`,

@@ -183,9 +183,9 @@ export class LbaasClient {
 
   /**
    * Read-only dry run. A spec with `serverPool` is planned with the pool's current members (PoolNotFoundError when
-   * there is no such pool); the result names the pool and its revision.
+   * there is no such pool); the result names the pool and its revision. `workflowId` lets a caller watch the run.
    */
-  async plan(raw: unknown, spec: ServiceSpec): Promise<PlanServiceResult & { pool?: Pick<PoolStatus, 'name' | 'revision' | 'servers'> }> {
+  async plan(raw: unknown, spec: ServiceSpec, workflowId = workflowIds.plan(spec.serviceUid, randomUUID())): Promise<PlanServiceResult & { pool?: Pick<PoolStatus, 'name' | 'revision' | 'servers'> }> {
     let doc = raw;
     let pool: Pick<PoolStatus, 'name' | 'revision' | 'servers'> | undefined;
     if (spec.serverPool !== undefined) {
@@ -196,7 +196,7 @@ export class LbaasClient {
       pool = { name: s.name, revision: s.revision, servers: s.servers };
     }
     const result = await this.client.workflow.execute<PlanServiceWorkflow>(workflowTypes.planService, {
-      workflowId: workflowIds.plan(spec.serviceUid, randomUUID()),
+      workflowId,
       taskQueue: this.taskQueue,
       args: [{ spec: doc }],
       staticSummary: `plan ${spec.serviceUid}`,

@@ -1,28 +1,43 @@
 /**
  * The LoadBalancer controller of a Kubernetes cluster, as a Temporal client: it watches Services and Nodes (list+watch
  * informers that resume from their resourceVersion and list again after 410 Gone), keeps the node pool equal to the
- * Ready Nodes, and for every Service that is ours applies its spec to the service's controller workflow and reports
- * back on the Service (finalizer, status.loadBalancer.ingress, Events). It never talks to the Engine: the workers do.
- * docs/kubernetes.md describes the behaviour; kube/mapping.ts the mapping.
+ * member Nodes (kube/mapping.ts nodeExclusion), and for every Service that is ours applies its spec to the service's
+ * controller workflow and reports back on the Service (finalizer, status.loadBalancer.ingress, Events). It never talks
+ * to the Engine: the workers do. docs/kubernetes.md describes the behaviour; kube/mapping.ts the mapping.
+ *
+ * A sync is short and never waits for a pass: it applies (or starts a delete) and returns. A wait per service,
+ * outside the work queue, learns when the pass has finished and queues the Service again; that sync reports the
+ * result (ingress, Events) or fails with the Warning and the queue's backoff. So the sync slots go to the Services
+ * that have something to do, not to those whose load balancers are deploying.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import type { ListWatch, V1Node, V1Service } from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { sameMembers, validateSpec, type ServerSpec } from '../domain';
 import { PoolNotFoundError } from '../client/pool-client';
 import type { LbaasClient } from '../client/service-client';
+import { untilAnswered } from '../client/update';
+import { deleteUpdate, type PassResult } from '../contract';
 import { httpStatus, statusMessage, type KubeTarget } from './client';
-import { CLEANUP_FINALIZER, HOSTNAME_ANNOTATION, ingressOf, intentOf, nodeMembers, nodePoolName, sameIngress, serviceKey, serviceSpec, type KubeSettings } from './mapping';
+import { CLEANUP_FINALIZER, HOSTNAME_ANNOTATION, ingressOf, intentOf, nodeExclusion, nodeMembers, nodePoolName, sameIngress, serviceKey, serviceSpec, type KubeSettings } from './mapping';
+import { NOT_ENFORCED_REASON, unenforcedOptions } from './service-options';
 import type { KubeNode, KubeService } from './objects';
 import { WorkQueue, type SyncOutcome } from './queue';
 import { APPLIED_ANNOTATION, ServiceWrites } from './writes';
-import type { ClusterDiscovery } from '../contract';
+import { workflowIds, type ClusterDiscovery } from '../contract';
 import { describeDiscovery, effectiveSettings, FIRST_DISCOVERY_RETRY_MS, runDiscovery } from './discovery';
+import { KubePickupWatch } from './pickup-watch';
 
 /** The queue key of the node pool; Service keys are `namespace/name` and never start with a colon. */
 const POOL_KEY = ':node-pool';
-/** Services synced at once: most of a sync is waiting for the service's pass. */
-const CONCURRENCY = 8;
+/** The pickup watch's key of a running discovery (kube/pickup-watch.ts). */
+const DISCOVERY_KEY = ':discovery';
+/**
+ * Services synced at once: a sync is a few short requests (Kubernetes and Temporal), never a wait for a pass. As many
+ * as a CLI rollout of a fleet sends at once (bench/fleet.ts): enough to keep the workers busy, few enough that one
+ * Temporal connection and the API server answer each promptly.
+ */
+const CONCURRENCY = 32;
 /** How long stopping waits for the syncs in flight. */
 const STOP_WAIT_MS = 10_000;
 /** How long to wait before restarting an informer whose list or watch failed. */
@@ -30,8 +45,24 @@ const INFORMER_RESTART_MS = 2_000;
 
 type Watched<T extends V1Service | V1Node> = ListWatch<T>;
 
+/** How a pass the controller waited for ended, as far as reporting it needs. */
+type Outcome = { converged: true; result: PassResult } | { converged: false; error: string };
+
+/** A pass being waited for outside the queue: of the spec with this hash (apply), or the teardown (delete). */
+interface Waiting {
+  kind: 'apply' | 'delete';
+  hash: string;
+  uid: string;
+  revision: number;
+  outcome?: Outcome;
+}
+
 export class KubeController {
   readonly queue: WorkQueue;
+  /** Says why a Service waits when no worker picks its workflow up (kube/pickup-watch.ts). */
+  readonly pickup: KubePickupWatch;
+  /** True once both informers have listed (start() resolved). */
+  synced = false;
   readonly #writes: ServiceWrites;
   #services!: Watched<V1Service>;
   #nodes!: Watched<V1Node>;
@@ -43,6 +74,12 @@ export class KubeController {
   #nodeProblems: string[] = [];
   /** Per Service key, the hash of the spec converged and reported by this process. */
   readonly #applied = new Map<string, string>();
+  /** Per Service key, the pass being waited for; a newer apply replaces it (the older wait's outcome is dropped). */
+  readonly #waiting = new Map<string, Waiting>();
+  /** Per Service key, the unenforced options last said in a Warning (so a change is said once, not every sync). */
+  readonly #noticed = new Map<string, string>();
+  /** The node set last logged (so a node update that changes no member logs nothing). */
+  #poolLogged = '';
   /** The last successful discovery while leading (null: none yet, or discovery off). */
   #discovered: ClusterDiscovery | null = null;
   #discoveryTimer: NodeJS.Timeout | undefined;
@@ -59,6 +96,18 @@ export class KubeController {
   ) {
     this.queue = new WorkQueue((key) => (key === POOL_KEY ? this.#syncPool() : this.#syncService(key)), CONCURRENCY, log);
     this.#writes = new ServiceWrites(t, identity);
+    const { client, taskQueue } = lbaas;
+    this.pickup = new KubePickupWatch({
+      client,
+      namespace: client.options.namespace,
+      taskQueue,
+      log,
+      event: (svc, type, reason, message) => this.#writes.event(svc, type, reason, message).catch((err: unknown) => log(`${serviceKey(svc)}: could not record the event ${reason}: ${statusMessage(err)}`)),
+    });
+  }
+
+  get leading(): boolean {
+    return this.#leading;
   }
 
   /** The settings Services are mapped with: the flags, and what the last discovery found (kube/discovery.ts). */
@@ -103,6 +152,7 @@ export class KubeController {
     while (!this.#stopped && (this.#services.latestResourceVersion() === '' || this.#nodes.latestResourceVersion() === '')) {
       await new Promise((r) => setTimeout(r, 200));
     }
+    this.synced = !this.#stopped;
   }
 
   async stop(): Promise<void> {
@@ -114,6 +164,7 @@ export class KubeController {
   /** Becomes the acting controller: the pool first; its first sync queues every Service from the caches. */
   startLeading(): void {
     this.#leading = true;
+    this.pickup.start();
     this.queue.restart();
     this.queue.add(POOL_KEY);
     if (this.flags.discovery) void this.#discover(this.#term);
@@ -128,7 +179,8 @@ export class KubeController {
     if (!discovery) return;
     let next = discovery.intervalMs;
     try {
-      const found = await runDiscovery(this.lbaas, this.flags.clusterName, discovery.tagPrefix);
+      const workflowId = workflowIds.discoverRun(this.flags.clusterName, randomUUID());
+      const found = await this.pickup.during(DISCOVERY_KEY, { workflowId, what: 'cluster discovery' }, () => runDiscovery(this.lbaas, this.flags.clusterName, discovery.tagPrefix, workflowId));
       if (term !== this.#term) return;
       const change = describeDiscovery(this.#discovered, found);
       this.#discovered = found;
@@ -151,12 +203,15 @@ export class KubeController {
     this.#leading = false;
     this.#term++;
     clearTimeout(this.#discoveryTimer);
-    // A sync waiting for a long pass is not waited for beyond this: its remaining writes are idempotent (the same
-    // spec, the same status), so a new leader doing them again changes nothing.
+    this.pickup.stop();
+    // Syncs are short; one stuck on an unanswering API server or Temporal is not waited for beyond this: its writes
+    // are idempotent (the same spec, the same status), so a new leader doing them again changes nothing. The passes
+    // being waited for are forgotten: their outcomes arrive in an older term and are dropped.
     let timer: NodeJS.Timeout | undefined;
     const bounded = new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_WAIT_MS)));
     await Promise.race([this.queue.stop(), bounded]).finally(() => clearTimeout(timer));
     this.#applied.clear();
+    this.#waiting.clear();
     this.#pool = null;
     this.#discovered = null;
   }
@@ -178,7 +233,8 @@ export class KubeController {
   }
 
   async #syncPool(): Promise<SyncOutcome> {
-    const { servers, unusable } = nodeMembers(this.#nodes.list() as unknown as KubeNode[]);
+    const nodes = this.#nodes.list() as unknown as KubeNode[];
+    const { servers, unusable } = nodeMembers(nodes);
     const hadProblems = this.#nodeProblems.length > 0;
     const first = this.#pool === null;
     this.#nodeProblems = unusable;
@@ -195,11 +251,19 @@ export class KubeController {
         if (!(err instanceof PoolNotFoundError)) throw err;
       }
     }
+    // A node update that changes no member (its heartbeat, conditions, other labels) ends here: no Temporal request.
     if (this.#pool === null || !sameMembers(this.#pool, servers)) {
-      const r = await this.lbaas.pools.set({ name: this.poolName, servers });
+      const r = await this.pickup.during(POOL_KEY, { workflowId: workflowIds.pool(this.poolName), what: `node pool ${this.poolName}` }, () => this.lbaas.pools.set({ name: this.poolName, servers }));
       this.log(`node pool ${this.poolName}: revision ${r.revision}, ${servers.length} nodes (${servers.map((s) => s.name).join(', ') || 'none'})`);
       this.#pool = servers;
     }
+    const excluded = nodes.flatMap((n) => {
+      const why = nodeExclusion(n);
+      return why === null ? [] : [`${n.metadata.name} (${why})`];
+    });
+    const shown = excluded.join(', ');
+    if (shown !== this.#poolLogged && excluded.length > 0) this.log(`node pool ${this.poolName}: not members: ${shown}`);
+    this.#poolLogged = shown;
     // Services held back by unusable nodes, or waiting for the pool to be known, go now.
     if (hadProblems || first) this.#enqueueAll();
     return 'done';
@@ -208,7 +272,10 @@ export class KubeController {
   async #syncService(key: string): Promise<SyncOutcome> {
     const svc = this.#lookup(key);
     if (!svc) {
+      this.pickup.done(key);
       this.#applied.delete(key);
+      this.#noticed.delete(key);
+      this.#stopWaiting(key);
       return 'done';
     }
     const intent = intentOf(svc, this.settings);
@@ -220,7 +287,17 @@ export class KubeController {
   async #ensure(key: string, svc: KubeService): Promise<SyncOutcome> {
     // A spec without the load balancers discovery would add tears down what lives on them: wait for the first one
     // (its success queues every Service again).
-    if (this.flags.discovery && this.#discovered === null) return 'done';
+    if (this.flags.discovery && this.#discovered === null) {
+      this.pickup.waiting(key, { behind: DISCOVERY_KEY, service: svc, what: 'waiting for the first discovery' });
+      return 'done';
+    }
+    await this.#noticeUnenforced(key, svc);
+    const waiting = this.#waiting.get(key);
+    if (waiting?.kind === 'delete') {
+      // Turned back into a LoadBalancer while its teardown runs: the controller takes no spec until that has ended.
+      if (!waiting.outcome) return 'done';
+      this.#stopWaiting(key);
+    }
     const settings = this.settings;
     if (settings.loadBalancers.length === 0) {
       const tag = this.#discovered?.loadBalancerTag ?? '(discovery off)';
@@ -230,65 +307,141 @@ export class KubeController {
     const mapped = serviceSpec(svc, settings);
     const reasons = mapped.ok ? this.#nodeProblems : mapped.reasons;
     if (!mapped.ok || reasons.length > 0) {
-      // Nothing is applied; the Service or the Nodes must change first, and either change syncs it again.
+      // Nothing is applied; the Service or the Nodes must change first, and either change syncs it again. A pass
+      // still being waited for is of a spec no longer wanted: its outcome is not reported.
+      this.#stopWaiting(key);
       await this.#event(svc, 'Warning', 'SyncLoadBalancerFailed', `Error syncing load balancer: ${reasons.join('; ')}`);
       return 'done';
     }
-    if (this.#pool === null) return { retry: `waiting for the node pool ${this.poolName}` };
+    if (this.#pool === null) {
+      this.pickup.waiting(key, { behind: POOL_KEY, service: svc, what: `waiting for the node pool ${this.poolName}` });
+      return { retry: `waiting for the node pool ${this.poolName}` };
+    }
     const hash = specHash(mapped.spec, svc);
     // The annotation is written after the ingress: a match means this spec was converged and reported, unless the
     // ingress was removed since (then report it again).
     const expectsIngress = (mapped.spec.externalAddresses as string[]).length > 0 || svc.metadata.annotations?.[HOSTNAME_ANNOTATION] !== undefined;
     const reported = svc.metadata.annotations?.[APPLIED_ANNOTATION] === hash && (!expectsIngress || (svc.status?.loadBalancer?.ingress?.length ?? 0) > 0);
     if (this.#applied.get(key) === hash || reported) {
+      this.#stopWaiting(key);
       this.#applied.set(key, hash);
       return 'done';
     }
-    if (!(svc.metadata.finalizers ?? []).includes(CLEANUP_FINALIZER)) {
-      // Before anything exists on a load balancer, so a deleted Service always waits for its teardown.
-      if (!(await this.#write(() => this.#writes.addFinalizer(svc)))) return { retry: 'the Service changed while adding the finalizer' };
-      return 'done'; // The patch is an update event: the sync runs again on the newer object.
+    if (waiting?.kind === 'apply' && waiting.hash === hash) {
+      // Its pass is running; the wait queues the Service when it has finished.
+      if (!waiting.outcome) return 'done';
+      this.#stopWaiting(key);
+      return this.#report(key, svc, hash, waiting);
     }
     await this.#event(svc, 'Normal', 'EnsuringLoadBalancer', 'Ensuring load balancer');
+    if (!(svc.metadata.finalizers ?? []).includes(CLEANUP_FINALIZER)) {
+      // Before anything exists on a load balancer, so a deleted Service always waits for its teardown. A 409 means
+      // the Service changed meanwhile: its update event syncs it again.
+      const patched = await this.#write(() => this.#writes.addFinalizer(svc));
+      if (patched === null) return 'done';
+      svc = patched;
+    }
     const validated = validateSpec(mapped.spec);
     if (!validated.ok) throw new Error('the mapped spec did not validate'); // serviceSpec validated it already.
-    const { revision } = await this.lbaas.apply(mapped.spec, validated.spec);
+    const { revision } = await this.pickup.during(key, { workflowId: workflowIds.controller(svc.metadata.uid), service: svc, what: `applying to service ${svc.metadata.uid}` }, () => this.lbaas.apply(mapped.spec, validated.spec));
     this.log(`${key}: applied revision ${revision} to service ${svc.metadata.uid}; waiting for its pass`);
-    const result = await this.lbaas.waitConverged(svc.metadata.uid, revision);
-    if (!result.converged) {
-      const why = result.error ?? 'the pass did not converge';
-      await this.#event(svc, 'Warning', 'SyncLoadBalancerFailed', `Error syncing load balancer: ${why}`);
-      return { retry: why };
+    this.#wait(key, svc, { kind: 'apply', hash, uid: svc.metadata.uid, revision }, `revision ${revision} of service ${svc.metadata.uid}`, () => this.lbaas.waitConverged(svc.metadata.uid, revision));
+    return 'done';
+  }
+
+  /** The outcome of the applied spec's pass, on the Service: ingress, annotation and Event, or the Warning and a retry. */
+  async #report(key: string, svc: KubeService, hash: string, waited: Waiting): Promise<SyncOutcome> {
+    const outcome = waited.outcome as Outcome;
+    if (!outcome.converged) {
+      await this.#event(svc, 'Warning', 'SyncLoadBalancerFailed', `Error syncing load balancer: ${outcome.error}`);
+      return { retry: outcome.error };
     }
+    const { result } = outcome;
     this.#applied.set(key, hash);
-    const current = this.#lookup(key) ?? svc;
-    const ingress = ingressOf(result.status, current);
-    if (!sameIngress(current.status?.loadBalancer?.ingress, ingress)) await this.#writes.setIngress(current, ingress);
-    await this.#writes.markApplied(current, hash);
-    await this.#event(current, 'Normal', 'EnsuredLoadBalancer', 'Ensured load balancer');
-    this.log(`${key}: converged revision ${revision} (pass ${result.pass}); ingress ${ingress.map((i) => i.ip ?? i.hostname).join(', ') || 'none'}`);
+    const ingress = ingressOf(result.status, svc);
+    if (!sameIngress(svc.status?.loadBalancer?.ingress, ingress)) await this.#writes.setIngress(svc, ingress);
+    await this.#writes.markApplied(svc, hash);
+    await this.#event(svc, 'Normal', 'EnsuredLoadBalancer', 'Ensured load balancer');
+    this.log(`${key}: converged revision ${waited.revision} (pass ${result.pass}); ingress ${ingress.map((i) => i.ip ?? i.hostname).join(', ') || 'none'}`);
     return 'done';
   }
 
   async #teardown(key: string, svc: KubeService): Promise<SyncOutcome> {
     const uid = svc.metadata.uid;
-    await this.#event(svc, 'Normal', 'DeletingLoadBalancer', 'Deleting load balancer');
-    if (await this.#controllerRunning(uid)) {
-      const result = await this.lbaas.delete(uid);
-      if (!result.converged) {
-        const why = result.error ?? 'the teardown did not converge';
-        await this.#event(svc, 'Warning', 'SyncLoadBalancerFailed', `Error deleting load balancer: ${why}`);
-        return { retry: why };
+    const waiting = this.#waiting.get(key);
+    if (waiting?.kind === 'delete') {
+      if (!waiting.outcome) return 'done';
+      this.#stopWaiting(key);
+      if (!waiting.outcome.converged) {
+        await this.#event(svc, 'Warning', 'SyncLoadBalancerFailed', `Error deleting load balancer: ${waiting.outcome.error}`);
+        return { retry: waiting.outcome.error };
       }
       this.log(`${key}: tore down service ${uid}`);
+      return this.#release(key, svc);
     }
-    this.#applied.delete(key);
-    const current = this.#lookup(key) ?? svc;
-    if (!current.metadata.deletionTimestamp && (current.status?.loadBalancer?.ingress?.length ?? 0) > 0) await this.#writes.setIngress(current, []);
-    await this.#event(current, 'Normal', 'DeletedLoadBalancer', 'Deleted load balancer');
-    // The finalizer goes last: only now may Kubernetes delete the Service.
-    if (!(await this.#write(() => this.#writes.release(this.#lookup(key) ?? current)))) return { retry: 'the Service changed while removing the finalizer' };
+    // An apply's pass still running is superseded by the delete.
+    this.#stopWaiting(key);
+    await this.#event(svc, 'Normal', 'DeletingLoadBalancer', 'Deleting load balancer');
+    if (!(await this.#controllerRunning(uid))) return this.#release(key, svc);
+    const updateId = `delete-${randomUUID()}`;
+    const update = await this.pickup.during(key, { workflowId: workflowIds.controller(uid), service: svc, what: `deleting service ${uid}` }, () =>
+      untilAnswered(() => this.lbaas.controller(uid).startUpdate(deleteUpdate, { waitForStage: 'ACCEPTED', updateId }), { rpcTimeouts: 'throw' }),
+    );
+    this.log(`${key}: deleting service ${uid}; waiting for its teardown`);
+    this.#wait(key, svc, { kind: 'delete', hash: '', uid, revision: 0 }, `deleting service ${uid}`, () => update.result());
     return 'done';
+  }
+
+  /** After the teardown: the ingress cleared, the Event, and the finalizer last (only then may Kubernetes delete it). */
+  async #release(key: string, svc: KubeService): Promise<SyncOutcome> {
+    this.#applied.delete(key);
+    let current = svc;
+    if (!svc.metadata.deletionTimestamp && (svc.status?.loadBalancer?.ingress?.length ?? 0) > 0) {
+      const resourceVersion = await this.#writes.setIngress(svc, []);
+      current = { ...svc, metadata: { ...svc.metadata, ...(resourceVersion ? { resourceVersion } : {}) } };
+    }
+    await this.#event(current, 'Normal', 'DeletedLoadBalancer', 'Deleted load balancer');
+    if ((await this.#write(() => this.#writes.release(current))) === null) return { retry: 'the Service changed while removing the finalizer' };
+    return 'done';
+  }
+
+  /**
+   * Waits for a pass outside the work queue, then queues the Service so that a sync reports the outcome. An outcome
+   * that arrives after the wait was replaced or dropped (a newer apply, a delete, leadership lost) is ignored.
+   */
+  #wait(key: string, svc: KubeService, w: Waiting, what: string, pass: () => Promise<PassResult>): void {
+    this.#waiting.set(key, w);
+    // A pass whose workflow no worker picks up is said on the Service (kube/pickup-watch.ts) while it is waited for.
+    this.pickup.waiting(key, { workflowId: workflowIds.controller(w.uid), service: svc, what });
+    const term = this.#term;
+    void pass()
+      .then(
+        (result): Outcome => (result.converged ? { converged: true, result } : { converged: false, error: result.error ?? `the ${w.kind === 'delete' ? 'teardown' : 'pass'} did not converge` }),
+        (err: unknown): Outcome => ({ converged: false, error: `waiting for the ${w.kind === 'delete' ? 'teardown' : `pass of revision ${w.revision}`}: ${statusMessage(err)}` }),
+      )
+      .then((outcome) => {
+        if (term !== this.#term || this.#waiting.get(key) !== w) return;
+        this.pickup.done(key);
+        w.outcome = outcome;
+        this.queue.add(key);
+      });
+  }
+
+  #stopWaiting(key: string): void {
+    if (this.#waiting.delete(key)) this.pickup.done(key);
+  }
+
+  /** The Service fields lbaas does not enforce, said in one Warning whenever they change (not on every sync). */
+  async #noticeUnenforced(key: string, svc: KubeService): Promise<void> {
+    const notes = unenforcedOptions(svc);
+    const said = notes.join('\n');
+    if ((this.#noticed.get(key) ?? '') === said) return;
+    if (notes.length === 0) {
+      this.#noticed.delete(key);
+      return;
+    }
+    this.#noticed.set(key, said);
+    await this.#event(svc, 'Warning', NOT_ENFORCED_REASON, notes.join('; '));
   }
 
   async #controllerRunning(uid: string): Promise<boolean> {
@@ -300,13 +453,12 @@ export class KubeController {
     }
   }
 
-  /** A metadata write; false when the Service changed since it was read (409), which its next sync handles. */
-  async #write(fn: () => Promise<void>): Promise<boolean> {
+  /** A metadata write and what it returns; null when the Service changed since it was read (409), which its next sync handles. */
+  async #write<T>(fn: () => Promise<T>): Promise<T | null> {
     try {
-      await fn();
-      return true;
+      return await fn();
     } catch (err) {
-      if (httpStatus(err) === 409) return false;
+      if (httpStatus(err) === 409) return null;
       throw err;
     }
   }

@@ -17,9 +17,9 @@ export const FIRST_DISCOVERY_RETRY_MS = 10_000;
 /** A run that has not ended by then (no worker polling, the Engine down) is given up; the next one tries again. */
 const RUN_TIMEOUT = '3m';
 
-export async function runDiscovery(lbaas: LbaasClient, clusterName: string, tagPrefix: string): Promise<ClusterDiscovery> {
+export async function runDiscovery(lbaas: LbaasClient, clusterName: string, tagPrefix: string, workflowId = workflowIds.discoverRun(clusterName, randomUUID())): Promise<ClusterDiscovery> {
   return lbaas.client.workflow.execute<DiscoverClusterWorkflow>(workflowTypes.discoverCluster, {
-    workflowId: workflowIds.discoverRun(clusterName, randomUUID()),
+    workflowId,
     taskQueue: lbaas.taskQueue,
     args: [{ clusterName, tagPrefix }],
     workflowExecutionTimeout: RUN_TIMEOUT,
@@ -36,13 +36,15 @@ export function effectiveSettings(flags: KubeSettings, found: ClusterDiscovery |
     ...flags,
     loadBalancers: union(flags.loadBalancers, found.loadBalancers),
     externalAddresses: union(flags.externalAddresses, found.externalAddresses),
+    externalPrefixes: union(flags.externalPrefixes ?? [], found.prefixes.map((p) => p.cidr)),
   };
 }
 
-/** What changed between two discoveries, for the log; null when the result that matters (load balancers, addresses) did not. */
+/** What changed between two discoveries, for the log; null when the result that matters (load balancers, addresses, prefixes) did not. */
 export function describeDiscovery(before: ClusterDiscovery | null, now: ClusterDiscovery): string | null {
   const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
-  if (before && same(before.loadBalancers, now.loadBalancers) && same(before.externalAddresses, now.externalAddresses)) return null;
+  const cidrs = (d: ClusterDiscovery) => d.prefixes.map((p) => p.cidr);
+  if (before && same(before.loadBalancers, now.loadBalancers) && same(before.externalAddresses, now.externalAddresses) && same(cidrs(before), cidrs(now))) return null;
   const vips = now.prefixes.map((p) => `${p.vip} (${p.vipSource} in ${p.cidr})`);
   const skipped = now.skipped.map((s) => `${s.identifier} tagged ${s.tag}: ${s.reason}`);
   return (

@@ -25,6 +25,8 @@ export interface LocalApiserver {
   token: string;
   kubeconfig: string;
   dir: string;
+  /** The process ids, for a benchmark's CPU accounting. */
+  pids(): { etcd: number; apiserver: number };
   /** Stops kube-apiserver and starts it again on the same port and etcd (what its clients see as an outage). */
   restartApiserver(): Promise<void>;
   stop(): Promise<void>;
@@ -38,6 +40,8 @@ export interface LocalApiserverOptions {
   extraTokens?: Record<string, string>;
   /** How long to wait for /readyz. */
   readyTimeoutMs?: number;
+  /** An audit log (JSON lines, level Metadata) of these users' requests only: what a benchmark counts per client. */
+  audit?: { logPath: string; users: string[] };
 }
 
 function startLogged(cmd: string, args: string[], logFile: string, env: NodeJS.ProcessEnv): ChildProcess {
@@ -91,6 +95,13 @@ export async function startLocalApiserver(o: LocalApiserverOptions): Promise<Loc
   await execFileAsync('openssl', ['genrsa', '-out', saKey, '2048']);
   await execFileAsync('openssl', ['rsa', '-in', saKey, '-pubout', '-out', saPub]);
 
+  const auditArgs: string[] = [];
+  if (o.audit) {
+    const policy = path.join(dir, 'audit-policy.yaml');
+    const users = o.audit.users.map((u) => JSON.stringify(u)).join(', ');
+    await writeFile(policy, `apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n  - level: Metadata\n    users: [${users}]\n  - level: None\n`);
+    auditArgs.push(`--audit-policy-file=${policy}`, `--audit-log-path=${o.audit.logPath}`, '--audit-log-format=json', '--audit-log-maxsize=0');
+  }
   const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
   const etcdUrl = `http://127.0.0.1:${etcdPort}`;
   const etcd = startLogged(
@@ -129,6 +140,7 @@ export async function startLocalApiserver(o: LocalApiserverOptions): Promise<Loc
         '--enable-priority-and-fairness=false',
         '--profiling=false',
         '--v=0',
+        ...auditArgs,
       ],
       path.join(dir, 'apiserver.log'),
       env,
@@ -168,7 +180,7 @@ export async function startLocalApiserver(o: LocalApiserverOptions): Promise<Loc
   };
   const kubeconfig = path.join(dir, 'kubeconfig');
   await writeFile(kubeconfig, kubeconfigText(url, path.join(dir, 'certs', 'apiserver.crt'), 'lbaas-admin', token), { mode: 0o600 });
-  return { url, token, kubeconfig, dir, stop, restartApiserver };
+  return { url, token, kubeconfig, dir, stop, restartApiserver, pids: () => ({ etcd: etcd.pid ?? -1, apiserver: api.pid ?? -1 }) };
 }
 
 /** A kubeconfig for one user of the local API server (its self-signed certificate is the CA). */

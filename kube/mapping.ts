@@ -9,12 +9,15 @@
  */
 import { formatIssues, validateSpec, validateMembers, type ServerSpec } from '../domain';
 import type { KubeNode, KubeService } from './objects';
+import { externalAddressesOf } from './service-options';
 
 /** What `lbaas kube` is configured with (flags, env). */
 export interface KubeSettings {
   clusterName: string;
   loadBalancers: string[];
   externalAddresses: string[];
+  /** Discovered prefixes (CIDR): a Service may ask for an address inside one (kube/service-options.ts). */
+  externalPrefixes?: string[];
   /** The `spec.loadBalancerClass` that is ours; null: Services without a class. */
   loadBalancerClass: string | null;
   /** Discovery as upstream's auto-discovery does it (kube/discovery.ts); null or absent: the flags alone. */
@@ -59,7 +62,8 @@ export type SpecMapping = { ok: true; spec: Record<string, unknown> } | { ok: fa
 
 /**
  * The spec document (as `lbaas apply -f` would read it) for a Service, or every reason it cannot have one: a port
- * that is not TCP, two ports with one name, a port without a nodePort, or anything validateSpec refuses.
+ * that is not TCP, two ports with one name, a port without a nodePort, an option of kube/service-options.ts with a bad
+ * value, or anything validateSpec refuses.
  */
 export function serviceSpec(svc: KubeService, settings: KubeSettings): SpecMapping {
   const reasons: string[] = [];
@@ -79,12 +83,14 @@ export function serviceSpec(svc: KubeService, settings: KubeSettings): SpecMappi
     }
     ports[name] = { external: p.port, internal: p.nodePort };
   }
-  if (reasons.length > 0) return { ok: false, reasons };
+  const addresses = externalAddressesOf(svc, settings);
+  if (!addresses.ok) reasons.push(...addresses.reasons);
+  if (reasons.length > 0 || !addresses.ok) return { ok: false, reasons };
   const spec: Record<string, unknown> = {
     serviceUid: svc.metadata.uid,
     nameSuffix: nameSuffixOf(svc, settings.clusterName),
     loadBalancers: settings.loadBalancers,
-    externalAddresses: settings.externalAddresses,
+    externalAddresses: addresses.addresses,
     ports,
     serverPool: nodePoolName(settings.clusterName),
   };
@@ -94,14 +100,39 @@ export function serviceSpec(svc: KubeService, settings: KubeSettings): SpecMappi
 }
 
 export interface NodeMembers {
-  /** Pool members: the Ready nodes not excluded by label, by name. */
+  /** Pool members: the nodes memberOf keeps, by name. */
   servers: ServerSpec[];
-  /** Ready nodes that cannot be members, with the reason (upstream fails every Service while one exists). */
+  /** Ready member nodes without a usable address, with the reason (upstream fails every Service while one exists). */
   unusable: string[];
 }
 
+/** The cluster autoscaler's taint on a node it is about to delete (upstream's ToBeDeletedTaint). */
+export const TO_BE_DELETED_TAINT = 'ToBeDeletedByClusterAutoscaler';
+
 export function isReady(node: KubeNode): boolean {
   return (node.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+}
+
+/** Go's strconv.ParseBool: the only spellings it accepts, and null for anything else. */
+export function parseGoBool(text: string): boolean | null {
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(text)) return true;
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(text)) return false;
+  return null;
+}
+
+/**
+ * Why a node is not a load-balancer member, or null when it is: the service controller's node set since Kubernetes
+ * 1.30 (cloud-provider's stableNodeSetPredicates, KEP-3458). Readiness is not among the reasons on purpose: a kubelet
+ * that misses heartbeats for a while must not rewrite every load balancer; the load balancer's health checks take a
+ * node that does not answer out of rotation. The exclusion label excludes with any value Go's ParseBool does not
+ * read as false, so a typo excludes rather than includes.
+ */
+export function nodeExclusion(node: KubeNode): string | null {
+  if (node.metadata.deletionTimestamp) return 'being deleted';
+  const label = node.metadata.labels?.[EXCLUDE_NODE_LABEL];
+  if (label !== undefined && parseGoBool(label) !== false) return `labelled ${EXCLUDE_NODE_LABEL}=${JSON.stringify(label)}`;
+  if ((node.spec?.taints ?? []).some((t) => t.key === TO_BE_DELETED_TAINT)) return `tainted ${TO_BE_DELETED_TAINT} by the cluster autoscaler`;
+  return null;
 }
 
 /**
@@ -124,10 +155,12 @@ export function nodeMembers(nodes: readonly KubeNode[]): NodeMembers {
   const servers: ServerSpec[] = [];
   const unusable: string[] = [];
   for (const node of nodes) {
-    if (!isReady(node) || node.metadata.labels?.[EXCLUDE_NODE_LABEL] !== undefined) continue;
+    if (nodeExclusion(node) !== null) continue;
     const address = nodeAddress(node);
     if (address === null) {
-      unusable.push(`node ${node.metadata.name} lacks a usable address (no ExternalIP or InternalIP)`);
+      // A node still registering (no kubelet report yet, or its cloud provider has not set its addresses) is left
+      // out until it has one; a Ready node without one is a fault that holds every Service back, as upstream.
+      if (isReady(node)) unusable.push(`node ${node.metadata.name} lacks a usable address (no ExternalIP or InternalIP)`);
       continue;
     }
     servers.push({ name: node.metadata.name, address });

@@ -23,11 +23,20 @@ export interface KubeServicePort {
 
 export interface KubeService {
   metadata: KubeMeta & { namespace: string; uid: string };
-  spec?: { type?: string; loadBalancerClass?: string; ports?: KubeServicePort[] };
+  spec?: {
+    type?: string;
+    loadBalancerClass?: string;
+    ports?: KubeServicePort[];
+    loadBalancerIP?: string;
+    loadBalancerSourceRanges?: string[];
+    externalTrafficPolicy?: string;
+    ipFamilies?: string[];
+  };
   status?: { loadBalancer?: { ingress?: { ip?: string; hostname?: string; ports?: { port: number; protocol?: string }[] }[] } };
 }
 
 export interface KubeNode {
   metadata: KubeMeta;
+  spec?: { taints?: { key: string; value?: string; effect?: string }[] };
   status?: { conditions?: { type: string; status: string }[]; addresses?: { type: string; address: string }[] };
 }

@@ -9,6 +9,7 @@ import type { KubeTarget } from './client';
 import { KubeController } from './controller';
 import { DEFAULT_LEASE, LeaderElector } from './lease';
 import type { KubeSettings } from './mapping';
+import type { KubeHealth } from './health';
 
 export interface KubeRunOptions {
   target: KubeTarget;
@@ -17,6 +18,8 @@ export interface KubeRunOptions {
   lease: { namespace: string; name: string; durationMs: number };
   log: (line: string) => void;
   env?: NodeJS.ProcessEnv;
+  /** What /healthz, /readyz and /metrics read (kube/health.ts), when they are served. */
+  health?: KubeHealth;
 }
 
 export interface RunningKube {
@@ -30,6 +33,7 @@ export async function startKube(o: KubeRunOptions): Promise<RunningKube> {
   const env = o.env ?? process.env;
   const identity = `${env.POD_NAME || os.hostname()}_${process.pid}_${randomBytes(3).toString('hex')}`;
   const controller = new KubeController(o.target, o.lbaas, o.settings, identity, o.log);
+  if (o.health) o.health.controller = controller;
   const { durationMs } = o.lease;
   const elector = new LeaderElector(o.target, {
     namespace: o.lease.namespace,
@@ -49,5 +53,6 @@ export async function startKube(o: KubeRunOptions): Promise<RunningKube> {
       () => controller.stopLeading(),
     )
     .finally(() => controller.stop());
+  done.catch((err: unknown) => o.health && (o.health.failed = (err as Error).message ?? String(err)));
   return { identity, done, stop: () => elector.stop() };
 }

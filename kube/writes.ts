@@ -20,15 +20,20 @@ export class ServiceWrites {
     readonly identity: string,
   ) {}
 
-  async #patchMeta(svc: KubeService, metadata: Record<string, unknown>): Promise<void> {
-    await this.t.core.patchNamespacedService(
+  /** Returns the resourceVersion the write left, for a write right after it that must not undo it. */
+  async #patchMeta(svc: KubeService, metadata: Record<string, unknown>): Promise<string | undefined> {
+    const updated = await this.t.core.patchNamespacedService(
       { name: svc.metadata.name, namespace: svc.metadata.namespace, body: { metadata: { ...metadata, resourceVersion: svc.metadata.resourceVersion } } },
       mergePatch(this.t.mod),
     );
+    return updated.metadata?.resourceVersion;
   }
 
-  async addFinalizer(svc: KubeService): Promise<void> {
-    await this.#patchMeta(svc, { finalizers: [...(svc.metadata.finalizers ?? []), CLEANUP_FINALIZER] });
+  /** The Service as it is after the write (the finalizer added, its new resourceVersion). */
+  async addFinalizer(svc: KubeService): Promise<KubeService> {
+    const finalizers = [...(svc.metadata.finalizers ?? []), CLEANUP_FINALIZER];
+    const resourceVersion = await this.#patchMeta(svc, { finalizers });
+    return { ...svc, metadata: { ...svc.metadata, finalizers, ...(resourceVersion ? { resourceVersion } : {}) } };
   }
 
   /** Removes the finalizer and the applied-spec annotation in one write (the Service may be deleted right after). */
@@ -46,11 +51,13 @@ export class ServiceWrites {
     );
   }
 
-  async setIngress(svc: KubeService, ingress: IngressEntry[]): Promise<void> {
-    await this.t.core.patchNamespacedServiceStatus(
+  /** Returns the Service's resourceVersion after the write (a metadata patch right after must carry it, not the cache's). */
+  async setIngress(svc: KubeService, ingress: IngressEntry[]): Promise<string | undefined> {
+    const updated = await this.t.core.patchNamespacedServiceStatus(
       { name: svc.metadata.name, namespace: svc.metadata.namespace, body: { status: { loadBalancer: { ingress } } } },
       mergePatch(this.t.mod),
     );
+    return updated.metadata?.resourceVersion;
   }
 
   /** Records an Event on the Service; a failure to record is only logged by the caller. */

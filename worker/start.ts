@@ -10,13 +10,14 @@ import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { DEFAULT_BASE_URL, EngineClient, type EngineClientOptions, type PacingOptions } from '../activities/engine';
 import { invalid, unreachable } from '../common/errors';
+import { parseListenAddress } from '../common/health';
 import { clientConnectionOptions, temporalSettings, type TemporalSettings } from '../common/settings';
 import { engineBudgetFromEnv } from './engine-settings';
 import { MIN_WORKFLOW_HEAP_MIB } from './heap';
 import { createLbaasWorker, type LbaasWorkerOptions } from './main';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from './drain';
 import { DEFAULT_DEAD_AFTER_MS, MIN_DEAD_AFTER_MS, StrandedRunSweeper, type StrandedAction } from './stranded';
-import { defaultDeploymentVersion, deploymentVersionFromEnv, setCurrentVersion } from './versioning';
+import { defaultDeploymentVersion, deploymentVersionFromEnv, setCurrentVersion, type SetCurrentResult } from './versioning';
 
 export interface StartWorkerOptions extends Omit<LbaasWorkerOptions, 'connection' | 'namespace' | 'taskQueue' | 'engine' | 'temporalClient'> {
   temporal: TemporalSettings;
@@ -26,11 +27,12 @@ export interface StartWorkerOptions extends Omit<LbaasWorkerOptions, 'connection
   connections?: { native: NativeConnection; client: Client };
   /**
    * Make the worker's Version its Deployment's Current Version once it polls (worker/versioning.ts), so that tasks
-   * reach it. Default true: `lbaas dev`, the local cluster, the tests and the benchmarks run one build at a time.
-   * `lbaas worker` passes LBAAS_SET_CURRENT_VERSION (default false), since in production which build runs new work
-   * is the operator's decision (docs/operations.md#upgrading-lbaas).
+   * reach it: `true` whatever is current, `'if-none'` only while no Version is current (a first install), `false`
+   * never. Default true: `lbaas dev`, the local cluster, the tests and the benchmarks run one build at a time.
+   * `lbaas worker` passes LBAAS_SET_CURRENT_VERSION (default `if-none`): once a Version is current, which build runs
+   * new work is the operator's decision (docs/operations.md#upgrading-lbaas).
    */
-  setCurrent?: boolean;
+  setCurrent?: SetCurrentPolicy;
   /**
    * The stranded-run sweep (worker/stranded.ts): on by default, `false` turns it off. `deadAfterMs`: how long a
    * Version goes without a poll before the runs pinned to it count as stranded (LBAAS_STRANDED_AFTER_SECONDS).
@@ -49,6 +51,11 @@ export interface RunningWorker {
   engine: EngineClient;
   /** The Worker Deployment Version the worker polls as. */
   deployment: WorkerDeploymentVersion;
+  /**
+   * What making the Version current did (worker/versioning.ts); null when not asked to. With `'if-none'` an error
+   * of the server does not stop the worker: it is returned as `{ result: 'failed', error }` for the worker to log.
+   */
+  current: SetCurrentResult | { result: 'failed'; error: string } | null;
   /** The stranded-run sweep, running while the worker runs (null: turned off). */
   sweeper: StrandedRunSweeper | null;
   /** Settles when the worker has stopped polling and drained. */
@@ -128,12 +135,20 @@ export async function startWorker(o: StartWorkerOptions): Promise<RunningWorker>
         await closeAll();
       }
     };
-    if (setCurrent ?? true) {
+    const policy = setCurrent ?? true;
+    let current: RunningWorker['current'] = null;
+    if (policy !== false) {
+      const onlyIfNone = policy === 'if-none' ? { onlyIfNone: { taskQueue: temporal.taskQueue } } : {};
       try {
-        await setCurrentVersion(client, temporal.namespace, deployment, o.identity ? { identity: o.identity } : {});
+        current = await setCurrentVersion(client, temporal.namespace, deployment, { ...onlyIfNone, ...(o.identity ? { identity: o.identity } : {}) });
       } catch (err) {
-        await stopWorker().catch(() => {});
-        throw err;
+        // A worker that was not told to switch keeps running (the server may not allow this identity to switch):
+        // its start-up line says why its build may receive nothing.
+        if (policy === 'if-none') current = { result: 'failed', error: (err as Error).message };
+        else {
+          await stopWorker().catch(() => {});
+          throw err;
+        }
       }
     }
     return {
@@ -141,6 +156,7 @@ export async function startWorker(o: StartWorkerOptions): Promise<RunningWorker>
       client,
       engine,
       deployment,
+      current,
       sweeper,
       running,
       stop: stopWorker,
@@ -162,6 +178,8 @@ export interface WorkerEnv {
   warnings: string[];
   /** LBAAS_METRICS_ADDRESS: `host:port` of the Prometheus endpoint. */
   metricsAddress?: string;
+  /** LBAAS_HEALTH_ADDRESS: where /healthz and /readyz are served (worker/health.ts); off when absent. */
+  healthAddress?: { host: string; port: number };
   /**
    * LBAAS_WORKFLOW_BUNDLE: a workflow bundle file built beforehand from this same build (bundleWorkflowCode, as
    * scripts/test.js does), loaded instead of bundling the workflows at start: bundling costs a few CPU-seconds per
@@ -174,8 +192,11 @@ export interface WorkerEnv {
   workflowHeapMiB?: number;
   /** LBAAS_DEPLOYMENT_NAME and LBAAS_BUILD_ID: the Worker Deployment Version the worker polls as (worker/versioning.ts). */
   deployment: WorkerDeploymentVersion;
-  /** LBAAS_SET_CURRENT_VERSION=true: make that Version current once the worker polls. */
-  setCurrent: boolean;
+  /**
+   * LBAAS_SET_CURRENT_VERSION: `if-none` (default) makes that Version current once the worker polls if no Version is
+   * current (a first install); `true` whatever is current; `false` never.
+   */
+  setCurrent: SetCurrentPolicy;
   /**
    * LBAAS_STRANDED_AFTER_SECONDS (default 90, at least 75, `off` turns the sweep off): how long a Version goes without
    * a poll before a worker of the Current Version ends or resets the runs pinned to it (worker/stranded.ts).
@@ -199,11 +220,12 @@ export function workerEnv(env: NodeJS.ProcessEnv): WorkerEnv {
     ...(budget.taskQueueActivitiesPerSecond ? { taskQueueActivitiesPerSecond: budget.taskQueueActivitiesPerSecond } : {}),
     warnings: budget.warnings,
     ...(env.LBAAS_METRICS_ADDRESS ? { metricsAddress: env.LBAAS_METRICS_ADDRESS } : {}),
+    ...(env.LBAAS_HEALTH_ADDRESS ? { healthAddress: parseListenAddress(env.LBAAS_HEALTH_ADDRESS, 'LBAAS_HEALTH_ADDRESS') } : {}),
     ...(env.LBAAS_WORKFLOW_BUNDLE ? { workflowBundlePath: bundleFile(env.LBAAS_WORKFLOW_BUNDLE) } : {}),
     ...cachedWorkflows(env),
     ...workflowHeap(env),
     deployment: deploymentVersionFromEnv(env),
-    setCurrent: flag(env, 'LBAAS_SET_CURRENT_VERSION'),
+    setCurrent: setCurrentPolicy(env.LBAAS_SET_CURRENT_VERSION),
     strandedAfterMs: strandedAfter(env),
     drainTimeoutMs: drainTimeout(env),
   };
@@ -228,11 +250,14 @@ function drainTimeout(env: NodeJS.ProcessEnv): number {
   return n * 1000;
 }
 
-function flag(env: NodeJS.ProcessEnv, name: string): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '' || raw === 'false' || raw === '0') return false;
+/** When a worker makes its own Version current: `true` always, `'if-none'` while none is, `false` never. */
+export type SetCurrentPolicy = boolean | 'if-none';
+
+function setCurrentPolicy(raw: string | undefined): SetCurrentPolicy {
+  if (raw === undefined || raw === '' || raw === 'if-none') return 'if-none';
+  if (raw === 'false' || raw === '0') return false;
   if (raw === 'true' || raw === '1') return true;
-  throw invalid(`${name}: must be true or false, got "${raw}"`);
+  throw invalid(`LBAAS_SET_CURRENT_VERSION: must be true, false or if-none, got "${raw}"`);
 }
 
 function workflowHeap(env: NodeJS.ProcessEnv): { workflowHeapMiB?: number } {

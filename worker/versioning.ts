@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { invalid } from '../common/errors';
+import { isLivePoller } from '../common/pollers';
 
 export const DEFAULT_DEPLOYMENT_NAME = 'lbaas';
 /**
@@ -81,7 +82,23 @@ export interface SetCurrentOptions {
   /** How long to wait for the Version's first poll to reach the server. Default 60 s. */
   timeoutMs?: number;
   identity?: string;
+  /**
+   * Make the Version current only while the Deployment has none (a first install): a Version made current meanwhile
+   * by anyone else wins, and so do unversioned workers polling `taskQueue` (a release without Worker Versioning being
+   * drained: docs/operations.md#from-a-release-without-worker-versioning). Default false: switch whatever is current.
+   */
+  onlyIfNone?: { taskQueue: string };
 }
+
+/**
+ * What setCurrentVersion did: `set` (this Version is current now), `already` (it was), `other-current` (another Version
+ * is current: kept, with `current` naming it), `unversioned-workers` (none is current and unversioned workers poll
+ * the task queue: kept so).
+ */
+export type SetCurrentResult =
+  | { result: 'set' | 'already' }
+  | { result: 'other-current'; current: WorkerDeploymentVersion }
+  | { result: 'unversioned-workers'; taskQueue: string };
 
 /**
  * Makes `version` its Deployment's Current Version, so that new workflows and AUTO_UPGRADE ones go to it; does
@@ -92,8 +109,13 @@ export interface SetCurrentOptions {
  * those retry after a growing, jittered pause (100 ms doubling to 2 s), and most then find the Version current.
  * Task queues that an older Current Version polled and this one does not are not waited for: an lbaas Deployment
  * serves one task queue, and the benchmarks run one Deployment over several.
+ *
+ * With `onlyIfNone`, the switch carries the conflict token of the describe that found no Current Version: workers of
+ * two builds starting together on a fresh install both find none, one switch succeeds, the other is refused
+ * (FAILED_PRECONDITION "conflict token mismatch", measured on Temporal 1.29.1; test/ops/first-install.test.ts passes on 1.32.2), describes again and finds the first
+ * build current, so they never take turns.
  */
-export async function setCurrentVersion(client: Pick<Client, 'workflowService'>, namespace: string, version: WorkerDeploymentVersion, o: SetCurrentOptions = {}): Promise<'already' | 'set'> {
+export async function setCurrentVersion(client: Pick<Client, 'workflowService'>, namespace: string, version: WorkerDeploymentVersion, o: SetCurrentOptions = {}): Promise<SetCurrentResult> {
   const service = client.workflowService;
   const deadline = Date.now() + (o.timeoutMs ?? 60_000);
   let busyRetries = 0;
@@ -101,17 +123,22 @@ export async function setCurrentVersion(client: Pick<Client, 'workflowService'>,
     try {
       const d = await service.describeWorkerDeployment({ namespace, deploymentName: version.deploymentName });
       const current = d.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion;
-      if (current?.buildId === version.buildId) return 'already';
+      if (current?.buildId === version.buildId) return { result: 'already' };
+      const someCurrent = current?.buildId && current.buildId !== UNVERSIONED ? { deploymentName: current.deploymentName || version.deploymentName, buildId: current.buildId } : null;
+      if (o.onlyIfNone && someCurrent) return { result: 'other-current', current: someCurrent };
+      if (o.onlyIfNone && (await unversionedPollers(client, namespace, o.onlyIfNone.taskQueue))) return { result: 'unversioned-workers', taskQueue: o.onlyIfNone.taskQueue };
       await service.setWorkerDeploymentCurrentVersion({
         namespace,
         deploymentName: version.deploymentName,
         buildId: version.buildId,
         ignoreMissingTaskQueues: true,
+        ...(o.onlyIfNone ? { conflictToken: d.conflictToken } : {}),
         ...(o.identity ? { identity: o.identity } : {}),
       });
-      return 'set';
+      return { result: 'set' };
     } catch (err) {
       const code = (err as { code?: number }).code;
+      // FAILED_PRECONDITION is also the answer to a conflict token that no longer matches: describe again.
       const notYetKnown = code === GRPC_NOT_FOUND || code === GRPC_FAILED_PRECONDITION;
       const busy = code === GRPC_RESOURCE_EXHAUSTED || code === GRPC_ABORTED;
       if (!(notYetKnown || busy) || Date.now() > deadline) {
@@ -122,4 +149,16 @@ export async function setCurrentVersion(client: Pick<Client, 'workflowService'>,
       await new Promise((r) => setTimeout(r, pauseMs));
     }
   }
+}
+
+/** Temporal's build id of "no Version": the Current Version of a Deployment none of whose Versions is current. */
+const UNVERSIONED = '__unversioned__';
+/** WORKER_VERSIONING_MODE_VERSIONED in Temporal's API. */
+const VERSIONED_MODE = 2;
+
+/** Whether a worker without Worker Versioning polls the task queue for workflow tasks. */
+async function unversionedPollers(client: Pick<Client, 'workflowService'>, namespace: string, taskQueue: string): Promise<boolean> {
+  const r = await client.workflowService.describeTaskQueue({ namespace, taskQueue: { name: taskQueue }, taskQueueType: 1 });
+  const now = Date.now();
+  return (r.pollers ?? []).some((p) => isLivePoller(p.lastAccessTime, now) && p.deploymentOptions?.workerVersioningMode !== VERSIONED_MODE);
 }

@@ -13,6 +13,7 @@ import { PoolNotFoundError } from '../../client/pool-client';
 import { applyResult, applyResultText, parseDurationFlag, progressLines } from '../views';
 import { waitWithProgress, within } from '../wait';
 import { formatDuration } from '../../domain';
+import { workflowIds } from '../../contract';
 
 export interface ApplyOptions {
   file: string;
@@ -30,6 +31,7 @@ export async function apply(opts: ApplyOptions, io: CliIo): Promise<void> {
     // --timeout bounds the whole command: the controller accepting the spec (which needs a worker), then the pass.
     const deadline = Date.now() + timeoutMs;
     await warnIfNoWorker(t, io.stderr);
+    const pickup = { workflowId: workflowIds.controller(uid), taskQueue: t.settings.taskQueue, say: (line: string) => io.stderr(`${line}\n`) };
     let revision: number;
     let workflowId: string;
     try {
@@ -38,6 +40,7 @@ export async function apply(opts: ApplyOptions, io: CliIo): Promise<void> {
         timeoutMs,
         () => lbaas.apply(raw, spec),
         () => new CliError(`timed out after ${formatDuration(timeoutMs)}: the controller of service ${uid} did not accept the spec (${noAnswerHint(t.settings.taskQueue)})`, EXIT.timeout),
+        pickup,
       ));
     } catch (err) {
       if (err instanceof PoolNotFoundError) throw invalid(`service ${uid}: serverPool: ${err.message}; nothing was applied`);
@@ -57,6 +60,7 @@ export async function apply(opts: ApplyOptions, io: CliIo): Promise<void> {
       timeoutMs: Math.max(0, deadline - Date.now()),
       progress: async () => progressLines(await lbaas.progress(uid, spec.loadBalancers)),
       ...(opts.output === 'text' ? { print: (line: string) => io.stderr(`${line}\n`) } : {}),
+      pickup,
     });
     if (!outcome.done) {
       const pending = outcome.lastProgress.length > 0 ? `\nstill pending: ${outcome.lastProgress.join('; ')}` : '';

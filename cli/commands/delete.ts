@@ -12,6 +12,7 @@ import { CliError, EXIT } from '../../common/errors';
 import { checkUid, parseDurationFlag, progressLines } from '../views';
 import { waitWithProgress, within } from '../wait';
 import { formatDuration } from '../../domain';
+import { workflowIds } from '../../contract';
 import { json, type OutputFormat } from '../output';
 
 export async function deleteService(uid: string, opts: { wait?: boolean; timeout: string; output?: OutputFormat }, io: CliIo): Promise<void> {
@@ -22,10 +23,11 @@ export async function deleteService(uid: string, opts: { wait?: boolean; timeout
     const deadline = Date.now() + timeoutMs;
     const { taskQueue } = await requireController(t, uid);
     await warnIfNoWorker(t, io.stderr, taskQueue);
+    const pickup = { workflowId: workflowIds.controller(uid), taskQueue, say: (line: string) => io.stderr(`${line}\n`) };
     const timedOut = (what: string) => () =>
       new CliError(`timed out after ${formatDuration(timeoutMs)} ${what} (${noAnswerHint(taskQueue)})`, EXIT.timeout);
     if (!opts.wait) {
-      await within(t.client, timeoutMs, () => t.lbaas.startDelete(uid), timedOut(`waiting for the controller of service ${uid} to accept the delete`));
+      await within(t.client, timeoutMs, () => t.lbaas.startDelete(uid), timedOut(`waiting for the controller of service ${uid} to accept the delete`), pickup);
       if (asJson) io.stdout(json({ serviceUid: uid, deleteAccepted: true, deleted: false }));
       else io.stdout(`deleting service ${uid}: its controller tears everything down, then ends (follow with: lbaas status ${uid})\n`);
       return;
@@ -40,6 +42,7 @@ export async function deleteService(uid: string, opts: { wait?: boolean; timeout
       timeoutMs: Math.max(0, deadline - Date.now()),
       progress: async () => progressLines(await t.lbaas.progress(uid, lbs)),
       ...(asJson ? {} : { print: (line: string) => io.stderr(`${line}\n`) }),
+      pickup,
     });
     if (!outcome.done) {
       const s = await within(t.client, 5_000, () => t.lbaas.status(uid), () => new Error('no status')).catch(() => null);

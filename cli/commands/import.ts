@@ -5,6 +5,7 @@
  * reported per service and object on stderr. Exit 0 when every service found was written, 1 when one was not (or a
  * requested uid was not found, or --check found a change), 2 for usage errors and unknown load balancers.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isPoolName, isServiceUid, POOL_NAME_RULE, validateSpec } from '../../domain';
@@ -13,7 +14,7 @@ import type { ImportedService } from '../../domain/import-types';
 import { CliError, EXIT, invalid } from '../../common/errors';
 import { poolYaml, problemLine, runImport, specYaml, withClusterName } from '../../client/import';
 import { CLUSTER_NAME_PATTERN, CLUSTER_NAME_RULE } from '../../kube/mapping';
-import type { ImportServicesResult, PlanServiceResult } from '../../contract';
+import { workflowIds, type ImportServicesResult, type PlanServiceResult } from '../../contract';
 import { noAnswerHint, warnIfNoWorker, withTemporal, type Temporal } from '../connect';
 import type { CliIo } from '../io';
 import { json } from '../output';
@@ -56,11 +57,13 @@ export async function importCommand(opts: ImportOptions, io: CliIo): Promise<voi
 
   await withTemporal(io.env, async (t) => {
     await warnIfNoWorker(t, io.stderr);
+    const workflowId = workflowIds.importRun(randomUUID());
     const result = await within(
       t.client,
       IMPORT_TIMEOUT_MS,
-      () => runImport(t.lbaas, loadBalancers, opts.serviceUid ?? []),
+      () => runImport(t.lbaas, loadBalancers, opts.serviceUid ?? [], workflowId),
       () => new CliError(`timed out after ${IMPORT_TIMEOUT_MS / 60_000}m waiting for the import (${noAnswerHint(t.settings.taskQueue)})`, EXIT.timeout),
+      { workflowId, taskQueue: t.settings.taskQueue, say: (line: string) => io.stderr(`${line}\n`) },
     );
     const missing = result.loadBalancers.filter((l) => !l.found).map((l) => l.loadBalancer);
     if (missing.length > 0) throw invalid(`import: no load balancer ${missing.join(', ')} on the Engine; nothing was written`);

@@ -10,6 +10,8 @@ import { CLUSTER_NAME_PATTERN, CLUSTER_NAME_RULE, type KubeSettings } from '../.
 import { startKube } from '../../kube/run';
 import { DEFAULT_DISCOVERY_INTERVAL_MS, DEFAULT_TAG_PREFIX } from '../../kube/discovery';
 import { connect } from '../connect';
+import { parseListenAddress, startHealthServer, type HealthServer } from '../../common/health';
+import { KubeHealth } from '../../kube/health';
 import type { CliIo } from '../io';
 
 export interface KubeOptions {
@@ -24,6 +26,7 @@ export interface KubeOptions {
   autoDiscoverLoadBalancer?: string;
   autoDiscoveryTagPrefix?: string;
   discoveryInterval?: string;
+  healthAddress?: string;
 }
 
 const LOAD_BALANCER = /^[^\s/\p{Cc}]{1,128}$/u;
@@ -32,7 +35,10 @@ const NAMESPACE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const fromList = (value: string | undefined) => (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
 
 /** The settings from flags, with the environment filling in what no flag gave. Throws exit-2 errors naming the flag. */
-export function kubeSettings(opts: KubeOptions, env: NodeJS.ProcessEnv): KubeSettings & { namespace: string; leaseName: string; leaseDurationMs: number } {
+export function kubeSettings(
+  opts: KubeOptions,
+  env: NodeJS.ProcessEnv,
+): KubeSettings & { namespace: string; leaseName: string; leaseDurationMs: number; healthAddress: { host: string; port: number } | null } {
   const clusterName = opts.clusterName ?? env.LBAAS_CLUSTER_NAME;
   if (clusterName === undefined || clusterName === '') throw invalid('--cluster-name: required (or LBAAS_CLUSTER_NAME)');
   if (!CLUSTER_NAME_PATTERN.test(clusterName)) throw invalid(`--cluster-name: ${CLUSTER_NAME_RULE}, got "${clusterName}"`);
@@ -67,7 +73,14 @@ export function kubeSettings(opts: KubeOptions, env: NodeJS.ProcessEnv): KubeSet
     namespace: opts.namespace,
     leaseName,
     leaseDurationMs: seconds * 1000,
+    healthAddress: healthAddress(opts, env),
   };
+}
+
+/** --health-address or LBAAS_HEALTH_ADDRESS; null (off) when neither is given. */
+function healthAddress(opts: KubeOptions, env: NodeJS.ProcessEnv): { host: string; port: number } | null {
+  const raw = opts.healthAddress ?? (env.LBAAS_HEALTH_ADDRESS || undefined);
+  return raw === undefined ? null : parseListenAddress(raw, '--health-address');
 }
 
 /** Upstream's auto-discovery settings (docs/kubernetes.md#discovery); null when turned off. */
@@ -89,12 +102,21 @@ export async function kube(opts: KubeOptions, io: CliIo): Promise<void> {
   const target = await loadTarget(opts.kubeconfig, io.env);
   await checkReachable(target);
   const temporal = await connect(io.env);
+  const health = new KubeHealth();
+  let healthServer: HealthServer | null = null;
   try {
+    if (settings.healthAddress) {
+      const { host, port } = settings.healthAddress;
+      healthServer = await startHealthServer(settings.healthAddress, health).catch((err: unknown) => {
+        throw invalid(`--health-address: cannot listen on ${host}:${port}: ${(err as Error).message}`);
+      });
+    }
     log(
       `cluster ${settings.clusterName}, API server ${target.server} (${target.source}), Temporal ${temporal.settings.connection.address} ` +
         `(namespace ${temporal.settings.namespace}, task queue ${temporal.settings.taskQueue}), load balancers ${settings.loadBalancers.join(', ') || 'none given'}, ` +
         `discovery ${settings.discovery ? `by tag ${settings.discovery.tagPrefix}-${settings.clusterName} every ${settings.discovery.intervalMs / 1000} s` : 'off'}, ` +
-        `class ${settings.loadBalancerClass ?? '(none)'}`,
+        `class ${settings.loadBalancerClass ?? '(none)'}` +
+        `${healthServer ? `, health on http://${healthServer.address}/healthz, /readyz and /metrics` : ''}`,
     );
     const running = await startKube({
       target,
@@ -103,6 +125,7 @@ export async function kube(opts: KubeOptions, io: CliIo): Promise<void> {
       lease: { namespace: settings.namespace, name: settings.leaseName, durationMs: settings.leaseDurationMs },
       log,
       env: io.env,
+      health,
     });
     const onSignal = () => {
       log('stopping');
@@ -117,6 +140,7 @@ export async function kube(opts: KubeOptions, io: CliIo): Promise<void> {
       process.off('SIGTERM', onSignal);
     }
   } finally {
+    await healthServer?.close();
     await temporal.connection.close().catch(() => undefined);
   }
 }

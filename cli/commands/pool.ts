@@ -11,7 +11,7 @@ import { json, keyValues, table, type OutputFormat } from '../output';
 import { loadPoolFile } from '../../client/spec-file';
 import { PoolNotFoundError } from '../../client/pool-client';
 import { formatDuration, formatIssues, isPoolName, POOL_NAME_RULE, validateMembers, type ServerSpec } from '../../domain';
-import type { PoolChangeResult, PoolServiceStatus, PoolStatus } from '../../contract';
+import { workflowIds, type PoolChangeResult, type PoolServiceStatus, type PoolStatus } from '../../contract';
 import { parseDurationFlag } from '../views';
 import { waitWithProgress } from '../wait';
 
@@ -138,6 +138,7 @@ export async function poolStatus(name: string, opts: { wait?: boolean; timeout: 
           return behind.length === 0 ? [] : [`${behind.length} of ${now.services.length} services not yet on revision ${revision}`];
         },
         ...(opts.output === 'text' ? { print: (line: string) => io.stderr(`${line}\n`) } : {}),
+        pickup: { workflowId: workflowIds.pool(name), taskQueue: t.settings.taskQueue, say: (line: string) => io.stderr(`${line}\n`) },
       });
       s = await t.lbaas.pools.status(name);
       if (!outcome.done) {

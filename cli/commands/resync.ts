@@ -53,6 +53,7 @@ export async function resync(uid: string | undefined, opts: ResyncOptions, io: C
       timeoutMs: Math.max(0, deadline - Date.now()),
       progress: async () => progressLines(await t.lbaas.progress(uid, loadBalancers)),
       ...(opts.output === 'text' ? { print: (line: string) => io.stderr(`${line}\n`) } : {}),
+      pickup: { workflowId: workflowIds.controller(uid), taskQueue, say: (line: string) => io.stderr(`${line}\n`) },
     });
     if (!outcome.done) {
       const pending = outcome.lastProgress.length > 0 ? `\nstill pending: ${outcome.lastProgress.join('; ')}` : '';
@@ -96,6 +97,7 @@ async function fullResync(t: Temporal, opts: ResyncOptions, io: CliIo): Promise<
         staticSummary: 'full resync (manual: lbaas resync --all)',
       }),
     () => new CliError(`timed out after ${FULL_RESYNC_TIMEOUT_MS / 60_000}m waiting for full resync ${workflowId} (${noAnswerHint(t.settings.taskQueue)})`, EXIT.timeout),
+    { workflowId, taskQueue: t.settings.taskQueue, say: (line: string) => io.stderr(`${line}\n`) },
   );
   if (opts.output === 'json') {
     io.stdout(json({ workflowId, signalled: r.signalled, missed: r.missed, orphans: r.orphans }));

@@ -10,7 +10,10 @@ import { CACHED_WORKFLOWS_PER_HEAP_MIB, DEFAULT_WORKFLOW_HEAP_MIB } from '../../
 import { Runtime } from '@temporalio/worker';
 import { logSettings } from '../../worker/logging';
 import { createMetrics, installRuntime } from '../../worker/metrics';
-import { startWorker, workerEnv } from '../../worker/start';
+import { startWorker, workerEnv, type RunningWorker, type SetCurrentPolicy } from '../../worker/start';
+import { WorkerHealth } from '../../worker/health';
+import { startHealthServer, type HealthChecks, type HealthServer } from '../../common/health';
+import { invalid } from '../../common/errors';
 import { processHeapMiB } from '../../worker/heap';
 import { workerIdentity } from '../relaunch';
 import { versionText } from '../../worker/versioning';
@@ -33,7 +36,13 @@ export async function worker(io: CliIo): Promise<void> {
   const say = logging.format === 'json' ? (level: 'INFO' | 'WARN', line: string) => Runtime.instance().logger.log(level, line) : (_: string, line: string) => io.stderr(`${line}\n`);
   for (const warning of env.warnings) say('WARN', `lbaas worker: warning: ${warning}`);
   const metrics = env.metricsAddress ? createMetrics() : null;
-  const running = await startWorker({
+  const identity = workerIdentity(io.env);
+  const { temporal } = env;
+  const health = new WorkerHealth({ namespace: temporal.namespace, taskQueue: temporal.taskQueue, identity });
+  const healthServer = env.healthAddress ? await listenForHealth(env.healthAddress, health) : null;
+  let running: RunningWorker;
+  try {
+    running = await startWorker({
     ...(tracing ? { tracing } : {}),
     temporal: env.temporal,
     engine: { ...env.engine, ...(metrics ? { onResponse: metrics.onEngineResponse } : {}) },
@@ -41,14 +50,19 @@ export async function worker(io: CliIo): Promise<void> {
     ...(env.taskQueueActivitiesPerSecond ? { taskQueueActivitiesPerSecond: env.taskQueueActivitiesPerSecond } : {}),
     ...(env.workflowBundlePath ? { workflowBundle: { codePath: env.workflowBundlePath } } : {}),
     ...(env.maxCachedWorkflows ? { maxCachedWorkflows: env.maxCachedWorkflows } : {}),
-    workflowHeapMiB: heapMiB,
-    identity: workerIdentity(io.env),
-    deployment: env.deployment,
-    setCurrent: env.setCurrent,
-    strandedRuns: env.strandedAfterMs === null ? false : { deadAfterMs: env.strandedAfterMs },
-    log: say,
-    ...(metrics ? { onStranded: metrics.onStranded } : {}),
-  });
+      workflowHeapMiB: heapMiB,
+      identity,
+      deployment: env.deployment,
+      setCurrent: env.setCurrent,
+      strandedRuns: env.strandedAfterMs === null ? false : { deadAfterMs: env.strandedAfterMs },
+      log: say,
+      ...(metrics ? { onStranded: metrics.onStranded } : {}),
+    });
+  } catch (err) {
+    await healthServer?.close();
+    throw err;
+  }
+  if (healthServer) health.started(running);
   const onTerm = () => {
     const { worker } = running;
     if (worker.getState() !== 'RUNNING') return;
@@ -72,23 +86,64 @@ export async function worker(io: CliIo): Promise<void> {
   process.once('SIGTERM', onTerm);
   metrics?.watchPacer(running.engine.pacer);
   const { pacing } = env.engine;
-  const { temporal } = env;
+  const current = currentLine(running, env.setCurrent);
   say(
     'INFO',
     `lbaas worker: task queue ${temporal.taskQueue} on ${temporal.connection.address} (namespace ${temporal.namespace})` +
-      `, build ${versionText(env.deployment)}${env.setCurrent ? ' (made current)' : ''}, Engine ${env.engine.baseUrl}` +
+      `, build ${versionText(env.deployment)} (${current.text}), Engine ${env.engine.baseUrl}` +
       (pacing.initialRequestsPerSecond === undefined
         ? `, Engine budget ${pacing.requestsPerSecond} requests/s (burst ${pacing.burst})`
         : `, Engine budget adaptive from ${pacing.initialRequestsPerSecond} up to ${pacing.requestsPerSecond} requests/s (burst ${pacing.burst})`) +
       `${env.taskQueueActivitiesPerSecond ? `, task queue ${env.taskQueueActivitiesPerSecond} activities/s` : ''}` +
       `, ${processHeap === null ? `V8 heap limit Node's default (${Math.round(v8.getHeapStatistics().heap_size_limit / 2 ** 20)} MiB: node was started without --max-old-space-size)` : `V8 heap limit ${processHeap} MiB (main and workflow threads)`}, ${env.maxCachedWorkflows ?? CACHED_WORKFLOWS_PER_HEAP_MIB * heapMiB} cached workflows${env.metricsAddress ? `, metrics on http://${env.metricsAddress}/metrics` : ''}` +
-      `${tracing ? `, traces to ${new URL(tracing.settings.url).host} (${tracing.settings.protocol})` : ''}`,
+      `${tracing ? `, traces to ${new URL(tracing.settings.url).host} (${tracing.settings.protocol})` : ''}` +
+      `${healthServer ? `, health on http://${healthServer.address}/healthz and /readyz` : ''}`,
   );
+  if (current.warning) say('WARN', `lbaas worker: warning: ${current.warning}`);
   try {
     await running.running;
   } finally {
+    health.stop();
     process.off('SIGTERM', onTerm);
     await running.stop();
+    await healthServer?.close();
     await tracing?.shutdown();
+  }
+}
+
+async function listenForHealth(listen: { host: string; port: number }, checks: HealthChecks): Promise<HealthServer> {
+  try {
+    return await startHealthServer(listen, checks);
+  } catch (err) {
+    throw invalid(`LBAAS_HEALTH_ADDRESS: cannot listen on ${listen.host}:${listen.port}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Whether this worker's build is current, for its start-up line, and a warning with the fix when its build receives
+ * no new work because of it.
+ */
+export function currentLine(r: Pick<RunningWorker, 'current' | 'deployment'>, policy: SetCurrentPolicy): { text: string; warning?: string } {
+  const mine = r.deployment;
+  const c = r.current;
+  const setCurrent = `temporal worker deployment set-current-version --deployment-name ${mine.deploymentName} --build-id ${mine.buildId}`;
+  if (c === null) return { text: 'current left as it is: LBAAS_SET_CURRENT_VERSION=false' };
+  switch (c.result) {
+    case 'set':
+      return { text: policy === 'if-none' ? 'made current: no Version was current' : 'made current: LBAAS_SET_CURRENT_VERSION=true' };
+    case 'already':
+      return { text: 'current' };
+    case 'other-current':
+      return {
+        text: `not current: ${versionText(c.current)} is`,
+        warning: `build ${mine.buildId} receives only workflows pinned to it while ${versionText(c.current)} is the Current Version; to make it current: ${setCurrent} (docs/operations.md#upgrading-lbaas)`,
+      };
+    case 'unversioned-workers':
+      return {
+        text: 'not current: unversioned workers poll',
+        warning: `build ${mine.buildId} receives nothing while workers without Worker Versioning poll task queue ${c.taskQueue} and no Version is current; after draining them: ${setCurrent} (docs/operations.md#from-a-release-without-worker-versioning)`,
+      };
+    case 'failed':
+      return { text: 'current unknown', warning: `could not check whether a Version is current: ${c.error}; if none is, this worker receives nothing until: ${setCurrent}` };
   }
 }

@@ -20,8 +20,10 @@ export interface WorkerProcessOptions {
   metricsAddress?: string;
   /** The lbaas.js to run: another build's (the upgrade test); this checkout's when absent. */
   bin?: string;
-  /** LBAAS_SET_CURRENT_VERSION: make the worker's build current once it polls. Default true. */
-  setCurrent?: boolean;
+  /** LBAAS_SET_CURRENT_VERSION: make the worker's build current once it polls. Default true; 'unset' leaves it out. */
+  setCurrent?: boolean | 'unset';
+  /** `host:port` for LBAAS_HEALTH_ADDRESS. */
+  healthAddress?: string;
   /**
    * Bundle the workflows at start as a worker without LBAAS_WORKFLOW_BUNDLE does. Otherwise the worker loads the
    * run's prebuilt bundle (LBAAS_TEST_WORKFLOW_BUNDLE, set by `npm test`) through LBAAS_WORKFLOW_BUNDLE when there
@@ -64,7 +66,8 @@ export function spawnWorker(o: WorkerProcessOptions): WorkerProcess {
     ANEXIA_ENGINE_URL: o.engineUrl,
     ANEXIA_TOKEN: o.token,
     // Tasks reach only the Current Version: like every test worker, this one makes its build current.
-    LBAAS_SET_CURRENT_VERSION: String(o.setCurrent ?? true),
+    ...(o.setCurrent === 'unset' ? {} : { LBAAS_SET_CURRENT_VERSION: String(o.setCurrent ?? true) }),
+    ...(o.healthAddress ? { LBAAS_HEALTH_ADDRESS: o.healthAddress } : {}),
     ...(o.metricsAddress ? { LBAAS_METRICS_ADDRESS: o.metricsAddress } : {}),
     ...(!o.bundleAtStart && process.env.LBAAS_TEST_WORKFLOW_BUNDLE ? { LBAAS_WORKFLOW_BUNDLE: process.env.LBAAS_TEST_WORKFLOW_BUNDLE } : {}),
     ...o.extraEnv,

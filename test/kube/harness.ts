@@ -38,8 +38,8 @@ export interface Suite {
   core: CoreV1Api;
   coordination: CoordinationV1Api;
   temporalAddress: string;
-  /** `lbaas kube` with the suite's cluster, load balancer and external address flags, unless `flags` is false. */
-  kube(extra?: string[], o?: { flags?: boolean }): KubeProcess;
+  /** `lbaas kube` with the suite's cluster, load balancer and external address flags, unless `flags` is false; `env` adds variables. */
+  kube(extra?: string[], o?: { flags?: boolean; env?: Record<string, string> }): KubeProcess;
   close(): Promise<void>;
 }
 
@@ -76,13 +76,13 @@ export async function startSuite(): Promise<Suite> {
   const saKubeconfig = path.join(dir, 'kubeconfig-lbaas-kube');
   await writeFile(saKubeconfig, kubeconfigText(api.url, path.join(dir, 'certs', 'apiserver.crt'), 'lbaas-kube', saToken));
   const running = new Set<KubeProcess>();
-  const kube = (extra: string[] = [], o: { flags?: boolean } = {}): KubeProcess => {
+  const kube = (extra: string[] = [], o: { flags?: boolean; env?: Record<string, string> } = {}): KubeProcess => {
     const flags = o.flags === false ? [] : ['--cluster-name', CLUSTER, '--load-balancer', lb, '--external-address', EXTERNAL];
     const proc = spawn(
       process.execPath,
       [LBAAS_BIN, 'kube', '--kubeconfig', saKubeconfig, ...flags, '--lease-duration', '3s', ...extra],
       {
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_ADDRESS: srv.address, TEMPORAL_NAMESPACE: srv.namespace, LBAAS_TASK_QUEUE: stack.taskQueue },
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_ADDRESS: srv.address, TEMPORAL_NAMESPACE: srv.namespace, LBAAS_TASK_QUEUE: stack.taskQueue, ...o.env },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );

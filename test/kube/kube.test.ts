@@ -9,7 +9,11 @@ import { after, before, test } from 'node:test';
 import type { V1Service } from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { k8s, mergePatch } from '../../kube/client';
 import { writeRequests } from '../helpers/engine-state';
+import { LbaasClient } from '../../client/service-client';
 import { CLUSTER, EXTERNAL, LBAAS_BIN, kubeEvents, lbService, putNode, startSuite, until, type KubeProcess, type Suite } from './harness';
+import { freePort } from '../../dev/devserver';
+import { startWorker, type RunningWorker } from '../../worker/start';
+import { workflowBundle } from '../helpers/stack';
 
 let s: Suite;
 let kube: KubeProcess;
@@ -102,7 +106,7 @@ test("a LoadBalancer Service converges with the upstream's names, tags and ports
   assert.deepEqual(await eventsWith('web', 'Normal EnsuredLoadBalancer'), ['Normal EnsuringLoadBalancer', 'Normal EnsuredLoadBalancer']);
 });
 
-test("a node joins and leaves: each writes exactly that node's Servers, once per port", async () => {
+test("a node joins, changes its address and leaves: each writes exactly that node's Servers, once per port", async () => {
   const uid = (await readService('web'))?.metadata?.uid as string;
   s.stack.sim.resetStats();
   await putNode(s.core, 'node-3', [['InternalIP', '10.0.0.13']]);
@@ -113,8 +117,26 @@ test("a node joins and leaves: each writes exactly that node's Servers, once per
   assert.equal(Object.entries(joined).filter(([r]) => /^POST .*server/.test(r)).reduce((n, [, c]) => n + c, 0), 2, JSON.stringify(joined));
   assert.deepEqual(objectsOf(uid), [...webLines, `server node-3.http.web.${sfx} 10.0.0.13`, `server node-3.https.web.${sfx} 10.0.0.13`].sort());
 
+  // An address change replaces that node's Servers and touches nothing else.
+  const untouched = () =>
+    s.stack.sim
+      .objects()
+      .filter((o) => !o.name.startsWith('node-3.'))
+      .map((o) => `${o.identifier} ${o.name} ${JSON.stringify(o.fields)}`)
+      .sort();
+  const before = untouched();
   s.stack.sim.resetStats();
-  await putNode(s.core, 'node-3', [['InternalIP', '10.0.0.13']], false);
+  await putNode(s.core, 'node-3', [['InternalIP', '10.0.0.23']]);
+  await until(() => objectsOf(uid).filter((l) => l.startsWith('server node-3.') && l.endsWith(' 10.0.0.23')).length === 2, 'the Servers of node-3 at its new address');
+  await until(() => s.stack.sim.objects().every((o) => o.state === 'Deployed'), 'every object deployed');
+  const moved = writeRequests(s.stack.sim.stats());
+  assert.deepEqual(untouched(), before, 'every other object unchanged, identifiers and fields');
+  assert.deepEqual(Object.keys(moved).filter((r) => !/server|tag|Tag/.test(r)), [], `only Server (and their tag) writes: ${JSON.stringify(moved)}`);
+  assert.deepEqual(objectsOf(uid), [...webLines, `server node-3.http.web.${sfx} 10.0.0.23`, `server node-3.https.web.${sfx} 10.0.0.23`].sort());
+
+  // Leaving is being deleted (NotReady is no longer leaving: see the flap below).
+  s.stack.sim.resetStats();
+  await s.core.deleteNode({ name: 'node-3' });
   await until(() => objectsOf(uid).every((l) => !l.startsWith('server node-3.')), 'the Servers of node-3 to go');
   const left = writeRequests(s.stack.sim.stats());
   assert.deepEqual(
@@ -122,6 +144,50 @@ test("a node joins and leaves: each writes exactly that node's Servers, once per
     ['DELETE 2'],
     `two Server deletes and nothing else: ${JSON.stringify(left)}`,
   );
+  assert.deepEqual(objectsOf(uid), webLines);
+});
+
+const EXCLUDE = 'node.kubernetes.io/exclude-from-external-load-balancers';
+const poolRevision = async () => (await new LbaasClient(s.stack.client, s.stack.taskQueue).pools.status(`k8s-${CLUSTER}`)).revision;
+const patchNode = async (name: string, body: Record<string, unknown>) => s.core.patchNode({ name, body }, mergePatch(await k8s()));
+
+test('a node flapping NotReady and back, and an unrelated label, change no member: no pool revision, no Engine write', async () => {
+  const revision = await poolRevision();
+  const from = kube.output().length;
+  s.stack.sim.resetStats();
+  await putNode(s.core, 'node-1', [['InternalIP', '10.0.0.11']], false);
+  await patchNode('node-1', { metadata: { labels: { 'example.com/rack': 'r1' } } });
+  await putNode(s.core, 'node-1', [['InternalIP', '10.0.0.11']], true);
+  // A node event after the flap that lbaas kube logs: the flap's events were synced before it.
+  await s.core.createNode({ body: { metadata: { name: 'node-flap-sentinel', labels: { [EXCLUDE]: 'true' } } } });
+  await kube.saw(/not members: node-flap-sentinel \(labelled/);
+  assert.equal(await poolRevision(), revision, 'the pool revision did not move');
+  assert.deepEqual(writeRequests(s.stack.sim.stats()), {});
+  assert.doesNotMatch(kube.output().slice(from), /node pool k8s-testcl: revision/);
+  await s.core.deleteNode({ name: 'node-flap-sentinel' });
+});
+
+test("the node set of Kubernetes 1.30+: the exclusion label as Go's ParseBool reads it, the autoscaler's taint and a deletion each take a node out", async () => {
+  const uid = (await readService('web'))?.metadata?.uid as string;
+  const servers4 = () => objectsOf(uid).filter((l) => l.startsWith('server node-4.')).length;
+  // Labelled "false": a member. The finalizer holds the Node after its delete, so its deletionTimestamp is seen.
+  await s.core.createNode({ body: { metadata: { name: 'node-4', labels: { [EXCLUDE]: 'false' }, finalizers: ['example.com/hold'] } } });
+  await putNode(s.core, 'node-4', [['InternalIP', '10.0.0.14']]);
+  await until(() => servers4() === 2, 'the Servers of node-4 (labelled false)');
+  await patchNode('node-4', { metadata: { labels: { [EXCLUDE]: 'yes' } } });
+  await until(() => servers4() === 0, 'the Servers of node-4 to go (labelled yes: not a bool, so excluded)');
+  await patchNode('node-4', { metadata: { labels: { [EXCLUDE]: null } }, spec: { taints: [{ key: 'ToBeDeletedByClusterAutoscaler', value: '1700000000', effect: 'NoSchedule' }] } });
+  await kube.saw(/not members: node-4 \(tainted ToBeDeletedByClusterAutoscaler by the cluster autoscaler\)/);
+  assert.equal(servers4(), 0);
+  await patchNode('node-4', { spec: { taints: null } });
+  await until(() => servers4() === 2, 'the Servers of node-4 once untainted');
+  s.stack.sim.resetStats();
+  await s.core.deleteNode({ name: 'node-4' });
+  await until(() => servers4() === 0, 'the Servers of node-4 to go (being deleted)');
+  assert.match(kube.output(), /not members: node-4 \(being deleted\)/);
+  const writes = writeRequests(s.stack.sim.stats());
+  assert.deepEqual(Object.entries(writes).map(([r, n]) => `${r.split(' ')[0]} ${n}`), ['DELETE 2'], JSON.stringify(writes));
+  await patchNode('node-4', { metadata: { finalizers: null } });
   assert.deepEqual(objectsOf(uid), webLines);
 });
 
@@ -149,6 +215,72 @@ test('ClusterIP and foreign-class Services are left alone; a UDP port is a Warni
     (await kubeEvents(s.core, 'dns')).map((e) => e.line),
     ['Warning SyncLoadBalancerFailed'],
   );
+});
+
+test('per-Service options: the addresses a Service asks for; unenforced fields said once, and again when they change', async () => {
+  const created = await s.core.createNamespacedService({
+    namespace: 'default',
+    body: {
+      ...lbService('opts', [{ name: 'http', port: 8090 }], { loadBalancerSourceRanges: ['10.0.0.0/8'], externalTrafficPolicy: 'Local' }),
+      metadata: { name: 'opts', namespace: 'default', annotations: { 'lbaas.anx.io/load-balancer-ips': EXTERNAL, 'lbaas.anx.io/external-ip-families': 'IPv4' } },
+    },
+  });
+  const uid = created.metadata?.uid as string;
+  const svc = await until(() => ingressOf('opts'), 'the ingress of opts');
+  assert.deepEqual(svc.status?.loadBalancer?.ingress?.map((i) => i.ip), [EXTERNAL]);
+  assert.deepEqual(objectsOf(uid).filter((l) => l.startsWith('bind ')), [`bind v4.http.opts.${sfx}`]);
+  // Three syncs ran before Ensured (the apply, the update event of its finalizer, the report): the fields were said
+  // in the first only.
+  const lines = await eventsWith('opts', 'Normal EnsuredLoadBalancer');
+  assert.deepEqual(lines, ['Warning LoadBalancerOptionNotEnforced', 'Normal EnsuringLoadBalancer', 'Normal EnsuredLoadBalancer']);
+  const said = (await kubeEvents(s.core, 'opts')).find((e) => e.type === 'Warning');
+  assert.match(said?.message ?? '', /^spec\.loadBalancerSourceRanges \(10\.0\.0\.0\/8\) is not enforced by lbaas: .*; spec\.externalTrafficPolicy Local is not enforced by lbaas: /);
+  await s.core.patchNamespacedService({ name: 'opts', namespace: 'default', body: { spec: { loadBalancerSourceRanges: ['192.0.2.0/24'] } } }, mergePatch(await k8s()));
+  const changed = await until(async () => {
+    const warnings = (await kubeEvents(s.core, 'opts')).filter((e) => e.type === 'Warning');
+    return warnings.length === 2 ? warnings : null;
+  }, 'a second Warning on opts after its source ranges changed');
+  assert.match(changed[1]?.message ?? '', /^spec\.loadBalancerSourceRanges \(192\.0\.2\.0\/24\) is not enforced/);
+});
+
+test('a bad option value is a Warning naming the field, and nothing is applied for that Service', async () => {
+  s.stack.sim.resetStats();
+  const bad: [string, Record<string, string>, Partial<V1Service['spec']>, string][] = [
+    ['bad-families', { 'lbaas.anx.io/external-ip-families': 'ipv4' }, {}, 'lbaas.anx.io/external-ip-families: "ipv4" is not an IP family (IPv4 or IPv6, comma-separated)'],
+    ['bad-family', { 'lbaas.anx.io/external-ip-families': 'IPv6' }, {}, `lbaas.anx.io/external-ip-families: no IPv6 address among the cluster's external addresses (${EXTERNAL})`],
+    ['bad-ips', { 'lbaas.anx.io/load-balancer-ips': '192.0.2.77' }, {}, `lbaas.anx.io/load-balancer-ips: 192.0.2.77 is not one of the cluster's external addresses or prefixes (${EXTERNAL})`],
+    ['bad-lbip', {}, { loadBalancerIP: '198.51.100.99' }, `spec.loadBalancerIP: 198.51.100.99 is not one of the cluster's external addresses or prefixes (${EXTERNAL})`],
+  ];
+  for (const [name, annotations, spec, message] of bad) {
+    await s.core.createNamespacedService({ namespace: 'default', body: { ...lbService(name, [{ name: 'http', port: 8091 }], spec), metadata: { name, namespace: 'default', annotations } } });
+    const warning = await until(async () => (await kubeEvents(s.core, name)).find((e) => e.type === 'Warning'), `a Warning on ${name}`);
+    assert.equal(warning.reason, 'SyncLoadBalancerFailed');
+    assert.equal(warning.message, `Error syncing load balancer: ${message}`);
+    const svc = (await readService(name)) as V1Service;
+    assert.equal(svc.metadata?.finalizers, undefined, `${name}: not even the finalizer`);
+    assert.deepEqual(objectsOf(svc.metadata?.uid as string), []);
+  }
+  assert.deepEqual(writeRequests(s.stack.sim.stats()), {});
+});
+
+test('bad input stays local: a converged Service given a bad option keeps its objects while another converges and the node pool stays', async () => {
+  const optsUid = (await readService('opts'))?.metadata?.uid as string;
+  const optsObjects = objectsOf(optsUid);
+  const optsIngress = (await readService('opts'))?.status?.loadBalancer?.ingress;
+  const revision = await poolRevision();
+  s.stack.sim.resetStats();
+  await s.core.patchNamespacedService({ name: 'opts', namespace: 'default', body: { metadata: { annotations: { 'lbaas.anx.io/load-balancer-ips': '192.0.2.78' } } } }, mergePatch(await k8s()));
+  const neighbour = await s.core.createNamespacedService({ namespace: 'default', body: lbService('neighbour', [{ name: 'http', port: 8092 }]) });
+  const warning = await until(async () => (await kubeEvents(s.core, 'opts')).find((e) => e.reason === 'SyncLoadBalancerFailed'), 'the Warning on opts');
+  assert.equal(warning.message, `Error syncing load balancer: lbaas.anx.io/load-balancer-ips: 192.0.2.78 is not one of the cluster's external addresses or prefixes (${EXTERNAL})`);
+  await until(() => ingressOf('neighbour'), 'the ingress of neighbour');
+  assert.equal(objectsOf(neighbour.metadata?.uid as string).length, 5);
+  assert.deepEqual(objectsOf(optsUid), optsObjects, 'the objects of opts as they were');
+  assert.deepEqual((await readService('opts'))?.status?.loadBalancer?.ingress, optsIngress);
+  assert.equal(await poolRevision(), revision);
+  const writes = writeRequests(s.stack.sim.stats());
+  const count = (re: RegExp) => Object.entries(writes).filter(([r]) => re.test(r) && !/tag/i.test(r)).reduce((n, [, c]) => n + c, 0);
+  assert.deepEqual([count(/^POST /), count(/^DELETE /), count(/^PUT /)], [5, 0, 0], `only the neighbour's 5 objects: ${JSON.stringify(writes)}`);
 });
 
 test('while lbaas kube is down a Service is created and one deleted: after its restart both converge, with no write for the others', async () => {
@@ -304,7 +436,7 @@ test('deleting a Service tears it down, and only then releases the finalizer', a
   await until(async () => (await s.stack.client.workflow.getHandle(`lbaas/${uid}`).describe()).status.name === 'COMPLETED', 'the controller to end');
 });
 
-test('with no --load-balancer or --external-address, lbaas kube discovers both by the upstream tags; a prefix tagged later re-applies the Service', async () => {
+test('with no --load-balancer or --external-address, lbaas kube discovers both by the upstream tags; a prefix tagged later serves the Service whose families annotation names it', async () => {
   // Its own cluster name and class: no earlier Service is its, and these tags are not cluster testcl's. The RBAC rules
   // allow the one Lease lbaas-kube, so the suite's lbaas kube steps down first (this is the last test).
   const seed = async (body: Record<string, unknown>) => {
@@ -326,9 +458,12 @@ test('with no --load-balancer or --external-address, lbaas kube discovers both b
     const onLb = s.stack.sim.objects().filter((o) => o.tags.includes(tag(uid)) && o.kind === 'backend');
     assert.deepEqual(onLb.map((o) => [o.name, o.fields.load_balancer]), [['http.disc.default.disccl', lb]]);
 
-    // An IPv6 prefix tagged now: the next discovery adds its VIP, and the Service is applied again with both.
+    // An IPv6 prefix tagged now: the next discovery adds its VIP. The Service is single-stack IPv4 (spec.ipFamilies),
+    // so, as upstream, it gets the IPv6 VIP once upstream's annotation names both families.
     await seed({ kind: 'prefix', name: '2001:db8:7::/64', tags: ['kubernetes-lb-prefix-disccl'] });
     await disc.saw('external addresses 198.51.100.46, 2001:db8:7:0:ffff:ffff:ffff:fffe', 30_000);
+    assert.deepEqual((await readService('disc'))?.spec?.ipFamilies, ['IPv4']);
+    await s.core.patchNamespacedService({ name: 'disc', namespace: 'default', body: { metadata: { annotations: { 'lbaas.anx.io/external-ip-families': 'IPv4,IPv6' } } } }, mergePatch(await k8s()));
     await until(async () => {
       const ips = (await readService('disc'))?.status?.loadBalancer?.ingress?.map((i) => i.ip);
       return ips?.length === 2 ? ips : null;
@@ -340,5 +475,64 @@ test('with no --load-balancer or --external-address, lbaas kube discovers both b
     assert.deepEqual(objectsOf(uid), []);
   } finally {
     await disc.stop();
+  }
+});
+
+test('a Service whose controller no worker picks up gets a Warning Event naming the fix within 30 s; /readyz says 503 why and /metrics counts it; a worker started on the task queue clears both and the Service converges', async () => {
+  const taskQueue = `${s.stack.taskQueue}-nowork`;
+  const port = await freePort();
+  const get = async (p: string) => {
+    const r = await fetch(`http://127.0.0.1:${port}${p}`);
+    return { status: r.status, body: await r.text() };
+  };
+  const gauge = (text: string, reason: string) => Number((new RegExp(`^lbaas_kube_workflows_not_picked_up\\{reason="${reason}"\\} (\\d+)$`, 'm').exec(text) ?? [])[1]);
+  // The RBAC rules allow the one Lease: the suite's own lbaas kube (stopped by the test before, when all run) makes way.
+  await kube.stop();
+  const k2 = s.kube(['--load-balancer-class', 'lbaas.test/nowork', '--auto-discover-load-balancer', 'false', '--health-address', `127.0.0.1:${port}`], {
+    env: { LBAAS_TASK_QUEUE: taskQueue },
+  });
+  let worker: RunningWorker | null = null;
+  try {
+    await k2.saw('became the leader');
+    await until(async () => (await get('/readyz')).status === 200, 'lbaas kube to be ready', 30_000);
+    assert.match((await get('/metrics')).body, /^lbaas_kube_informers_synced 1$/m);
+    assert.match((await get('/metrics')).body, /^lbaas_kube_leader 1$/m);
+
+    const created = await s.core.createNamespacedService({ namespace: 'default', body: lbService('nowork', [{ name: 'http', port: 9099 }], { loadBalancerClass: 'lbaas.test/nowork' }) });
+    const uid = created.metadata?.uid as string;
+    const at = Date.now();
+    const warning = await until(async () => (await kubeEvents(s.core, 'nowork')).find((e) => e.line === 'Warning WorkflowNotPickedUp'), 'the WorkflowNotPickedUp event', 45_000);
+    const after = Date.now() - at;
+    console.log(`Warning Event ${after} ms after the Service was created`);
+    assert.ok(after <= 30_000, `after ${after} ms`);
+    const fix = `no worker polls task queue ${taskQueue}; fix: start lbaas worker (LBAAS_TASK_QUEUE=${taskQueue})`;
+    assert.match(warning.message ?? '', new RegExp(`^workflow task of lbaas/${uid} not picked up for \\d+ s: ${fix.replace(/[()]/g, '\\$&')}$`));
+    assert.match(k2.output(), new RegExp(`lbaas kube: default/nowork: applying to service ${uid}: workflow task of lbaas/${uid} not picked up for \\d+ s: `));
+    const ready = await get('/readyz');
+    assert.equal(ready.status, 503);
+    assert.match(ready.body, new RegExp(`^workflows not picked up \\(1 waiting\\): default/nowork: workflow task of lbaas/${uid} not picked up for \\d+ s: .*\n$`));
+    const metrics = (await get('/metrics')).body;
+    assert.equal(gauge(metrics, 'no-worker'), 1);
+    assert.match(metrics, /^lbaas_kube_workflows_waiting 1$/m);
+
+    worker = await startWorker({
+      temporal: { connection: { address: s.temporalAddress }, namespace: s.stack.namespace, taskQueue },
+      connections: { native: s.stack.nativeConnection, client: s.stack.client },
+      engine: s.stack.engine,
+      workflowBundle: await workflowBundle(),
+      shutdownGraceTime: '1s',
+    });
+    await until(() => ingressOf('nowork'), 'the ingress of nowork', 60_000);
+    await until(async () => (await get('/readyz')).status === 200, 'lbaas kube to be ready again', 30_000);
+    const cleared = (await get('/metrics')).body;
+    assert.equal(gauge(cleared, 'no-worker'), 0);
+    assert.match(cleared, /^lbaas_kube_workflows_waiting 0$/m);
+
+    await s.core.deleteNamespacedService({ name: 'nowork', namespace: 'default' });
+    await until(async () => (await readService('nowork')) === null, 'nowork to be gone');
+    assert.deepEqual(objectsOf(uid), []);
+  } finally {
+    await k2.stop();
+    await worker?.stop();
   }
 });

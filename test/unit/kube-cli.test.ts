@@ -49,6 +49,7 @@ test('settings: flags win over env; env lists are comma-separated; addresses can
     namespace: 'kube-system',
     leaseName: 'lbaas-kube',
     leaseDurationMs: 15_000,
+    healthAddress: null,
   });
   const flags = kubeSettings({ ...base, clusterName: 'stage', loadBalancer: ['lb-c'], externalAddress: ['198.51.100.1'], loadBalancerClass: 'lbaas.anx.io/lb' }, env);
   assert.deepEqual([flags.clusterName, flags.loadBalancers, flags.externalAddresses, flags.loadBalancerClass], ['stage', ['lb-c'], ['198.51.100.1'], 'lbaas.anx.io/lb']);
@@ -61,6 +62,13 @@ test('settings: discovery is on by default, needing no --load-balancer; its flag
   assert.deepEqual(kubeSettings({ ...base, clusterName: 'c' }, env).discovery, { tagPrefix: 'from-env', intervalMs: 120_000 });
   assert.deepEqual(kubeSettings({ ...base, clusterName: 'c', autoDiscoveryTagPrefix: 'mine', discoveryInterval: '30s' }, env).discovery, { tagPrefix: 'mine', intervalMs: 30_000 });
   assert.equal(kubeSettings({ ...base, clusterName: 'c', loadBalancer: ['lb'], autoDiscoverLoadBalancer: 'false' }, env).discovery, null);
+});
+
+test('settings: --health-address wins over LBAAS_HEALTH_ADDRESS; off when neither is given', () => {
+  const on = { ...base, clusterName: 'c', loadBalancer: ['lb'] };
+  assert.equal(kubeSettings(on, {}).healthAddress, null);
+  assert.deepEqual(kubeSettings(on, { LBAAS_HEALTH_ADDRESS: '0.0.0.0:8081' }).healthAddress, { host: '0.0.0.0', port: 8081 });
+  assert.deepEqual(kubeSettings({ ...on, healthAddress: '127.0.0.1:9000' }, { LBAAS_HEALTH_ADDRESS: '0.0.0.0:8081' }).healthAddress, { host: '127.0.0.1', port: 9000 });
 });
 
 test('settings: each bad value is an exit-2 error naming its flag', () => {
@@ -79,6 +87,8 @@ test('settings: each bad value is an exit-2 error naming its flag', () => {
     [{ clusterName: 'c', loadBalancer: ['a'], namespace: 'Kube_System' }, {}, /^--namespace: /],
     [{ clusterName: 'c', loadBalancer: ['a'], leaseDuration: '1m' }, {}, /^--lease-duration: /],
     [{ clusterName: 'c', loadBalancer: ['a'], leaseName: 'Lease!' }, {}, /^--lease-name: /],
+    [{ clusterName: 'c', loadBalancer: ['a'], healthAddress: '8081' }, {}, /^--health-address: must be host:port \(e\.g\. 0\.0\.0\.0:8081\), got "8081"$/],
+    [{ clusterName: 'c', loadBalancer: ['a'] }, { LBAAS_HEALTH_ADDRESS: 'x:y' }, /^--health-address: must be host:port/],
   ];
   for (const [opts, env, message] of cases) {
     assert.throws(
@@ -92,8 +102,8 @@ test('settings: each bad value is an exit-2 error naming its flag', () => {
 test('lbaas kube --help documents every flag and its env variable', async () => {
   const r = await run(['kube', '--help']);
   assert.equal(r.code, 0);
-  for (const flag of ['--kubeconfig', '--cluster-name', '--load-balancer ', '--external-address', '--load-balancer-class', '--namespace', '--lease-name', '--lease-duration', '--auto-discover-load-balancer', '--auto-discovery-tag-prefix', '--discovery-interval']) assert.ok(r.stdout.includes(flag), flag);
-  for (const v of ['KUBECONFIG', 'LBAAS_CLUSTER_NAME', 'LBAAS_LOAD_BALANCERS', 'LBAAS_EXTERNAL_ADDRESSES', 'LBAAS_AUTO_DISCOVER_LOAD_BALANCER', 'LBAAS_AUTO_DISCOVERY_TAG_PREFIX']) assert.ok(r.stdout.includes(v), v);
+  for (const flag of ['--kubeconfig', '--cluster-name', '--load-balancer ', '--external-address', '--load-balancer-class', '--namespace', '--lease-name', '--lease-duration', '--auto-discover-load-balancer', '--auto-discovery-tag-prefix', '--discovery-interval', '--health-address']) assert.ok(r.stdout.includes(flag), flag);
+  for (const v of ['KUBECONFIG', 'LBAAS_CLUSTER_NAME', 'LBAAS_LOAD_BALANCERS', 'LBAAS_EXTERNAL_ADDRESSES', 'LBAAS_AUTO_DISCOVER_LOAD_BALANCER', 'LBAAS_AUTO_DISCOVERY_TAG_PREFIX', 'LBAAS_HEALTH_ADDRESS']) assert.ok(r.stdout.includes(v), v);
 });
 
 test('lbaas kube: a kubeconfig that does not exist exits 2 naming --kubeconfig; one pointing at nothing exits 4', async () => {

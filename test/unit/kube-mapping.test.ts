@@ -9,7 +9,9 @@ import {
   ingressOf,
   intentOf,
   nodeAddress,
+  nodeExclusion,
   nodeMembers,
+  parseGoBool,
   nodePoolName,
   sameIngress,
   serviceSpec,
@@ -107,22 +109,41 @@ test("node address: ExternalIP before InternalIP, the last of a type as upstream
   assert.equal(nodeAddress(node('n', [['Hostname', 'n']])), null);
 });
 
-test('pool members: Ready nodes not excluded by label, sorted by name; a Ready node without address is reported', () => {
+test('pool members: every node the 1.30+ service controller keeps, Ready or not, sorted by name; a Ready one without address is reported, one not Ready yet left out', () => {
   const m = nodeMembers([
     node('node-b', [['InternalIP', '10.0.0.2']]),
     node('node-a', [['ExternalIP', '192.0.2.1']]),
     node('node-down', [['InternalIP', '10.0.0.3']], false),
     node('node-excluded', [['InternalIP', '10.0.0.4']], true, { 'node.kubernetes.io/exclude-from-external-load-balancers': '' }),
     node('node-bare', [['Hostname', 'node-bare']]),
+    node('node-registering', [], false),
   ]);
   assert.deepEqual(m, {
     servers: [
       { name: 'node-a', address: '192.0.2.1' },
       { name: 'node-b', address: '10.0.0.2' },
+      { name: 'node-down', address: '10.0.0.3' },
     ],
     unusable: ['node node-bare lacks a usable address (no ExternalIP or InternalIP)'],
   });
   assert.equal(nodePoolName('prod'), 'k8s-prod');
+});
+
+test("node exclusion: being deleted, the exclusion label unless Go's ParseBool reads it as false, the autoscaler's taint; NotReady is no reason", () => {
+  const labelled = (v: string) => nodeExclusion(node('n', [], true, { 'node.kubernetes.io/exclude-from-external-load-balancers': v }));
+  for (const v of ['0', 'f', 'F', 'FALSE', 'false', 'False']) assert.equal(labelled(v), null, `label ${JSON.stringify(v)} keeps the node`);
+  for (const v of ['1', 't', 'T', 'TRUE', 'true', 'True', '', 'yes', 'no', 'fAlse', ' false']) {
+    assert.equal(labelled(v), `labelled node.kubernetes.io/exclude-from-external-load-balancers=${JSON.stringify(v)}`, `label ${JSON.stringify(v)} excludes the node`);
+  }
+  assert.equal(parseGoBool('no'), null);
+  assert.equal(nodeExclusion(node('n', [], false)), null);
+  const deleting = node('n', []);
+  deleting.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+  assert.equal(nodeExclusion(deleting), 'being deleted');
+  const tainted: KubeNode = { ...node('n', []), spec: { taints: [{ key: 'ToBeDeletedByClusterAutoscaler', value: '1700000000', effect: 'NoSchedule' }] } };
+  assert.equal(nodeExclusion(tainted), 'tainted ToBeDeletedByClusterAutoscaler by the cluster autoscaler');
+  const otherTaint: KubeNode = { ...node('n', []), spec: { taints: [{ key: 'node.kubernetes.io/unreachable', effect: 'NoExecute' }] } };
+  assert.equal(nodeExclusion(otherTaint), null, 'other taints (unreachable, not-ready) keep the node');
 });
 
 test('ingress: one entry per address with every port; the hostname annotation gives one hostname entry instead', () => {

@@ -86,13 +86,26 @@ test('bad names are refused naming the variable', () => {
   for (const [env, message] of cases) assert.throws(() => deploymentVersionFromEnv(env, info), (err: Error) => (assert.match(err.message, message), true), JSON.stringify(env));
 });
 
-test('lbaas worker makes its Version current only when LBAAS_SET_CURRENT_VERSION says so', () => {
+test('lbaas worker makes its Version current when none is (default), always with LBAAS_SET_CURRENT_VERSION=true, never with false', () => {
   const base = { ANEXIA_TOKEN: 't', LBAAS_BUILD_ID: 'b1' };
-  assert.equal(workerEnv(base).setCurrent, false);
+  assert.equal(workerEnv(base).setCurrent, 'if-none');
+  assert.equal(workerEnv({ ...base, LBAAS_SET_CURRENT_VERSION: '' }).setCurrent, 'if-none');
+  assert.equal(workerEnv({ ...base, LBAAS_SET_CURRENT_VERSION: 'if-none' }).setCurrent, 'if-none');
   assert.equal(workerEnv({ ...base, LBAAS_SET_CURRENT_VERSION: 'true' }).setCurrent, true);
   assert.equal(workerEnv({ ...base, LBAAS_SET_CURRENT_VERSION: 'false' }).setCurrent, false);
   assert.deepEqual(workerEnv(base).deployment, { deploymentName: 'lbaas', buildId: 'b1' });
-  assert.throws(() => workerEnv({ ...base, LBAAS_SET_CURRENT_VERSION: 'yes' }), (err: Error) => (assert.equal(err.message, 'LBAAS_SET_CURRENT_VERSION: must be true or false, got "yes"'), true));
+  assert.throws(() => workerEnv({ ...base, LBAAS_SET_CURRENT_VERSION: 'yes' }), (err: Error) => (assert.equal(err.message, 'LBAAS_SET_CURRENT_VERSION: must be true, false or if-none, got "yes"'), true));
+});
+
+test('LBAAS_HEALTH_ADDRESS is read as host:port; a bad one names the variable', () => {
+  const base = { ANEXIA_TOKEN: 't', LBAAS_BUILD_ID: 'b1' };
+  assert.equal(workerEnv(base).healthAddress, undefined);
+  assert.deepEqual(workerEnv({ ...base, LBAAS_HEALTH_ADDRESS: '0.0.0.0:8081' }).healthAddress, { host: '0.0.0.0', port: 8081 });
+  assert.deepEqual(workerEnv({ ...base, LBAAS_HEALTH_ADDRESS: ':8081' }).healthAddress, { host: '0.0.0.0', port: 8081 });
+  assert.deepEqual(workerEnv({ ...base, LBAAS_HEALTH_ADDRESS: '[::1]:8081' }).healthAddress, { host: '::1', port: 8081 });
+  for (const bad of ['8081', 'localhost', 'host:99999', 'a b:1']) {
+    assert.throws(() => workerEnv({ ...base, LBAAS_HEALTH_ADDRESS: bad }), (err: Error) => (assert.equal(err.message, `LBAAS_HEALTH_ADDRESS: must be host:port (e.g. 0.0.0.0:8081), got "${bad}"`), true), bad);
+  }
 });
 
 test('making a Version current retries while the server is busy (workers of one build starting together) and stops once it is current', async () => {
@@ -116,9 +129,9 @@ test('making a Version current retries while the server is busy (workers of one 
     },
   };
   const client = { workflowService } as unknown as Parameters<typeof setCurrentVersion>[0];
-  assert.equal(await setCurrentVersion(client, 'default', version), 'set');
+  assert.deepEqual(await setCurrentVersion(client, 'default', version), { result: 'set' });
   assert.deepEqual({ describes, sets }, { describes: 3, sets: 1 });
-  assert.equal(await setCurrentVersion(client, 'default', version), 'already');
+  assert.deepEqual(await setCurrentVersion(client, 'default', version), { result: 'already' });
   assert.equal(sets, 1);
 });
 
