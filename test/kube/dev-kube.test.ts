@@ -51,7 +51,12 @@ test('lbaas dev --kube: examples/k8s-service.yaml created with the kubeconfig it
     svc.status?.loadBalancer?.ingress?.map((i) => [i.ip, i.ports?.map((p) => p.port)]),
     [['203.0.113.20', [80, 443]]],
   );
-  assert.deepEqual((await kubeEvents(core, 'web')).map((e) => e.line), ['Normal EnsuringLoadBalancer', 'Normal EnsuredLoadBalancer']);
+  // The Ensured event is recorded after the ingress is written: wait for it rather than read once.
+  const events = await until(async () => {
+    const lines = (await kubeEvents(core, 'web')).map((e) => e.line);
+    return lines.includes('Normal EnsuredLoadBalancer') ? lines : null;
+  }, 'the EnsuredLoadBalancer event of web', 15_000);
+  assert.deepEqual(events, ['Normal EnsuringLoadBalancer', 'Normal EnsuredLoadBalancer']);
 
   dev.proc.kill('SIGINT');
   assert.equal(await dev.exited, 0, out());

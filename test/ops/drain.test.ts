@@ -72,7 +72,7 @@ test('SIGTERM to a worker of a build that is no longer current: it serves the pa
   await until('the first pass half done', () => tagged() >= 2, 60_000, 20);
 
   // A rollout: the new build becomes current, then the old worker gets SIGTERM with the pass in flight.
-  assert.equal(await setCurrentVersion(client, srv.namespace, { deploymentName, buildId: 'drain-new' }), 'set');
+  assert.deepEqual(await setCurrentVersion(client, srv.namespace, { deploymentName, buildId: 'drain-new' }), { result: 'set' });
   const pass = client.workflow.getHandle(workflowIds.pass(uid, 1));
   assert.equal((await pass.describe()).status.name, 'RUNNING', 'the pass must still run when SIGTERM comes');
   old.proc.kill('SIGTERM');
