@@ -156,7 +156,9 @@ export class KubePickupWatch {
       if (had && now - e.reportedAt < (this.o.repeatMs ?? PICKUP_REPEAT_MS)) continue;
       e.reportedAt = now;
       this.o.log(`${key}: ${e.what}: ${d.message}`);
-      if (e.service) await this.o.event(e.service, 'Warning', NOT_PICKED_UP_REASON, d.message);
+      // Busy workers are a backlog that drains by itself: logged and counted, but no Warning on the Service (a
+      // thousand Services created at once made about 1,400 such Events while the workers caught up).
+      if (e.service && BLOCKING_REASONS.includes(d.reason)) await this.o.event(e.service, 'Warning', NOT_PICKED_UP_REASON, d.message);
     }
   }
 }

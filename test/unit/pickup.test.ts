@@ -138,6 +138,21 @@ test('KubePickupWatch: a waiting Service is reported once its task has waited, w
   assert.equal(lines.at(-1), 'default/web: revision 2 of service u: its workflow was picked up or the wait ended');
 });
 
+test('KubePickupWatch: busy workers (a backlog) are logged and counted but give the Service no Warning Event, and do not block readiness', async () => {
+  const f = fake({ workflows: { 'lbaas/u': waiting(20_000) }, pollers: [versioned('b1')], current: 'b1' });
+  const lines: string[] = [];
+  const events: string[] = [];
+  const watch = new KubePickupWatch({ client: f.client, namespace: 'ns', taskQueue: 'q', log: (l) => lines.push(l), event: async (svc, _t, reason) => void events.push(`${svc.metadata.name} ${reason}`) });
+  const svc = { metadata: { name: 'web', namespace: 'default', uid: 'u' } } as unknown as KubeService;
+  watch.waiting('default/web', { workflowId: 'lbaas/u', service: svc, what: 'revision 1 of service u' }, NOW - 20_000);
+  await watch.check(NOW);
+  assert.equal(lines.length, 1);
+  assert.match(lines[0] as string, /^default\/web: revision 1 of service u: /);
+  assert.deepEqual(events, []);
+  assert.equal(watch.blocking(), null);
+  assert.deepEqual(watch.counts(), { waiting: 1, notPickedUp: { 'no-worker': 0, 'no-current-version': 0, 'version-not-polled': 0, 'workers-busy': 1 } });
+});
+
 test('KubePickupWatch: a wait younger than the report delay is not even looked at', async () => {
   const f = fake({ workflows: { 'lbaas/u': waiting(20_000) }, current: 'b1' });
   const watch = new KubePickupWatch({ client: f.client, namespace: 'ns', taskQueue: 'q', log: () => undefined, event: async () => undefined });
