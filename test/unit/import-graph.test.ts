@@ -46,8 +46,8 @@ export const ROOM_IMPORTS: Readonly<Record<string, readonly string[]>> = {
   kube: ['client', 'common', 'contract', 'dev', 'domain'],
   cli: ['activities', 'client', 'cluster', 'common', 'contract', 'dev', 'domain', 'kube', 'simulator', 'worker'],
   test: ['activities', 'bench', 'cli', 'client', 'cluster', 'common', 'contract', 'dev', 'domain', 'kube', 'simulator', 'worker', 'workflows'],
-  // The benchmarks start reconcileService and fullResync themselves, as the tests do.
-  bench: ['activities', 'client', 'cluster', 'common', 'contract', 'dev', 'domain', 'simulator', 'worker', 'workflows'],
+  // The benchmarks start reconcileService and fullResync themselves, as the tests do, and run lbaas kube on a local API server.
+  bench: ['activities', 'client', 'cluster', 'common', 'contract', 'dev', 'domain', 'kube', 'simulator', 'worker', 'workflows'],
 };
 
 /** Directories whose files are data, not modules of the graph. */
