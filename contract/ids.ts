@@ -79,3 +79,10 @@ export const FAILURE_TYPES = {
   /** Activity: a result too large for Temporal's payload limit; the reconciliation fails naming it. */
   payloadTooLarge: 'PayloadTooLarge',
 } as const;
+
+/**
+ * How a controller's result names a pass that was terminated from outside (by the worker's stranded-run sweep,
+ * worker/stranded.ts, or an operator): the controller cannot see the termination's reason, `lbaas status` reads it
+ * from the pass's history. Such a pass is retried at the first retry step and not counted as a failure.
+ */
+export const PASS_TERMINATED = 'pass terminated from outside its controller';

@@ -8,15 +8,19 @@ import { Runtime } from '@temporalio/worker';
 import type { ActivityEvents } from '../activities';
 import type { EngineResponseEvent, RequestPacer } from '../activities/engine';
 import { runtimeLogging, type LogSettings } from './logging';
+import type { StrandedAction } from './stranded';
 
 /**
  * Installs the Temporal runtime of a worker process: its logger (worker/logging.ts) and, with a `metricsAddress`,
- * the Prometheus exporter there. Must run before any connection or worker.
+ * the Prometheus exporter there. Must run before any connection or worker. `shutdownSignals`: the signals on which
+ * the SDK stops every worker at once (its default: SIGINT, SIGTERM, SIGQUIT, SIGUSR2); `lbaas worker` leaves SIGTERM
+ * out and drains on it (worker/drain.ts).
  */
-export function installRuntime(o: { metricsAddress?: string | undefined; logging: LogSettings }): void {
+export function installRuntime(o: { metricsAddress?: string | undefined; logging: LogSettings; shutdownSignals?: NodeJS.Signals[] }): void {
   const { logger, logging } = runtimeLogging(o.logging);
   Runtime.install({
     logger,
+    ...(o.shutdownSignals ? { shutdownSignals: o.shutdownSignals } : {}),
     telemetryOptions: {
       logging,
       ...(o.metricsAddress
@@ -41,6 +45,8 @@ export interface LbaasMetrics {
   onEngineResponse: (e: EngineResponseEvent) => void;
   /** Counts the 429s and backoff time of the Engine client's pacer, and publishes its current rate. */
   watchPacer: (pacer: RequestPacer) => void;
+  /** Counts a run the stranded-run sweep acted on (worker/stranded.ts). */
+  onStranded: (workflowType: string, action: StrandedAction) => void;
 }
 
 export function createMetrics(): LbaasMetrics {
@@ -55,6 +61,7 @@ export function createMetrics(): LbaasMetrics {
   // Temporal's counters are integers: milliseconds keep sub-second pauses visible.
   const backoff = meter.createCounter('lbaas_engine_backoff_milliseconds_total', 'ms', 'time the Engine client held every request back after a 429');
   const budget = meter.createGauge('lbaas_engine_requests_per_second', 'float', '', 'the Engine client request rate in force (lowered on 429, regained while none come)');
+  const stranded = meter.createCounter('lbaas_stranded_runs_total', '', 'runs pinned to a build no worker polls: terminated (passes), reset onto the current build (entities), or failed to act on');
   return {
     activityEvents: {
       created: (kind) => created.add(1, { kind }),
@@ -64,6 +71,7 @@ export function createMetrics(): LbaasMetrics {
       destroyFailed: (kind) => deleteErrors.add(1, { kind }),
     },
     onEngineResponse: (e) => requests.add(1, { resource: e.resource, method: e.method, status: String(e.status) }),
+    onStranded: (workflowType, action) => stranded.add(1, { workflow_type: workflowType, action }),
     watchPacer: (pacer) => {
       pacer.onThrottle((e) => {
         rateLimited.add(1, { retry_after: e.retryAfterMs === undefined ? 'absent' : 'present' });

@@ -7,13 +7,15 @@
 import { existsSync, statSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
-import { NativeConnection } from '@temporalio/worker';
+import { NativeConnection, Runtime } from '@temporalio/worker';
 import { DEFAULT_BASE_URL, EngineClient, type EngineClientOptions, type PacingOptions } from '../activities/engine';
 import { invalid, unreachable } from '../common/errors';
 import { clientConnectionOptions, temporalSettings, type TemporalSettings } from '../common/settings';
 import { engineBudgetFromEnv } from './engine-settings';
 import { MIN_WORKFLOW_HEAP_MIB } from './heap';
 import { createLbaasWorker, type LbaasWorkerOptions } from './main';
+import { DEFAULT_DRAIN_TIMEOUT_MS } from './drain';
+import { DEFAULT_DEAD_AFTER_MS, MIN_DEAD_AFTER_MS, StrandedRunSweeper, type StrandedAction } from './stranded';
 import { defaultDeploymentVersion, deploymentVersionFromEnv, setCurrentVersion } from './versioning';
 
 export interface StartWorkerOptions extends Omit<LbaasWorkerOptions, 'connection' | 'namespace' | 'taskQueue' | 'engine' | 'temporalClient'> {
@@ -29,6 +31,15 @@ export interface StartWorkerOptions extends Omit<LbaasWorkerOptions, 'connection
    * is the operator's decision (docs/operations.md#upgrading-lbaas).
    */
   setCurrent?: boolean;
+  /**
+   * The stranded-run sweep (worker/stranded.ts): on by default, `false` turns it off. `deadAfterMs`: how long a
+   * Version goes without a poll before the runs pinned to it count as stranded (LBAAS_STRANDED_AFTER_SECONDS).
+   */
+  strandedRuns?: false | { deadAfterMs?: number; intervalMs?: number };
+  /** Where the worker's own lines go (the sweep's actions); the Temporal runtime's logger when absent. */
+  log?: (level: 'INFO' | 'WARN', line: string) => void;
+  /** Counts the sweep's actions (worker/metrics.ts). */
+  onStranded?: (workflowType: string, action: StrandedAction) => void;
 }
 
 export interface RunningWorker {
@@ -38,6 +49,8 @@ export interface RunningWorker {
   engine: EngineClient;
   /** The Worker Deployment Version the worker polls as. */
   deployment: WorkerDeploymentVersion;
+  /** The stranded-run sweep, running while the worker runs (null: turned off). */
+  sweeper: StrandedRunSweeper | null;
   /** Settles when the worker has stopped polling and drained. */
   running: Promise<void>;
   /** Asks the worker to stop (idempotent), waits for it, and closes what the worker opened. */
@@ -46,7 +59,7 @@ export interface RunningWorker {
 
 /** Connects, builds and starts the worker. A Temporal server that cannot be reached is `unreachable` (exit 4). */
 export async function startWorker(o: StartWorkerOptions): Promise<RunningWorker> {
-  const { temporal, engine: engineOption, connections, setCurrent, ...workerOptions } = o;
+  const { temporal, engine: engineOption, connections, setCurrent, strandedRuns, log, onStranded, ...workerOptions } = o;
   const deployment = o.deployment ?? defaultDeploymentVersion();
   const closes: (() => Promise<void>)[] = [];
   const closeAll = async () => {
@@ -90,12 +103,28 @@ export async function startWorker(o: StartWorkerOptions): Promise<RunningWorker>
     const running = worker.run();
     // A failed run is reported by whoever awaits `running` or `stop()`; this keeps it from being unhandled meanwhile.
     running.catch(() => {});
+    const sweeper =
+      strandedRuns === false
+        ? null
+        : new StrandedRunSweeper({
+            client,
+            namespace: temporal.namespace,
+            taskQueue: temporal.taskQueue,
+            deployment,
+            ...(strandedRuns ?? {}),
+            log: log ?? ((level, line) => Runtime.instance().logger.log(level, line)),
+            ...(onStranded ? { onAction: onStranded } : {}),
+          });
+    sweeper?.start();
+    // A worker that stops (on a signal, or failing) stops sweeping: its connections are about to close.
+    running.finally(() => sweeper?.stop()).catch(() => {});
     const stopWorker = async () => {
       // The SDK already begins the shutdown on SIGINT/SIGTERM; asking again would throw.
       if (worker.getState() === 'RUNNING') worker.shutdown();
       try {
         await running;
       } finally {
+        await sweeper?.stop();
         await closeAll();
       }
     };
@@ -112,6 +141,7 @@ export async function startWorker(o: StartWorkerOptions): Promise<RunningWorker>
       client,
       engine,
       deployment,
+      sweeper,
       running,
       stop: stopWorker,
     };
@@ -146,6 +176,16 @@ export interface WorkerEnv {
   deployment: WorkerDeploymentVersion;
   /** LBAAS_SET_CURRENT_VERSION=true: make that Version current once the worker polls. */
   setCurrent: boolean;
+  /**
+   * LBAAS_STRANDED_AFTER_SECONDS (default 90, at least 75, `off` turns the sweep off): how long a Version goes without
+   * a poll before a worker of the Current Version ends or resets the runs pinned to it (worker/stranded.ts).
+   */
+  strandedAfterMs: number | null;
+  /**
+   * LBAAS_DRAIN_TIMEOUT_SECONDS (default 300; 0: no drain): how long a worker whose Version is no longer current keeps
+   * serving after SIGTERM while runs pinned to its Version are open (worker/drain.ts).
+   */
+  drainTimeoutMs: number;
 }
 
 /** Reads and checks the worker's settings; a bad value is `invalid` (exit 2), naming the variable. */
@@ -164,7 +204,28 @@ export function workerEnv(env: NodeJS.ProcessEnv): WorkerEnv {
     ...workflowHeap(env),
     deployment: deploymentVersionFromEnv(env),
     setCurrent: flag(env, 'LBAAS_SET_CURRENT_VERSION'),
+    strandedAfterMs: strandedAfter(env),
+    drainTimeoutMs: drainTimeout(env),
   };
+}
+
+function strandedAfter(env: NodeJS.ProcessEnv): number | null {
+  const raw = env.LBAAS_STRANDED_AFTER_SECONDS?.trim();
+  if (raw === undefined || raw === '') return DEFAULT_DEAD_AFTER_MS;
+  if (raw === 'off') return null;
+  const n = Number(raw);
+  const min = MIN_DEAD_AFTER_MS / 1000;
+  // A live but idle worker's last poll can be a minute old: below the minimum a live build could be taken for dead.
+  if (!Number.isInteger(n) || n < min) throw invalid(`LBAAS_STRANDED_AFTER_SECONDS: must be an integer of at least ${min} (seconds) or off, got "${raw}"`);
+  return n * 1000;
+}
+
+function drainTimeout(env: NodeJS.ProcessEnv): number {
+  const raw = env.LBAAS_DRAIN_TIMEOUT_SECONDS?.trim();
+  if (raw === undefined || raw === '') return DEFAULT_DRAIN_TIMEOUT_MS;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw invalid(`LBAAS_DRAIN_TIMEOUT_SECONDS: must be an integer of at least 0 (seconds; 0: no drain), got "${raw}"`);
+  return n * 1000;
 }
 
 function flag(env: NodeJS.ProcessEnv, name: string): boolean {

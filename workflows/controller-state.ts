@@ -5,7 +5,7 @@
  * workflow clock); serializable for continue-as-new.
  */
 import { validateSpec } from '../domain';
-import type { ControllerStatus, PassResult, Phase, PoolMembersMessage } from '../contract';
+import { PASS_TERMINATED, type ControllerStatus, type PassResult, type Phase, type PoolMembersMessage } from '../contract';
 import {
   failuresOf,
   flatFromPhase,
@@ -14,6 +14,7 @@ import {
   phaseFromFlat,
   retryAtOf,
   retryDelayAfter,
+  RETRY_FIRST_MS,
   type FlatWorkFields,
   type RunningPass,
   type WorkPhase,
@@ -236,19 +237,25 @@ export class ControllerState {
     return pass.revision === this.revision && (pass.pool === null || pass.pool.revision === this.pool.members?.revision);
   }
 
-  /** Ends a pass; `result` null when it was superseded (its outcome says nothing about the current revision). */
-  endPass(pass: RunningPass, result: PassResult | null): void {
+  /**
+   * Ends a pass; `result` null when it was superseded (its outcome says nothing about the current revision).
+   * `terminated`: the pass was ended from outside (a stranded pass, worker/stranded.ts): it says nothing about the
+   * service either, so it is retried at the first retry step and the consecutive failures stay as they were.
+   */
+  endPass(pass: RunningPass, result: PassResult | null, o: { terminated?: boolean } = {}): void {
     if (result) this.lastResult = result;
     if (result?.converged) this.supersededCreates = [];
     const w = this.#work;
+    const counted = o.terminated ? 0 : 1;
+    const delay = (failures: number) => (o.terminated ? RETRY_FIRST_MS : retryDelayAfter(failures + 1));
     if (w.tag === 'running' && w.pass === pass) {
       if (result?.converged) this.#work = w.again ? { tag: 'due', failures: 0 } : { tag: 'idle' };
-      else if (result && this.#current(pass) && !w.again) this.#work = { tag: 'retrying', at: this.now() + retryDelayAfter(w.failures + 1), failures: w.failures + 1 };
-      else this.#work = { tag: 'due', failures: result && this.#current(pass) ? w.failures + 1 : w.failures };
+      else if (result && this.#current(pass) && !w.again) this.#work = { tag: 'retrying', at: this.now() + delay(w.failures), failures: w.failures + counted };
+      else this.#work = { tag: 'due', failures: result && this.#current(pass) ? w.failures + counted : w.failures };
     } else if (w.tag === 'deleting' && w.pass === pass) {
       // Only a teardown's failure delays the next teardown; a superseded reconcile pass just ends.
       const failed = pass.teardown && result !== null && !result.converged;
-      this.#work = failed ? { tag: 'deleting', pass: null, retryAt: this.now() + retryDelayAfter(w.failures + 1), failures: w.failures + 1 } : { ...w, pass: null };
+      this.#work = failed ? { tag: 'deleting', pass: null, retryAt: this.now() + delay(w.failures), failures: w.failures + counted } : { ...w, pass: null };
     }
   }
 
@@ -257,9 +264,13 @@ export class ControllerState {
     this.#work = { tag: 'deleted', result };
   }
 
-  /** The result that answers waitConverged(revision): the last finished pass of that revision or a newer one. */
+  /**
+   * The result that answers waitConverged(revision): the last finished pass of that revision or a newer one. A pass
+   * terminated from outside answers nothing: its retry follows within seconds.
+   */
   resultFor(revision: number): PassResult | null {
-    return this.lastResult && this.lastResult.revision >= revision ? this.lastResult : null;
+    const r = this.lastResult;
+    return r && r.revision >= revision && !wasTerminated(r) ? r : null;
   }
 
   get phase(): Phase {
@@ -332,4 +343,9 @@ export class ControllerState {
       ...this.pool.snapshot(),
     };
   }
+}
+
+/** A result the controller wrote for a pass terminated from outside (controller.ts). */
+export function wasTerminated(r: PassResult | null): boolean {
+  return r?.error?.startsWith(PASS_TERMINATED) ?? false;
 }

@@ -16,6 +16,7 @@ import {
   allHandlersFinished,
   ApplicationFailure,
   CancellationScope,
+  ChildWorkflowFailure,
   condition,
   continueAsNew,
   deprecatePatch,
@@ -26,10 +27,11 @@ import {
   setCurrentDetails,
   setHandler,
   sleep,
+  TerminatedFailure,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { ControllerState, type ControllerSnapshot } from './controller-state';
+import { ControllerState, wasTerminated, type ControllerSnapshot } from './controller-state';
 import { invalidInput, MAX_KNOWN, optionalInteger } from './input';
 import {
   applyUpdate,
@@ -37,6 +39,7 @@ import {
   deleteUpdate,
   engineRateLimitedSignal,
   FAILURE_TYPES,
+  PASS_TERMINATED,
   poolMembersSignal,
   supersededCreatesSignal,
   poolReportSignal,
@@ -160,8 +163,8 @@ export async function serviceController(input: ServiceControllerInput): Promise<
       // Settled: no pass running, none pending (a failed pass waits for its retry), and a result newer than the
       // request's. A pass already running when the request came ends with work still pending, so it never answers.
       // A service waiting for its pool's members runs no pass: that answers too, or the handler would hold off
-      // continue-as-new.
-      await condition(() => st.deleting || (st.running === null && !st.hasWork() && (st.lastResult !== before || !st.poolReady())));
+      // continue-as-new. A pass terminated from outside answers nothing: its retry follows at the first retry step.
+      await condition(() => st.deleting || (st.running === null && !st.hasWork() && ((st.lastResult !== before && !wasTerminated(st.lastResult)) || !st.poolReady())));
       if (st.deleting) throw ApplicationFailure.create({ type: 'ServiceDeleting', message: `service ${uid} is being deleted`, nonRetryable: true });
       if (st.lastResult === before || st.lastResult === null) {
         throw ApplicationFailure.create({ type: 'NoPass', message: `service ${uid}: no pass ran: waiting for the members of server pool ${st.poolName}`, nonRetryable: true });
@@ -307,6 +310,13 @@ export async function serviceController(input: ServiceControllerInput): Promise<
         return { serviceUid: uid, revision: pass.revision, converged: false, status: {}, loadBalancers: {}, objects: [], pass: pass.number, finishedAt: Date.now(), error: 'superseded' };
       }
       if (isCancellation(err)) throw err;
+      if (err instanceof ChildWorkflowFailure && err.cause instanceof TerminatedFailure) {
+        // Ended from outside, most often by a worker's sweep because its build is gone (worker/stranded.ts): a fresh
+        // pass on the current build adopts what it created. Not the service's failure, so not counted as one.
+        result = { ...failedResult(uid, pass, err), error: `${PASS_TERMINATED} (${workflowIds.pass(uid, pass.number)}): retried`, ...pool };
+        state.endPass(pass, result, { terminated: true });
+        return result;
+      }
       result = { ...failedResult(uid, pass, err), ...pool };
     }
     state.endPass(pass, result);

@@ -1,6 +1,8 @@
 /**
  * `lbaas worker`: a worker configured only by its environment (Temporal's TEMPORAL_* / temporal.toml settings, the
- * Engine from ANEXIA_ENGINE_URL and ANEXIA_TOKEN), running until SIGINT/SIGTERM, then draining for the grace time.
+ * Engine from ANEXIA_ENGINE_URL and ANEXIA_TOKEN), running until SIGINT/SIGTERM, then stopping with the grace time for
+ * running activities. On SIGTERM a worker whose Version is no longer current first serves the runs pinned to it
+ * (worker/drain.ts); SIGINT stops at once.
  */
 import v8 from 'node:v8';
 import { installTracing } from '../../common/tracing';
@@ -12,6 +14,7 @@ import { startWorker, workerEnv } from '../../worker/start';
 import { processHeapMiB } from '../../worker/heap';
 import { workerIdentity } from '../relaunch';
 import { versionText } from '../../worker/versioning';
+import { drainVersion } from '../../worker/drain';
 import type { CliIo } from '../io';
 
 export async function worker(io: CliIo): Promise<void> {
@@ -24,7 +27,8 @@ export async function worker(io: CliIo): Promise<void> {
   // Every setting is read before the Temporal runtime starts: a process with a runtime does not exit on an error.
   const tracing = installTracing(io.env, 'lbaas-worker');
   // The logger and the Prometheus exporter belong to the Temporal runtime, which must be installed before any connection.
-  installRuntime({ metricsAddress: env.metricsAddress, logging });
+  // SIGTERM is ours: the worker drains its Version first (worker/drain.ts); SIGINT still stops it at once.
+  installRuntime({ metricsAddress: env.metricsAddress, logging, shutdownSignals: ['SIGINT', 'SIGQUIT', 'SIGUSR2'] });
   // In JSON every line goes through the runtime's logger; in text the operator's lines stay as they always were.
   const say = logging.format === 'json' ? (level: 'INFO' | 'WARN', line: string) => Runtime.instance().logger.log(level, line) : (_: string, line: string) => io.stderr(`${line}\n`);
   for (const warning of env.warnings) say('WARN', `lbaas worker: warning: ${warning}`);
@@ -41,7 +45,31 @@ export async function worker(io: CliIo): Promise<void> {
     identity: workerIdentity(io.env),
     deployment: env.deployment,
     setCurrent: env.setCurrent,
+    strandedRuns: env.strandedAfterMs === null ? false : { deadAfterMs: env.strandedAfterMs },
+    log: say,
+    ...(metrics ? { onStranded: metrics.onStranded } : {}),
   });
+  const onTerm = () => {
+    const { worker } = running;
+    if (worker.getState() !== 'RUNNING') return;
+    if (env.drainTimeoutMs === 0) {
+      worker.shutdown();
+      return;
+    }
+    say('INFO', `lbaas worker: SIGTERM: draining ${versionText(env.deployment)} first (at most ${env.drainTimeoutMs / 1000} s, LBAAS_DRAIN_TIMEOUT_SECONDS)`);
+    void drainVersion({
+      client: running.client,
+      namespace: env.temporal.namespace,
+      taskQueue: env.temporal.taskQueue,
+      deployment: env.deployment,
+      timeoutMs: env.drainTimeoutMs,
+      log: say,
+      abandoned: () => worker.getState() !== 'RUNNING',
+    }).finally(() => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+    });
+  };
+  process.once('SIGTERM', onTerm);
   metrics?.watchPacer(running.engine.pacer);
   const { pacing } = env.engine;
   const { temporal } = env;
@@ -59,6 +87,7 @@ export async function worker(io: CliIo): Promise<void> {
   try {
     await running.running;
   } finally {
+    process.off('SIGTERM', onTerm);
     await running.stop();
     await tracing?.shutdown();
   }

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { PassResult } from '../../contract';
-import { ControllerState, RETRY_FIRST_MS, RETRY_MAX_MS } from '../../workflows/controller-state';
+import { PASS_TERMINATED, type PassResult } from '../../contract';
+import { ControllerState, RETRY_FIRST_MS, RETRY_MAX_MS, wasTerminated } from '../../workflows/controller-state';
 
 const LB_A = 'a'.repeat(32);
 const LB_B = 'b'.repeat(32);
@@ -184,6 +184,56 @@ describe('ControllerState: retries', () => {
     assert.equal(st.retryAt, null);
     assert.equal(st.hasWork(), true);
     assert.equal(st.phase, 'Converging');
+  });
+});
+
+describe('ControllerState: passes terminated from outside (stranded on a build that is gone)', () => {
+  const terminated = (pass: { number: number; revision: number }, at: number) => result(pass, false, at, `${PASS_TERMINATED} (lbaas/${UID}/pass/${pass.number}): retried`);
+
+  test('a terminated pass is retried at the first retry step and not counted, even after earlier failures', () => {
+    const c = clock();
+    const st = new ControllerState(UID, undefined, c.now);
+    st.apply(spec());
+    for (let i = 0; i < 3; i++) {
+      if (i > 0) st.retryDue();
+      const failed = st.beginPass();
+      st.endPass(failed, result(failed, false, c.t, 'boom'));
+    }
+    assert.equal(st.failures, 3);
+    assert.equal(st.retryDelayMs(), 20_000);
+    st.retryDue();
+    const pass = st.beginPass();
+    st.endPass(pass, terminated(pass, c.t), { terminated: true });
+    assert.equal(st.failures, 3);
+    assert.equal(st.retryDelayMs(), RETRY_FIRST_MS);
+    assert.equal(st.status().lastPass?.error, `${PASS_TERMINATED} (lbaas/${UID}/pass/4): retried`);
+  });
+
+  test('a terminated pass answers no waitConverged; the retry that converges does', () => {
+    const c = clock();
+    const st = new ControllerState(UID, undefined, c.now);
+    st.apply(spec());
+    const pass = st.beginPass();
+    st.endPass(pass, terminated(pass, c.t), { terminated: true });
+    assert.equal(wasTerminated(st.lastResult), true);
+    assert.equal(st.resultFor(1), null);
+    c.t += RETRY_FIRST_MS;
+    st.retryDue();
+    const retry = st.beginPass();
+    const done = result(retry, true, c.t);
+    st.endPass(retry, done);
+    assert.equal(st.resultFor(1), done);
+    assert.equal(wasTerminated(done), false);
+  });
+
+  test('a terminated teardown is retried at the first retry step, not counted', () => {
+    const c = clock();
+    const st = new ControllerState(UID, undefined, c.now);
+    st.apply(spec());
+    st.requestDelete();
+    const teardown = st.beginPass();
+    st.endPass(teardown, terminated(teardown, c.t), { terminated: true });
+    assert.deepEqual(st.work, { tag: 'deleting', pass: null, retryAt: c.t + RETRY_FIRST_MS, failures: 0 });
   });
 });
 

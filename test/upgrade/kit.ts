@@ -42,8 +42,12 @@ export interface Upgrade {
   worker(build: 'old' | 'new', setCurrent: boolean): WorkerProcess;
   /** Objects of B on the Engine (tagged). */
   taggedB(): number;
-  /** Everything the end of an upgrade must show; `runsByBuild` of reconcileService for the caller's own check. */
-  checkEnd(): Promise<{ passBuilds: string[] }>;
+  /**
+   * Everything the end of an upgrade must show; `passBuilds`: the builds reconcileService ran on, for the caller's own
+   * check. `stranded`: the build whose pinned runs the stranded-run sweep was expected to terminate; the terminated
+   * runs (each with a reason naming that build) are returned, and any other terminated run fails the check.
+   */
+  checkEnd(o?: { stranded?: string }): Promise<{ passBuilds: string[]; terminated: { id: string; runId: string; reason: string; at: number }[] }>;
   close(): Promise<void>;
 }
 
@@ -117,7 +121,7 @@ export async function startUpgrade(from: { commit: string; named: string }): Pro
         return w;
       },
       taggedB: () => sim.objects().filter((o) => o.tags.includes('anxccm-svc-uid=upgrade-b')).length,
-      async checkEnd() {
+      async checkEnd(o = {}) {
         // Both controllers run on the new build; `lbaas status` says so.
         for (const uid of ['upgrade-a', 'upgrade-b']) {
           const s = JSON.parse(ok(await runCli(['status', uid, '-o', 'json'], { env: cliEnv(target) }), `status ${uid}`).stdout) as { build: unknown; phase: string };
@@ -129,7 +133,16 @@ export async function startUpgrade(from: { commit: string; named: string }): Pro
         for await (const w of client.workflow.list()) {
           runs.push({ type: w.type, status: w.status.name, id: w.workflowId, runId: w.runId, build: String(w.searchAttributes.TemporalWorkerDeploymentVersion?.[0] ?? 'unversioned') });
         }
-        const bad = runs.filter((r) => (r.status === 'RUNNING' ? r.type !== 'serviceController' : r.status !== 'COMPLETED' && r.status !== 'CONTINUED_AS_NEW'));
+        // Runs the sweep terminated: the reason is on the history's last event (WorkflowExecutionTerminated).
+        const terminated: { id: string; runId: string; reason: string; at: number }[] = [];
+        for (const r of runs.filter((x) => x.status === 'TERMINATED')) {
+          const last = await client.workflowService.getWorkflowExecutionHistoryReverse({ namespace: server.namespace, execution: { workflowId: r.id, runId: r.runId }, maximumPageSize: 1 });
+          const event = last.history?.events?.[0];
+          terminated.push({ id: r.id, runId: r.runId, reason: event?.workflowExecutionTerminatedEventAttributes?.reason ?? '(no reason)', at: Number(event?.eventTime?.seconds ?? 0) * 1000 });
+        }
+        const strandedRun = (r: { status: string; id: string; runId: string }) =>
+          o.stranded !== undefined && r.status === 'TERMINATED' && (terminated.find((t) => t.runId === r.runId)?.reason ?? '').startsWith(`stranded on build ${o.stranded}: no worker has polled it since `);
+        const bad = runs.filter((r) => (r.status === 'RUNNING' ? r.type !== 'serviceController' : r.status !== 'COMPLETED' && r.status !== 'CONTINUED_AS_NEW' && !strandedRun(r)));
         assert.deepEqual(bad, [], 'workflows that did not end well');
         assert.deepEqual(runs.filter((r) => r.status === 'RUNNING').map((r) => r.id).sort(), ['lbaas/upgrade-a', 'lbaas/upgrade-b']);
         const failedTasks: string[] = [];
@@ -145,7 +158,7 @@ export async function startUpgrade(from: { commit: string; named: string }): Pro
         for (const inv of [exactlyDesired(input), noDuplicates(input), everyCreatedObjectTagged(input)]) assert.ok(inv.held, `${inv.name}: ${inv.detail.join('; ')}`);
         const passBuilds = [...new Set(runs.filter((r) => r.type === 'reconcileService').map((r) => r.build))].sort();
         say(`${runs.length} workflow runs; reconcileService ran on ${passBuilds.join(' and ')}`);
-        return { passBuilds };
+        return { passBuilds, terminated: terminated.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)) };
       },
       close,
     };

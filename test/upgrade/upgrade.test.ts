@@ -3,15 +3,18 @@
  * `lbaas worker` and `lbaas` processes of both builds (docs/operations.md#upgrading-lbaas; test/upgrade/kit.ts).
  *
  * 1. From a versioned build (test/upgrade/previous-build.ts says which): it converges service A and is SIGKILLed in
- *    the middle of service B's first pass; the current build is deployed and made current; A receives a new spec,
- *    which its controller (AUTO_UPGRADE) applies on the new build; B's pass (PINNED) waits for its build, as it must,
- *    until the operator starts a worker of the old build again, which drains it.
+ *    the middle of service B's first pass, as a rolling update kills every old pod; the current build's worker starts
+ *    as the Helm chart starts it and becomes current; A receives a new spec, which its controller (AUTO_UPGRADE)
+ *    applies on the new build; B's pass (PINNED to the dead build) is terminated by the new worker's stranded-run
+ *    sweep (worker/stranded.ts), and B's controller runs a fresh pass on the new build that converges, with no
+ *    operator command; B's delete then succeeds. Only the new build needs the sweep.
  * 2. From the last unversioned build, with the drain of docs/operations.md: the versioned build starts beside it and
  *    gets nothing; once no pass runs, `temporal worker deployment set-current-version` switches, and the controllers
  *    move to the new build at their next task (a new spec for A, a resync for B).
  *
- * Both end with every workflow ended well or a converged controller on the new build, no failed workflow task in any
- * history, and exactly the desired objects of both services on the Engine.
+ * Both end with every workflow ended well (or, in 1, terminated by the sweep with a reason naming the dead build) or a
+ * converged controller on the new build, no failed workflow task in any history, and exactly the desired objects of
+ * both services on the Engine.
  */
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
@@ -39,7 +42,7 @@ function isHead(from: { commit: string; named: string; explicit?: boolean }, t: 
   return true;
 }
 
-test('from a versioned build: the controller moves to the new build, the pass pinned to the killed old build waits for it and drains on it, nothing fails, the Engine holds exactly the desired objects', { timeout: 900_000 }, async (t) => {
+test('from a versioned build, the old workers killed mid-pass as a rolling update does: the new build ends the stranded pass, its controller runs a fresh one there, nothing fails, the Engine holds exactly the desired objects, and the delete succeeds', { timeout: 900_000 }, async (t) => {
   const from = await upgradeFrom();
   if (isHead(from, t)) return;
   const u = await startUpgrade(from);
@@ -54,10 +57,21 @@ test('from a versioned build: the controller moves to the new build, the pass pi
     ok(await u.cli('old', ['apply', '-f', u.specs.a1.file, '--wait']), 'apply A on the previous build');
     ok(await u.cli('old', ['apply', '-f', u.specs.b1.file]), 'apply B on the previous build');
     await until('B half done: some of its objects created, not all', () => u.taggedB() >= 4, 60_000, 20);
+    // A Deployment's rolling update with maxUnavailable: every old pod goes at once, with no time to drain.
     await oldWorker.kill();
-    say(`previous build's worker killed with ${u.taggedB()} of B's 24 objects created`);
+    const killedAt = Date.now();
+    const createdAtKill = u.taggedB();
+    say(`previous build's worker killed with ${createdAtKill} of B's 24 objects created`);
+    // What is pinned to the dead build now: B's pass and its load balancer children (the drain query of docs/operations.md).
+    const pinnedToOld = `TemporalWorkerDeploymentVersion = '${searchValue(oldBuild)}' AND TemporalWorkflowVersioningBehavior = 'Pinned' AND ExecutionStatus = 'Running'`;
+    const stranded: { id: string; runId: string; type: string }[] = [];
+    for await (const w of u.client.workflow.list({ query: pinnedToOld })) stranded.push({ id: w.workflowId, runId: w.runId, type: w.type });
+    assert.deepEqual([...new Set(stranded.map((w) => w.type))].sort(), ['reconcileLoadBalancer', 'reconcileService'], `B's pass should be pinned to ${oldBuild}: ${stranded.map((w) => w.id).join(', ') || 'nothing'}`);
 
-    // 2. The current build is deployed and made current (what `temporal worker deployment set-current-version` does).
+    // 2. The new build's worker starts with every setting at its default except LBAAS_SET_CURRENT_VERSION=true, which
+    // the Helm chart sets on every worker (with a Current Version already there, that is how the rollout makes the
+    // new build current). No operator command follows.
+    const started = Date.now();
     const newWorker = u.worker('new', true);
     await newWorker.ready;
     assert.equal(buildOf(newWorker), newBuild);
@@ -68,26 +82,37 @@ test('from a versioned build: the controller moves to the new build, the pass pi
     const applied = JSON.parse(ok(await u.cli('new', ['apply', '-f', u.specs.a2.file, '--wait', '-o', 'json']), 'apply A revision 2 on the new build').stdout) as { revision: number; converged: boolean };
     assert.deepEqual({ revision: applied.revision, converged: applied.converged }, { revision: 2, converged: true });
 
-    // 4. B's pass is pinned to the previous build: nothing of the new build runs it; it waits for a worker of its build.
-    // The drain query of docs/operations.md. B's controller may show the old build too: it is AUTO_UPGRADE and moves at
-    // its next workflow task, which comes when its pass ends.
-    const pinnedToOld = `TemporalWorkerDeploymentVersion = '${searchValue(oldBuild)}' AND TemporalWorkflowVersioningBehavior = 'Pinned' AND ExecutionStatus = 'Running'`;
-    const pinned: string[] = [];
-    for await (const w of u.client.workflow.list({ query: pinnedToOld })) pinned.push(w.type);
-    assert.deepEqual([...new Set(pinned)].sort(), ['reconcileLoadBalancer', 'reconcileService'], `B's pass should still run pinned on ${oldBuild}: ${pinned.join(', ') || 'nothing'}`);
+    // 4. B converges on the new build by itself: the new worker's sweep finds the old build's last poll over 90 s old,
+    // terminates B's stranded pass (children first), and B's controller runs a fresh pass on the new build at once.
+    const b = await until(
+      'B converged on the new build',
+      async () => {
+        const s = await u.lbaas.status('upgrade-b');
+        return s.phase === 'Converged' && s.lastPass?.converged ? s : undefined;
+      },
+      300_000,
+      1_000,
+    );
+    const convergedAfter = Math.round((Date.now() - started) / 1000);
+    assert.equal(b.revision, 1);
+    assert.ok((b.lastPass?.pass ?? 0) >= 2, `B converged in pass ${b.lastPass?.pass}: the stranded pass 1 cannot have converged`);
+    assert.equal(b.consecutiveFailures, 0, 'a stranded pass is not counted as the service\'s failure');
+    const sweepLines = newWorker.output().split('\n').filter((l) => l.includes(`terminated: stranded on build ${oldBuild}: no worker has polled it since `));
+    assert.deepEqual(sweepLines.map((l) => /lbaas worker: (\S+ \S+) \(run (\S+)\)/.exec(l)?.slice(1).join(' ')).sort(), stranded.map((w) => `${w.type} ${w.id} ${w.runId}`).sort(), newWorker.output().slice(-3000));
+    say(`B converged in pass ${b.lastPass?.pass} ${convergedAfter} s after the new worker started (${createdAtKill} of its objects were created when the old worker was killed)`);
 
-    // 5. The operator's remedy (docs/operations.md): a worker of the previous build, not made current, drains it.
-    const drainer = u.worker('old', false);
-    await drainer.ready;
-    const b = await u.lbaas.waitConverged('upgrade-b', 1);
-    assert.equal(b.converged, true, `B: ${b.error ?? ''}`);
-    await until('no pinned workflow running on the previous build', async () => (await u.client.workflow.count(pinnedToOld)).count === 0, 60_000, 250);
-    drainer.proc.kill('SIGTERM');
-    assert.deepEqual(await drainer.exited, { code: 0, signal: null });
-
-    // 6. B's controller moved when its pass ended; everything ended well; passes ran on both builds.
-    const { passBuilds } = await u.checkEnd();
+    // 5. Everything ended well but the stranded runs, which the sweep terminated naming the dead build; passes ran on
+    // both builds; no workflow task failed; the Engine holds exactly the desired objects.
+    const { passBuilds, terminated } = await u.checkEnd({ stranded: oldBuild });
+    assert.deepEqual(terminated.map((r) => `${r.id} ${r.runId}`), stranded.map((w) => `${w.id} ${w.runId}`).sort());
+    const terminatedAt = Math.max(...terminated.map((r) => r.at));
+    say(`the sweep terminated the stranded runs ${Math.round((terminatedAt - killedAt) / 1000)} s after the old worker was killed, ${Math.round((terminatedAt - started) / 1000)} s after the new one was started`);
     assert.deepEqual(passBuilds, [searchValue(oldBuild), searchValue(newBuild)].sort());
+    await until('no pinned workflow running on the previous build', async () => (await u.client.workflow.count(pinnedToOld)).count === 0, 60_000, 250);
+
+    // 6. The delete after the upgrade succeeds and leaves nothing of B.
+    ok(await u.cli('new', ['delete', 'upgrade-b', '--wait']), 'delete B on the new build');
+    assert.equal(u.taggedB(), 0, 'objects of B left after the delete');
   } finally {
     await u.close();
   }
