@@ -17,6 +17,7 @@ import { createLbaasWorker, type LbaasWorkerOptions } from './main';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from './drain';
 import { DEFAULT_DEAD_AFTER_MS, MIN_DEAD_AFTER_MS, StrandedRunSweeper, type StrandedAction } from './stranded';
 import { defaultDeploymentVersion, deploymentVersionFromEnv, setCurrentVersion } from './versioning';
+import { EntityWaker } from './wake';
 
 export interface StartWorkerOptions extends Omit<LbaasWorkerOptions, 'connection' | 'namespace' | 'taskQueue' | 'engine' | 'temporalClient'> {
   temporal: TemporalSettings;
@@ -103,6 +104,9 @@ export async function startWorker(o: StartWorkerOptions): Promise<RunningWorker>
     const running = worker.run();
     // A failed run is reported by whoever awaits `running` or `stop()`; this keeps it from being unhandled meanwhile.
     running.catch(() => {});
+    const say = log ?? ((level: 'INFO' | 'WARN', line: string) => Runtime.instance().logger.log(level, line));
+    // Wakes the controllers and pools on other builds whenever this build becomes current (worker/wake.ts).
+    const waker = new EntityWaker({ client, taskQueue: temporal.taskQueue, deployment, log: say });
     const sweeper =
       strandedRuns === false
         ? null
@@ -112,8 +116,9 @@ export async function startWorker(o: StartWorkerOptions): Promise<RunningWorker>
             taskQueue: temporal.taskQueue,
             deployment,
             ...(strandedRuns ?? {}),
-            log: log ?? ((level, line) => Runtime.instance().logger.log(level, line)),
+            log: say,
             ...(onStranded ? { onAction: onStranded } : {}),
+            onCurrent: (current) => (current ? void waker.current() : waker.notCurrent()),
           });
     sweeper?.start();
     // A worker that stops (on a signal, or failing) stops sweeping: its connections are about to close.
@@ -125,6 +130,7 @@ export async function startWorker(o: StartWorkerOptions): Promise<RunningWorker>
         await running;
       } finally {
         await sweeper?.stop();
+        await waker.settled();
         await closeAll();
       }
     };
@@ -135,6 +141,8 @@ export async function startWorker(o: StartWorkerOptions): Promise<RunningWorker>
         await stopWorker().catch(() => {});
         throw err;
       }
+      // In the background: the worker serves while the entities on other builds are woken.
+      void waker.current();
     }
     return {
       worker,

@@ -321,7 +321,7 @@ async function recordPoolWaitRotating(stack: Stack, out: string, file: string): 
   const started = await stack.client.workflow.start<typeof serverPool>(workflowTypes.serverPool, {
     workflowId: workflowIds.pool(pool),
     taskQueue: stack.taskQueue,
-    args: [{ name: pool, historyLimit: 20, deliveryRound: 1 }],
+    args: [{ v: 2, name: pool, historyLimit: 20, deliveryRound: 1 }],
   });
   await lbaas.pools.set({ name: pool, servers: [{ name: 'node-1', address: '10.0.0.11' }] });
   // Eight reports of about 4 events each: the run that accepts the wait passes 20 events before the last report.

@@ -24,7 +24,7 @@ test('a controller continues as new once its history passes the limit, keeping s
   const op = new WithStartWorkflowOperation(serviceController, {
     workflowId,
     taskQueue: stack.taskQueue,
-    args: [{ serviceUid: uid, historyLimit: 20 }],
+    args: [{ v: 2, serviceUid: uid, historyLimit: 20 }],
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
   const { revision } = await stack.client.workflow.executeUpdateWithStart(applyUpdate, { args: [spec], startWorkflowOperation: op });

@@ -87,7 +87,7 @@ test('a pool continues as new when its history is long, keeping members, revisio
   const handle = await stack.client.workflow.start(serverPool, {
     taskQueue: stack.taskQueue,
     workflowId: 'lbaas-pool/can',
-    args: [{ name: 'can', historyLimit: 40 }],
+    args: [{ v: 2, name: 'can', historyLimit: 40 }],
   });
   await lbaas.pools.set({ name: 'can', servers: [{ name: 'n0', address: '10.0.1.0' }] });
   const raw = exampleSpec([lb], { serviceUid: 'pool-can', nameSuffix: 'can', externalAddresses: ['203.0.113.10'], ports: { http: { external: 80, internal: 30080 } }, serverPool: 'can' });
@@ -115,7 +115,7 @@ test('a pool with a long history rotates between delivery rounds, carrying what 
   if (!children.some((c) => c.process.exitCode === null && c.process.signalCode === null)) await childWorker('pool-rounds');
   // One subscriber per round and the shortest history allowed: a change owed to 8 services takes 8 rounds, and the
   // history is long after a few of them.
-  await stack.client.workflow.start(serverPool, { taskQueue: stack.taskQueue, workflowId: 'lbaas-pool/rounds', args: [{ name: 'rounds', historyLimit: 20, deliveryRound: 1 }] });
+  await stack.client.workflow.start(serverPool, { taskQueue: stack.taskQueue, workflowId: 'lbaas-pool/rounds', args: [{ v: 2, name: 'rounds', historyLimit: 20, deliveryRound: 1 }] });
   await lbaas.pools.set({ name: 'rounds', servers: [{ name: 'r0', address: '10.0.2.0' }] });
   const uids = Array.from({ length: 8 }, (_, i) => `pool-rounds-${i}`);
   for (const uid of uids) {
