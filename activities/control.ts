@@ -4,7 +4,7 @@
  */
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import { resyncSignal, runningControllersQuery, SCHEMA_VERSION, searchAttributes, wakeSignal, workflowIds, workflowTypes } from '../contract';
+import { resyncSignal, runningControllersQuery, SCHEMA_VERSION, searchAttributes, poolWakeSignal, workflowIds, workflowTypes } from '../contract';
 import { withHeartbeat } from './heartbeat';
 import { mapLimit } from './state';
 
@@ -80,7 +80,7 @@ async function wakePools(client: Client, taskQueue: string): Promise<void> {
   await mapLimit(ids, SIGNAL_CONCURRENCY, async (id) => {
     await client.workflow
       .getHandle(id)
-      .signal(wakeSignal, { v: SCHEMA_VERSION })
+      .signal(poolWakeSignal, { v: SCHEMA_VERSION })
       .catch(() => undefined);
   });
 }

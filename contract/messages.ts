@@ -40,6 +40,8 @@ export const engineRateLimitedSignal = defineSignal<[{ until: number }]>('engine
  * (worker/wake.ts, docs/architecture.md "Versions and patches"). Cheap: the handler does nothing, the task is the point.
  */
 export const wakeSignal = defineSignal<[{ v: SchemaVersion }]>('wake');
+/** The same `wake` for a server pool. */
+export const poolWakeSignal = defineSignal<[{ v: SchemaVersion }]>('wake');
 export const controllerStatusQuery = defineQuery<ControllerStatus>('status');
 /**
  * From a superseded (cancelled) reconcileLoadBalancer to its service's controller: the identifiers of the objects it
@@ -85,6 +87,6 @@ export const MESSAGES_BY_WORKFLOW = {
     poolUnsubscribeSignal,
     poolReportSignal,
     poolResyncSignal,
-    wakeSignal,
+    poolWakeSignal,
   ],
 } as const;

@@ -15,6 +15,7 @@
 import type { Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { wakeSignal, workflowTypes, SCHEMA_VERSION } from '../contract';
+// The pool's `wake` (poolWakeSignal) has the same name and payload: one definition serves both types here.
 import { versionText } from './versioning';
 
 /** Wake signals per second at most, per worker. */

@@ -9,7 +9,8 @@
  * is no longer the Deployment's target (`targetWorkerDeploymentVersionChanged`), it continues as new onto the new
  * build (AUTO_UPGRADE for the first task only, then pinned there): only the continue-as-new input and the messages
  * cross builds (contract/schema.ts), so this loop carries no patch. Inputs without `v: 2` are runs of the previous
- * release and run its loop (workflows/legacy/controller.ts), which moves them here.
+ * release and run its loop (workflows/legacy/controller.ts), which moves them here; the one patched() call before the
+ * loop tells a `v: 2` run the previous release started from one this build started, and goes with that module.
  *
  * The loop is a state machine (docs/architecture.md, "Controller states", has the full diagram):
  *
@@ -31,6 +32,7 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   ParentClosePolicy,
+  patched,
   setCurrentDetails,
   setHandler,
   TerminatedFailure,
@@ -66,7 +68,7 @@ import {
   type ReconcileServiceResult,
 } from '../contract';
 import { formatIssues, isServiceUid, resolveSpecDocument, SERVICE_UID_RULE, validateSpec } from '../domain';
-import { legacyServiceController } from './legacy/controller';
+import { ENTITY_LOOP_PATCH, legacyServiceController } from './legacy/controller';
 import { reconcileService } from './reconcile-service';
 import { RequestTraces } from './trace-context';
 import { causeOf, childFailureOfType, failureDetails } from './failures';
@@ -92,7 +94,8 @@ export const CONTINUE_AS_NEW_EVENTS = 2_000;
 
 export async function serviceController(input: ServiceControllerInput): Promise<PassResult> {
   const v = (input as { v?: unknown } | undefined)?.v;
-  if (v === undefined) return legacyServiceController(input as unknown as Parameters<typeof legacyServiceController>[0]);
+  // The previous release's runs, and `v: 2` runs it started, replay its loop (ENTITY_LOOP_PATCH says why).
+  if (v === undefined || (v === SCHEMA_VERSION && !patched(ENTITY_LOOP_PATCH))) return legacyServiceController(input as unknown as Parameters<typeof legacyServiceController>[0]);
   if (v !== SCHEMA_VERSION) throw invalidInput(`serviceController: v: this build reads schema version ${SCHEMA_VERSION} (or none: the previous release), got ${JSON.stringify(v)}`);
   if (!isServiceUid(input?.serviceUid)) {
     throw invalidInput(`serviceController: serviceUid: ${SERVICE_UID_RULE}`);

@@ -22,6 +22,7 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   makeContinueAsNewFunc,
+  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -29,6 +30,7 @@ import {
 } from '@temporalio/workflow';
 import { concurrencyLimit, formatIssues, isPoolName, POOL_NAME_RULE, SPEC_LIMITS, validateMembers, type ServerSpec } from '../domain';
 import { invalidInput, optionalInteger } from './input';
+import { ENTITY_LOOP_PATCH } from './legacy/controller';
 import { legacyServerPool } from './legacy/pool';
 import {
   poolAddUpdate,
@@ -43,7 +45,7 @@ import {
   poolUnsubscribeSignal,
   poolWaitUpdate,
   searchAttributes,
-  wakeSignal,
+  poolWakeSignal,
   workflowIds,
   readPoolReport,
   readServiceRef,
@@ -81,7 +83,8 @@ export const MAX_SIGNALS_AT_ONCE = 500;
 
 export async function serverPool(input: ServerPoolInput): Promise<{ name: string; revision: number }> {
   const v = (input as { v?: unknown } | undefined)?.v;
-  if (v === undefined) return legacyServerPool(input as unknown as Parameters<typeof legacyServerPool>[0]);
+  // The previous release's runs, and `v: 2` runs it started, replay its loop (ENTITY_LOOP_PATCH says why).
+  if (v === undefined || (v === SCHEMA_VERSION && !patched(ENTITY_LOOP_PATCH))) return legacyServerPool(input as unknown as Parameters<typeof legacyServerPool>[0]);
   if (v !== SCHEMA_VERSION) throw invalidInput(`serverPool: v: this build reads schema version ${SCHEMA_VERSION} (or none: the previous release), got ${JSON.stringify(v)}`);
   if (!isPoolName(input?.name)) throw invalidInput(`serverPool: name: ${POOL_NAME_RULE}`);
   const name = input.name;
@@ -163,7 +166,7 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
   });
   setHandler(poolResyncSignal, () => st.resync());
   // A worker of a new Current Version wakes every entity still on another build (worker/wake.ts).
-  setHandler(wakeSignal, () => undefined);
+  setHandler(poolWakeSignal, () => undefined);
 
   function done<T>(result: T): T {
     publish();

@@ -15,6 +15,7 @@ import { createActivities } from '../../activities';
 import { createControlActivities } from '../../activities/control';
 import type { EngineClient } from '../../activities/engine';
 import { createImportActivities } from '../../activities/import';
+import { ENTITY_LOOP_PATCH } from '../../workflows/legacy/controller';
 import { VERSIONING_BEHAVIORS } from '../../workflows/versioning';
 import { historyFromJson, historyTexts } from '../helpers/history-json';
 import { RECORDED } from '../helpers/record-histories';
@@ -104,7 +105,7 @@ const activityTypes = (file: string) =>
     return a ? [a.activityType.name] : [];
   });
 
-test('no workflow of today\'s code carries a patch (every type is PINNED, the entities too): no marker in any of their histories, and every activity a history schedules is one today\'s worker registers', () => {
+test('no workflow of today\'s code carries a patch (every type is PINNED, the entities too): no marker in any of their histories but the entities\' entity-loop-v2, and every activity a history schedules is one today\'s worker registers', () => {
   const registered = new Set(
     Object.keys({
       ...createActivities({} as EngineClient),
@@ -114,10 +115,11 @@ test('no workflow of today\'s code carries a patch (every type is PINNED, the en
   );
   // The activities kept only for the retired patches' old branches are gone from the worker.
   for (const retired of ['createObject', 'destroyObject', 'recoverObject', 'awaitReady', 'listControllers']) assert.ok(!registered.has(retired), retired);
-  // Every type is PINNED now, the entities too: no history of today's code carries a marker.
+  // Every type is PINNED now, the entities too: no history of today's code carries a marker but the entities' one
+  // entity-loop-v2, written before their loop starts (workflows/legacy/controller.ts, ENTITY_LOOP_PATCH).
   const pinned = FILES.filter((f) => PINNED.has(typeOf(f)));
   assert.deepEqual(new Set(pinned.map(typeOf)), new Set(['reconcileService', 'reconcileLoadBalancer', 'planService', 'importServices', 'serviceController', 'serverPool']));
-  for (const file of pinned) assert.deepEqual(patches(file), [], file);
+  for (const file of pinned) assert.deepEqual(patches(file), ['serviceController', 'serverPool'].includes(typeOf(file)) ? [ENTITY_LOOP_PATCH] : [], file);
   for (const file of [...FILES, ...LEGACY]) {
     assert.deepEqual(activityTypes(file).filter((a) => !registered.has(a)), [], `${file} schedules an activity the worker no longer has`);
   }
@@ -129,10 +131,10 @@ const inputOf = (file: string) => {
   return JSON.parse(Buffer.from(started.input.payloads[0]?.data ?? '', 'base64').toString('utf8')) as Record<string, unknown>;
 };
 
-test('the entity histories: today\'s runs start with a v: 2 input and write no marker; legacy/ holds runs of the release before entities were PINNED and of the ones before it (inputs without v), with the markers their patches wrote, which workflows/legacy/ must still replay', () => {
+test('the entity histories: today\'s runs start with a v: 2 input and write only the entity-loop-v2 marker; legacy/ holds runs of the release before entities were PINNED and of the ones before it (inputs without v), with the markers their patches wrote, which workflows/legacy/ must still replay', () => {
   for (const file of ['service-controller.json', 'service-controller-resync-pass.json', 'service-controller-pool.json', 'server-pool.json', 'server-pool-wait-rotating.json']) {
     assert.equal(inputOf(file).v, 2, file);
-    assert.deepEqual(patches(file), [], file);
+    assert.deepEqual(patches(file), [ENTITY_LOOP_PATCH], file);
   }
   assert.deepEqual(LEGACY, [
     'legacy/previous-release-server-pool.json',

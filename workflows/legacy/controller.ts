@@ -6,7 +6,7 @@
  * already recorded: the wake signal's handler (a no-op), the patch LEGACY_MOVE_PATCH (at the first idle point this
  * build executes rather than replays, it continues as new), and the continue-as-new input it writes, which is this
  * build's (`v: 2`), so the next run is the current loop's. Remove this file with workflows/legacy/pool.ts in the
- * release after the one that brought it, once no run without `v: 2` is open (docs/operations.md says how to check).
+ * release after the one that brought it (docs/architecture.md, "Versions and patches", says when and how).
  */
 import {
   allHandlersFinished,
@@ -77,6 +77,15 @@ export interface LegacyControllerInput {
  * branch.
  */
 export const LEGACY_MOVE_PATCH = 'entity-move-to-v2';
+
+/**
+ * Which loop a run with a `v: 2` input runs: the current one when its first workflow task ran on this build or a later
+ * one (the marker is written there), the previous release's (this file) when that release ran it (a `v: 2` start
+ * from a new client while the previous release was still current, or a continue-as-new onto it in a rollback): that
+ * release wrote the history, so only its loop replays it. A `v: 2` run of the previous release moves here at its
+ * first idle point like any of its runs. workflows/controller.ts and workflows/pool.ts ask it before anything else.
+ */
+export const ENTITY_LOOP_PATCH = 'entity-loop-v2';
 
 /** As in the previous release (workflows/controller.ts has the current value). */
 const CONTINUE_AS_NEW_EVENTS = 2_000;

@@ -47,7 +47,7 @@ import {
   poolUnsubscribeSignal,
   poolWaitUpdate,
   searchAttributes,
-  wakeSignal,
+  poolWakeSignal,
   workflowIds,
   SCHEMA_VERSION,
 } from '../../contract';
@@ -172,7 +172,7 @@ export async function legacyServerPool(input: LegacyPoolInput): Promise<{ name: 
   setHandler(poolReportSignal, (report) => (st.report(report), publish()));
   setHandler(poolResyncSignal, () => st.resync());
   // Sent by workers of this build to move the run (worker/wake.ts): the task it brings is what matters.
-  setHandler(wakeSignal, () => undefined);
+  setHandler(poolWakeSignal, () => undefined);
 
   function done<T>(result: T): T {
     publish();
