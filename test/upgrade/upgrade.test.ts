@@ -223,8 +223,10 @@ test('from the previous release to this build and on to a build whose controller
     const variantWorker = u.worker(variant, true);
     await variantWorker.ready;
     const current2 = Date.now();
-    const moved2 = await allMovedTo(variant.buildId, current2);
-    say(`${entities.length} entities moved from ${newBuild} to ${variant.buildId} in ${moved2.toFixed(1)} s after it became current`);
+    const variantBuild = `${defaultDeploymentVersion().deploymentName}.${variant.buildId}`;
+    assert.equal(buildOf(variantWorker), variantBuild);
+    const moved2 = await allMovedTo(variantBuild, current2);
+    say(`${entities.length} entities moved from ${newBuild} to ${variantBuild} in ${moved2.toFixed(1)} s after it became current`);
     assert.match(newWorker.output(), new RegExp(`woke \\d+ of \\d+ controllers and pools`), 'this build woke the previous release\'s entities');
     assert.match(variantWorker.output(), new RegExp(`woke \\d+ of \\d+ controllers and pools`), 'the variant woke this build\'s entities');
     await poolConverged(3);
@@ -233,7 +235,7 @@ test('from the previous release to this build and on to a build whose controller
     ok(await u.cli('new', ['apply', '-f', u.specs.a2.file, '--wait']), 'apply A revision 2 on the variant');
     const passBuilds = new Set<string>();
     for await (const w of u.client.workflow.list({ query: "WorkflowType = 'reconcileService'" })) passBuilds.add(String(w.searchAttributes.TemporalWorkerDeploymentVersion?.[0]));
-    assert.deepEqual([...passBuilds].sort(), [oldBuild, newBuild, variant.buildId].map(searchValue).sort(), 'passes ran on all three builds');
+    assert.deepEqual([...passBuilds].sort(), [oldBuild, newBuild, variantBuild].map(searchValue).sort(), 'passes ran on all three builds');
 
     // 5. No workflow task failed in any history, nothing was terminated, the Engine holds exactly the desired objects.
     assert.deepEqual(await failedWorkflowTasks(u.client), [], 'workflow tasks failed');
