@@ -1,5 +1,5 @@
 /**
- * Records what the release before entities were PINNED (PREVIOUS_RELEASE, test/upgrade/previous-build.ts) puts across
+ * Records what the release before entities were PINNED (PREVIOUS_RELEASE in test/upgrade/previous-build.ts) puts across
  * builds, for test/unit/schema.test.ts to decode with this build's readers: the continue-as-new inputs of a controller
  * and a pool, and every signal the two exchange (subscribe, poolMembers with all members and with a delta, report,
  * unsubscribe). That release is built in a git worktree and runs as `lbaas worker` on a dev server and the Engine
@@ -15,7 +15,7 @@ import type * as proto from '@temporalio/proto';
 import { applyUpdate, poolAddUpdate, poolSetUpdate, resyncSignal, waitConvergedUpdate, workflowIds, deleteUpdate } from '../../contract';
 import { startDevServer } from '../../dev/devserver';
 import { startSimulator } from '../../simulator';
-import { buildPrevious, PREVIOUS_RELEASE } from '../upgrade/previous-build';
+import { buildPrevious, upgradeFrom } from '../upgrade/previous-build';
 import { exampleSpec, seedLoadBalancer } from './fixtures';
 import { spawnWorker } from './ops-process';
 import { TEST_TOKEN } from './stack';
@@ -28,7 +28,7 @@ const decode = (p: proto.temporal.api.common.v1.IPayloads | null | undefined): u
 async function main(): Promise<void> {
   const out = path.resolve(process.argv[2] ?? path.join(__dirname, '..', '..', '..', 'test', 'fixtures', 'previous-release'));
   mkdirSync(out, { recursive: true });
-  const old = await buildPrevious({ commit: PREVIOUS_RELEASE, named: `the previous release ${PREVIOUS_RELEASE}` }, say);
+  const old = await buildPrevious(await upgradeFrom([], {}), say);
   const server = await startDevServer({});
   const sim = await startSimulator({ port: 0, token: TEST_TOKEN, deployMs: { min: 20, max: 40 }, seed: 5 });
   const worker = spawnWorker({ temporalAddress: server.address, namespace: server.namespace, taskQueue: 'previous-release', engineUrl: sim.url, token: TEST_TOKEN, bundleAtStart: true, bin: old.bin, readyTimeoutMs: 180_000 });
@@ -85,7 +85,7 @@ async function main(): Promise<void> {
     const files = { 'controller-input.json': decode(canInput(controllerRuns)), 'pool-input.json': decode(canInput(poolRuns)), 'messages.json': messages };
     for (const [name, value] of Object.entries(files)) {
       if (value === undefined) throw new Error(`nothing recorded for ${name}`);
-      writeFileSync(path.join(out, name), `${JSON.stringify({ recordedFrom: `${PREVIOUS_RELEASE} (${old.commit})`, value }, null, 1)}\n`);
+      writeFileSync(path.join(out, name), `${JSON.stringify({ recordedFrom: `${old.named} (${old.commit})`, value }, null, 1)}\n`);
       say(`wrote ${name}`);
     }
   } finally {
