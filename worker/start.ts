@@ -17,7 +17,7 @@ import { createLbaasWorker, type LbaasWorkerOptions } from './main';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from './drain';
 import { DEFAULT_DEAD_AFTER_MS, MIN_DEAD_AFTER_MS, StrandedRunSweeper, type StrandedAction } from './stranded';
 import { defaultDeploymentVersion, deploymentVersionFromEnv, setCurrentVersion } from './versioning';
-import { EntityWaker } from './wake';
+import { EntityWaker, REWAKE_AFTER_MS } from './wake';
 
 export interface StartWorkerOptions extends Omit<LbaasWorkerOptions, 'connection' | 'namespace' | 'taskQueue' | 'engine' | 'temporalClient'> {
   temporal: TemporalSettings;
@@ -141,8 +141,12 @@ export async function startWorker(o: StartWorkerOptions): Promise<RunningWorker>
         await stopWorker().catch(() => {});
         throw err;
       }
-      // In the background: the worker serves while the entities on other builds are woken.
-      void waker.current();
+      // In the background: the worker serves while the entities on other builds are woken; once more a few seconds
+      // later for those whose task came before the server's routing knew the new target (EntityWaker), and from then
+      // on at every sweep while any is left.
+      void waker.current().then((r) => {
+        if (r && r.listed > 0) setTimeout(() => void waker.current(), REWAKE_AFTER_MS).unref();
+      });
     }
     return {
       worker,

@@ -20,6 +20,8 @@ import { versionText } from './versioning';
 
 /** Wake signals per second at most, per worker. */
 export const WAKE_PER_SECOND = 50;
+/** The second wake after a worker made its build current (EntityWaker says why there is one). */
+export const REWAKE_AFTER_MS = 5_000;
 /** Signals in flight at once. */
 const CONCURRENCY = 8;
 const NOT_FOUND = 5;
@@ -91,23 +93,35 @@ export async function wakeEntities(o: WakeOptions): Promise<WakeReport> {
 }
 
 /**
- * Runs wakeEntities once each time the worker's build becomes current: start.ts calls it after setCurrentVersion, the
- * sweep loop whenever it sees the build current; `notCurrent()` arms it again (a rollback and a new roll-forward).
+ * When to wake: start.ts calls current() after setCurrentVersion, the sweep loop at every sweep that sees the build
+ * current (about every 30 s), notCurrent() when it sees it not current. A wake runs the first time, and again at every
+ * call for as long as the last one still listed entities on other builds: a run woken in the first seconds after the
+ * switch can get its task before the server's routing says the target changed (it then sees no change and stays),
+ * and one that was busy (a pass, a wait) moves only later. Once a wake lists nothing, it stops until the build is
+ * seen not current and current again (a rollback and a new roll-forward).
  */
 export class EntityWaker {
   #armed = true;
   #running: Promise<WakeReport | null> | null = null;
   constructor(private readonly o: WakeOptions) {}
 
-  /** Wakes unless this worker already did since its build became current; a failed wake is logged and re-armed. */
   current(): Promise<WakeReport | null> {
-    if (!this.#armed) return this.#running ?? Promise.resolve(null);
+    if (this.#running) return this.#running;
+    if (!this.#armed) return Promise.resolve(null);
     this.#armed = false;
-    this.#running = wakeEntities(this.o).catch((err: unknown) => {
-      this.#armed = true;
-      this.o.log('WARN', `lbaas worker: waking the controllers and pools on other builds failed (tried again at the next sweep): ${(err as Error).message}`);
-      return null;
-    });
+    this.#running = wakeEntities(this.o)
+      .then((r) => {
+        if (r.listed > 0) this.#armed = true;
+        return r;
+      })
+      .catch((err: unknown) => {
+        this.#armed = true;
+        this.o.log('WARN', `lbaas worker: waking the controllers and pools on other builds failed (tried again at the next sweep): ${(err as Error).message}`);
+        return null;
+      })
+      .finally(() => {
+        this.#running = null;
+      });
     return this.#running;
   }
 

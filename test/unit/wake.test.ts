@@ -1,7 +1,7 @@
 /**
  * worker/wake.ts against a recording fake of the client's two calls it makes (the list and the signal): the query it
- * lists with, the pace it signals at, runs that ended meanwhile, and the once-per-becoming-current rule of
- * EntityWaker. test/upgrade/upgrade.test.ts runs it against a real server.
+ * lists with, the pace it signals at, runs that ended meanwhile, and when EntityWaker wakes again.
+ * test/upgrade/upgrade.test.ts runs it against a real server.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -16,8 +16,9 @@ function fakeClient(runs: { workflowId: string; runId: string }[], gone = new Se
     workflow: {
       list({ query }: { query: string }) {
         queries.push(query);
+        const listed = [...runs];
         return (async function* () {
-          yield* runs;
+          yield* listed;
         })();
       },
       getHandle(workflowId: string, runId: string) {
@@ -54,13 +55,18 @@ test('sends each listed run (by its run id) one wake with v: 2, no faster than t
   assert.match(lines.join('\n'), /woke 11 of 12 controllers and pools/);
 });
 
-test('EntityWaker wakes once per becoming current: again only after the build was seen not current', async () => {
-  const f = fakeClient([{ workflowId: 'lbaas/a', runId: 'r1' }]);
+test('EntityWaker wakes again while a wake still lists entities elsewhere, stops once one lists none, and starts again after the build was seen not current', async () => {
+  const runs = [{ workflowId: 'lbaas/a', runId: 'r1' }];
+  const f = fakeClient(runs);
   const waker = new EntityWaker({ client: f.client, taskQueue: 'lbaas', deployment, log: () => undefined });
   await waker.current();
   await waker.current();
-  assert.equal(f.queries.length, 1);
+  assert.equal(f.queries.length, 2, 'listed something: woken again');
+  runs.length = 0;
+  await waker.current();
+  await waker.current();
+  assert.equal(f.queries.length, 3, 'listed nothing: not again');
   waker.notCurrent();
   await waker.current();
-  assert.equal(f.queries.length, 2);
+  assert.equal(f.queries.length, 4);
 });
