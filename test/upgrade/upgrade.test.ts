@@ -169,7 +169,11 @@ test('from the previous release to this build and on to a build whose controller
     /** Waits until every entity's open run is on `build`, pinned, started from a `v: 2` input; returns the seconds it took. */
     const allMovedTo = async (build: string, since: number) => {
       const query = `WorkflowType IN ('serviceController', 'serverPool') AND ExecutionStatus = 'Running' AND TemporalWorkerDeploymentVersion = '${searchValue(build)}' AND TemporalWorkflowVersioningBehavior = 'Pinned'`;
-      await until(`every controller and the pool on ${build}`, async () => (await u.client.workflow.count(query)).count === entities.length, 600_000, 500);
+      await until(`every controller and the pool on ${build}`, async () => (await u.client.workflow.count(query)).count === entities.length, 600_000, 500).catch(async (err: unknown) => {
+        const left: string[] = [];
+        for await (const w of u.client.workflow.list({ query: `WorkflowType IN ('serviceController', 'serverPool') AND ExecutionStatus = 'Running' AND TemporalWorkerDeploymentVersion != '${searchValue(build)}'` })) left.push(w.workflowId);
+        throw new Error(`${(err as Error).message}; not moved: ${left.sort().join(', ')}`);
+      });
       const seconds = (Date.now() - since) / 1000;
       for (const id of entities) {
         const d = await u.client.workflow.getHandle(id).describe();
