@@ -4,7 +4,7 @@
  */
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import { resyncSignal, runningControllersQuery, searchAttributes, workflowIds } from '../contract';
+import { resyncSignal, runningControllersQuery, SCHEMA_VERSION, searchAttributes, poolWakeSignal, workflowIds, workflowTypes } from '../contract';
 import { withHeartbeat } from './heartbeat';
 import { mapLimit } from './state';
 
@@ -24,7 +24,9 @@ export function createControlActivities(client: Client) {
      * Lists the controllers and signals each to resync, from the activity rather than from fullResync itself: a signal
      * sent by a workflow costs it two history events, so a fleet of 25,000 controllers would outgrow a workflow
      * history (51,200 events); from here it costs none. The count reached is heartbeated, so a retried attempt
-     * resumes where the last one stopped instead of signalling every controller again.
+     * resumes where the last one stopped instead of signalling every controller again. Every running server pool is
+     * then sent `wake`: a controller's resync reaches only the pool it subscribes to, and an entity on a build that is
+     * no longer current moves to the current one when woken (docs/architecture.md, "Versions and patches").
      */
     async signalControllers(): Promise<{ signalled: string[]; missed: string[] }> {
       return withHeartbeat<number, { signalled: string[]; missed: string[] }>(async (hb) => {
@@ -44,6 +46,7 @@ export function createControlActivities(client: Client) {
           if (++done % SIGNAL_CONCURRENCY === 0) hb.record(done);
         });
         hb.record(done);
+        await wakePools(client, Context.current().info.taskQueue);
         return { signalled: signalled.sort(), missed: missed.sort() };
       });
     },
@@ -67,6 +70,19 @@ async function runningControllers(client: Client, taskQueue: string): Promise<Co
     out.push({ serviceUid: wf.typedSearchAttributes.get(searchAttributes.serviceUid) ?? workflowIds.serviceOf(wf.workflowId) ?? wf.workflowId, workflowId: wf.workflowId });
   }
   return out.sort((a, b) => a.serviceUid.localeCompare(b.serviceUid));
+}
+
+/** Sends `wake` to every running pool of the task queue (a pool that ended meanwhile is skipped). */
+async function wakePools(client: Client, taskQueue: string): Promise<void> {
+  const ids: string[] = [];
+  const query = `WorkflowType = '${workflowTypes.serverPool}' AND ExecutionStatus = 'Running' AND TaskQueue = '${taskQueue.replace(/'/g, "\\'")}'`;
+  for await (const wf of client.workflow.list({ query })) ids.push(wf.workflowId);
+  await mapLimit(ids, SIGNAL_CONCURRENCY, async (id) => {
+    await client.workflow
+      .getHandle(id)
+      .signal(poolWakeSignal, { v: SCHEMA_VERSION })
+      .catch(() => undefined);
+  });
 }
 
 export type ControlActivities = ReturnType<typeof createControlActivities>;

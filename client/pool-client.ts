@@ -24,6 +24,7 @@ import {
   type PoolStatus,
   type PoolWaitResult,
   type ServerPoolWorkflow,
+  SCHEMA_VERSION,
 } from '../contract';
 
 export class PoolNotFoundError extends Error {
@@ -64,7 +65,7 @@ export class PoolClient {
       new WithStartWorkflowOperation<ServerPoolWorkflow>(workflowTypes.serverPool, {
         workflowId: workflowIds.pool(pool.name),
         taskQueue: this.taskQueue,
-        args: [{ name: pool.name }],
+        args: [{ v: SCHEMA_VERSION, name: pool.name }],
         workflowIdConflictPolicy: 'USE_EXISTING',
         staticSummary: `server pool ${pool.name}`,
         typedSearchAttributes: [{ key: searchAttributes.serverPool, value: pool.name }],

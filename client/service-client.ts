@@ -26,6 +26,7 @@ import {
   type PlanServiceWorkflow,
   type PoolStatus,
   type ServiceControllerWorkflow,
+  SCHEMA_VERSION,
 } from '../contract';
 import type { ServiceSpec } from '../domain/types';
 import { resolveSpecDocument } from '../domain';
@@ -69,7 +70,7 @@ export class LbaasClient {
       new WithStartWorkflowOperation<ServiceControllerWorkflow>(workflowTypes.serviceController, {
         workflowId,
         taskQueue: this.taskQueue,
-        args: [{ serviceUid: spec.serviceUid }],
+        args: [{ v: SCHEMA_VERSION, serviceUid: spec.serviceUid }],
         workflowIdConflictPolicy: 'USE_EXISTING',
         staticSummary: `controller of service ${spec.serviceUid}`,
         typedSearchAttributes: [

@@ -7,4 +7,5 @@
 export * from './ids';
 export * from './messages';
 export * from './payloads';
+export * from './schema';
 export * from './workflow-types';

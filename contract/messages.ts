@@ -13,6 +13,10 @@ import type {
   PoolStatus,
   PoolWaitResult,
 } from './payloads';
+import type { SchemaVersion } from './schema';
+
+/** Signals of this build carry the schema version (contract/schema.ts); the previous release's came without it. */
+type V2<T> = T & { v: SchemaVersion };
 
 // serviceController (`lbaas/<uid>`).
 export const applyUpdate = defineUpdate<{ revision: number }, [spec: unknown]>('apply');
@@ -25,11 +29,19 @@ export const resyncSignal = defineSignal<[]>('resync');
  */
 export const resyncPassUpdate = defineUpdate<PassResult, []>('resyncPass');
 /**
- * No longer sent: workers of earlier builds sent it when the Engine answered a service's requests 429. Kept so that
- * controller runs which received it replay (the handler's timer), until they continue as new (docs/architecture.md,
- * "Versions and patches"). A throttled activity now says it on its heartbeat (activities/heartbeat.ts).
+ * No longer sent: workers of earlier builds sent it when the Engine answered a service's requests 429. Only the
+ * previous release's controller loop (workflows/legacy/controller.ts) handles it, so that runs which received it
+ * replay; the current loop does not. A throttled activity now says it on its heartbeat (activities/heartbeat.ts).
  */
 export const engineRateLimitedSignal = defineSignal<[{ until: number }]>('engineRateLimited');
+/**
+ * Nothing but a workflow task: a worker whose build has just become the Current Version sends it to every entity
+ * (controller and pool) still on another build, which then continues as new onto the new build once it is idle
+ * (worker/wake.ts, docs/architecture.md "Versions and patches"). Cheap: the handler does nothing, the task is the point.
+ */
+export const wakeSignal = defineSignal<[{ v: SchemaVersion }]>('wake');
+/** The same `wake` for a server pool. */
+export const poolWakeSignal = defineSignal<[{ v: SchemaVersion }]>('wake');
 export const controllerStatusQuery = defineQuery<ControllerStatus>('status');
 /**
  * From a superseded (cancelled) reconcileLoadBalancer to its service's controller: the identifiers of the objects it
@@ -37,9 +49,9 @@ export const controllerStatusQuery = defineQuery<ControllerStatus>('status');
  * Engine's tag index, which lags behind tagging: an object created on a load balancer the new spec dropped would be
  * missed and left behind (docs/architecture.md, "Superseding").
  */
-export const supersededCreatesSignal = defineSignal<[{ identifiers: string[] }]>('supersededCreates');
+export const supersededCreatesSignal = defineSignal<[V2<{ identifiers: string[] }>]>('supersededCreates');
 /** From the service's server pool: its current members (docs/architecture.md, "Server pools"). */
-export const poolMembersSignal = defineSignal<[PoolMembersMessage]>('poolMembers');
+export const poolMembersSignal = defineSignal<[V2<PoolMembersMessage>]>('poolMembers');
 
 // reconcileLoadBalancer (`lbaas/<uid>/lb/<lb>`).
 export const loadBalancerStatusQuery = defineQuery<LoadBalancerProgress>('status');
@@ -54,15 +66,15 @@ export const poolRemoveUpdate = defineUpdate<PoolChangeResult, [names: unknown]>
 export const poolDeleteUpdate = defineUpdate<{ name: string; revision: number }, []>('delete');
 export const poolWaitUpdate = defineUpdate<PoolWaitResult, [revision: number]>('waitConverged');
 export const poolStatusQuery = defineQuery<PoolStatus>('status');
-export const poolSubscribeSignal = defineSignal<[{ serviceUid: string }]>('subscribe');
-export const poolUnsubscribeSignal = defineSignal<[{ serviceUid: string }]>('unsubscribe');
-export const poolReportSignal = defineSignal<[PoolReport]>('report');
+export const poolSubscribeSignal = defineSignal<[V2<{ serviceUid: string }>]>('subscribe');
+export const poolUnsubscribeSignal = defineSignal<[V2<{ serviceUid: string }>]>('unsubscribe');
+export const poolReportSignal = defineSignal<[V2<PoolReport>]>('report');
 /** Send the current members to every subscriber again (full resync). */
 export const poolResyncSignal = defineSignal<[]>('resync');
 
 /** Which workflow type handles which messages: what docs/spec.md lists per workflow (test/unit/doc-surface.test.ts). */
 export const MESSAGES_BY_WORKFLOW = {
-  serviceController: [applyUpdate, waitConvergedUpdate, deleteUpdate, resyncSignal, resyncPassUpdate, engineRateLimitedSignal, poolMembersSignal, supersededCreatesSignal, controllerStatusQuery],
+  serviceController: [applyUpdate, waitConvergedUpdate, deleteUpdate, resyncSignal, resyncPassUpdate, engineRateLimitedSignal, poolMembersSignal, supersededCreatesSignal, wakeSignal, controllerStatusQuery],
   reconcileLoadBalancer: [loadBalancerStatusQuery],
   serverPool: [
     poolSetUpdate,
@@ -75,5 +87,6 @@ export const MESSAGES_BY_WORKFLOW = {
     poolUnsubscribeSignal,
     poolReportSignal,
     poolResyncSignal,
+    poolWakeSignal,
   ],
 } as const;

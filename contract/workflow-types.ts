@@ -13,6 +13,7 @@ import type {
   PassResult,
   PlanServiceResult,
 } from './payloads';
+import type { SchemaVersion } from './schema';
 
 /** Every workflow type the worker registers. */
 export const workflowTypes = {
@@ -26,9 +27,10 @@ export const workflowTypes = {
   discoverCluster: 'discoverCluster',
 } as const;
 
-export type ServiceControllerWorkflow = (input: { serviceUid: string }) => Promise<PassResult>;
+/** `v`: the input's schema version (contract/schema.ts); an input without it runs the previous release's loop. */
+export type ServiceControllerWorkflow = (input: { v: SchemaVersion; serviceUid: string }) => Promise<PassResult>;
 export type PlanServiceWorkflow = (input: { spec: unknown }) => Promise<PlanServiceResult>;
-export type ServerPoolWorkflow = (input: { name: string }) => Promise<{ name: string; revision: number }>;
+export type ServerPoolWorkflow = (input: { v: SchemaVersion; name: string }) => Promise<{ name: string; revision: number }>;
 export type ImportServicesWorkflow = (input: ImportServicesInput) => Promise<ImportServicesResult>;
 export type FullResyncWorkflow = (input?: FullResyncInput) => Promise<FullResyncResult>;
 export type DiscoverClusterWorkflow = (input: DiscoverClusterInput) => Promise<ClusterDiscovery>;

@@ -18,6 +18,7 @@ import { createLbaasWorker, type LbaasWorkerOptions } from './main';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from './drain';
 import { DEFAULT_DEAD_AFTER_MS, MIN_DEAD_AFTER_MS, StrandedRunSweeper, type StrandedAction } from './stranded';
 import { defaultDeploymentVersion, deploymentVersionFromEnv, setCurrentVersion, type SetCurrentResult } from './versioning';
+import { EntityWaker, REWAKE_AFTER_MS } from './wake';
 
 export interface StartWorkerOptions extends Omit<LbaasWorkerOptions, 'connection' | 'namespace' | 'taskQueue' | 'engine' | 'temporalClient'> {
   temporal: TemporalSettings;
@@ -110,6 +111,9 @@ export async function startWorker(o: StartWorkerOptions): Promise<RunningWorker>
     const running = worker.run();
     // A failed run is reported by whoever awaits `running` or `stop()`; this keeps it from being unhandled meanwhile.
     running.catch(() => {});
+    const say = log ?? ((level: 'INFO' | 'WARN', line: string) => Runtime.instance().logger.log(level, line));
+    // Wakes the controllers and pools on other builds whenever this build becomes current (worker/wake.ts).
+    const waker = new EntityWaker({ client, taskQueue: temporal.taskQueue, deployment, log: say });
     const sweeper =
       strandedRuns === false
         ? null
@@ -119,8 +123,9 @@ export async function startWorker(o: StartWorkerOptions): Promise<RunningWorker>
             taskQueue: temporal.taskQueue,
             deployment,
             ...(strandedRuns ?? {}),
-            log: log ?? ((level, line) => Runtime.instance().logger.log(level, line)),
+            log: say,
             ...(onStranded ? { onAction: onStranded } : {}),
+            onCurrent: (current) => (current ? void waker.current() : waker.notCurrent()),
           });
     sweeper?.start();
     // A worker that stops (on a signal, or failing) stops sweeping: its connections are about to close.
@@ -132,6 +137,7 @@ export async function startWorker(o: StartWorkerOptions): Promise<RunningWorker>
         await running;
       } finally {
         await sweeper?.stop();
+        await waker.settled();
         await closeAll();
       }
     };
@@ -149,6 +155,15 @@ export async function startWorker(o: StartWorkerOptions): Promise<RunningWorker>
           await stopWorker().catch(() => {});
           throw err;
         }
+      }
+      // In the background: the worker serves while the entities on other builds are woken; once more a few seconds
+      // later for those whose task came before the server's routing knew the new target (EntityWaker), and from then
+      // on at every sweep while any is left.
+      // Only when this build is current now (a worker at `if-none` may have found another build current).
+      if (current?.result === 'set' || current?.result === 'already') {
+        void waker.current().then((r) => {
+          if (r && r.listed > 0) setTimeout(() => void waker.current(), REWAKE_AFTER_MS).unref();
+        });
       }
     }
     return {

@@ -21,8 +21,8 @@
  * 5. An entity (serviceController, serverPool) pinned to a dead Version is reset to its first workflow task, with
  *    its signals and updates re-applied and a versioning override pinning the new run to the current build: the new
  *    run replays only its start event (the continue-as-new input) and those messages with the current code, never
- *    the dead build's history. Entities are AUTO_UPGRADE today, so none is listed; the branch serves them once they
- *    are PINNED.
+ *    the dead build's history. Entities are PINNED and move to a new build by continue-as-new, which needs a task on
+ *    their own build: this is for those whose build died before they moved.
  *
  * Every action is logged and counted (`lbaas_stranded_runs_total`, docs/spec.md#metrics).
  */
@@ -79,6 +79,8 @@ export interface SweeperOptions {
   log: (level: 'INFO' | 'WARN', line: string) => void;
   /** Called once per run acted on (worker/metrics.ts counts them). */
   onAction?: (workflowType: string, action: StrandedAction) => void;
+  /** Told at every sweep whether this worker's Version is current (worker/wake.ts wakes the entities when it is). */
+  onCurrent?: (current: boolean) => void;
   now?: () => number;
 }
 
@@ -186,7 +188,9 @@ export class StrandedRunSweeper {
       if (err.code === NOT_FOUND) return null;
       throw err;
     });
-    if (d?.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId !== deployment.buildId) return { ...report, skipped: 'not current' };
+    const isCurrent = d?.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId === deployment.buildId;
+    this.#o.onCurrent?.(isCurrent);
+    if (!isCurrent) return { ...report, skipped: 'not current' };
 
     const current = `${deployment.deploymentName}:${deployment.buildId}`;
     const query =

@@ -65,8 +65,8 @@ export function retryAtOf(w: WorkPhase): number | null {
 }
 
 /**
- * The snapshot fields controllers wrote before the tagged phase (and still write beside it, for a rollback to such a
- * build: docs/architecture.md, "Versions and patches").
+ * The snapshot fields controllers wrote before the tagged phase; the previous release still wrote them beside it, and
+ * its snapshots are read (workflows/legacy/controller.ts). This build writes the phase alone.
  */
 export interface FlatWorkFields {
   failures: number;
@@ -87,16 +87,6 @@ export function phaseFromFlat(f: Partial<FlatWorkFields>): WorkPhase {
   if (f.dirty) return { tag: 'due', failures };
   if (retryAt !== null) return { tag: 'retrying', at: retryAt, failures };
   return { tag: 'idle' };
-}
-
-/** The flat fields an earlier build reads from a snapshot of `w` (a pass in flight is carried as work pending). */
-export function flatFromPhase(w: WorkPhase): FlatWorkFields {
-  return {
-    failures: failuresOf(w),
-    dirty: w.tag === 'due' || w.tag === 'running',
-    deleting: w.tag === 'deleting' || w.tag === 'deleted',
-    retryAt: retryAtOf(w),
-  };
 }
 
 /** What a phase becomes in a snapshot: a pass in flight does not survive continue-as-new, its work is due again. */

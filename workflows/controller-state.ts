@@ -8,7 +8,6 @@ import { validateSpec } from '../domain';
 import { PASS_TERMINATED, type ControllerStatus, type PassResult, type Phase, type PoolMembersMessage } from '../contract';
 import {
   failuresOf,
-  flatFromPhase,
   passOf,
   phaseForSnapshot,
   phaseFromFlat,
@@ -25,10 +24,11 @@ import { MAX_KNOWN } from './input';
 export { RETRY_FIRST_MS, RETRY_MAX_MS, type RunningPass } from './controller-phase';
 
 /**
- * A continue-as-new snapshot. `work` is the controller's phase (workflows/controller-phase.ts); the flat fields
- * (failures, dirty, deleting, retryAt) are what builds before the phase read, still written beside it for a rollback
- * and read when `work` is absent. Server pools: the pool fields (workflows/pool-subscription.ts) are absent in
- * snapshots of controllers from before pools.
+ * A continue-as-new snapshot (the `state` of a `v: 2` input, contract/schema.ts). `work` is the controller's phase
+ * (workflows/controller-phase.ts). Snapshots of the previous release (read by workflows/legacy/controller.ts) may
+ * lack it and carry only the flat fields (failures, dirty, deleting, retryAt) of the builds before the phase; this
+ * build writes `work` alone, which the previous release reads too (a rollback). Server pools: the pool fields
+ * (workflows/pool-subscription.ts) are absent in snapshots of controllers that never had a pool.
  */
 export interface ControllerSnapshot extends PoolSubscriptionSnapshot, Partial<FlatWorkFields> {
   spec: unknown;
@@ -332,15 +332,13 @@ export class ControllerState {
   }
 
   snapshot(): ControllerSnapshot {
-    const work = phaseForSnapshot(this.#work);
     return {
       spec: this.spec,
       revision: this.revision,
       passCount: this.passCount,
       lastResult: this.lastResult,
-      work,
+      work: phaseForSnapshot(this.#work),
       ...(this.supersededCreates.length > 0 ? { supersededCreates: this.supersededCreates } : {}),
-      ...flatFromPhase(work),
       ...this.pool.snapshot(),
     };
   }

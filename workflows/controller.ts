@@ -5,12 +5,20 @@
  * grows large. The entity state lives in ControllerState (controller-state.ts); this file is the loop and handlers
  * (a little over 300 lines: the server pool helpers at the end share the loop's closure).
  *
+ * PINNED (workflows/versioning.ts): a run stays on the build that started it. Whenever it wakes idle on a build that
+ * is no longer the Deployment's target (`targetWorkerDeploymentVersionChanged`), it continues as new onto the new
+ * build (AUTO_UPGRADE for the first task only, then pinned there): only the continue-as-new input and the messages
+ * cross builds (contract/schema.ts), so this loop carries no patch. Inputs without `v: 2` are runs of the previous
+ * release and run its loop (workflows/legacy/controller.ts), which moves them here; the one patched() call before the
+ * loop tells a `v: 2` run the previous release started from one this build started, and goes with that module.
+ *
  * The loop is a state machine (docs/architecture.md, "Controller states", has the full diagram):
  *
  *   idle ──work (revision, resync, retry due)──▶ reconcile ──▶ idle, or rotate if nothing is pending and history is long
  *   idle ──delete requested──▶ delete ──converged──▶ end (the workflow returns)
  *                               delete ──failed──▶ idle (retried after the retry delay)
  *   idle ──nothing pending, history long──▶ rotate ──▶ continue-as-new (state carried in ControllerSnapshot)
+ *   idle ──no pass running, no handler running, a new target build──▶ rotate onto that build
  */
 import {
   allHandlersFinished,
@@ -19,7 +27,7 @@ import {
   ChildWorkflowFailure,
   condition,
   continueAsNew,
-  deprecatePatch,
+  makeContinueAsNewFunc,
   executeChild,
   getExternalWorkflowHandle,
   isCancellation,
@@ -27,7 +35,6 @@ import {
   patched,
   setCurrentDetails,
   setHandler,
-  sleep,
   TerminatedFailure,
   upsertSearchAttributes,
   workflowInfo,
@@ -38,7 +45,6 @@ import {
   applyUpdate,
   controllerStatusQuery,
   deleteUpdate,
-  engineRateLimitedSignal,
   FAILURE_TYPES,
   PASS_TERMINATED,
   poolMembersSignal,
@@ -50,13 +56,19 @@ import {
   resyncSignal,
   searchAttributes,
   waitConvergedUpdate,
+  wakeSignal,
   workflowIds,
+  readPoolMembers,
+  readSupersededCreates,
+  SCHEMA_VERSION,
+  type SchemaVersion,
   type PassResult,
   type Phase,
   type PoolReport,
   type ReconcileServiceResult,
 } from '../contract';
 import { formatIssues, isServiceUid, resolveSpecDocument, SERVICE_UID_RULE, validateSpec } from '../domain';
+import { ENTITY_LOOP_PATCH, legacyServiceController } from './legacy/controller';
 import { reconcileService } from './reconcile-service';
 import { RequestTraces } from './trace-context';
 import { causeOf, childFailureOfType, failureDetails } from './failures';
@@ -65,6 +77,8 @@ import { causeOf, childFailureOfType, failureDetails } from './failures';
 type Step = 'idle' | 'reconcile' | 'delete' | 'rotate';
 
 export interface ServiceControllerInput {
+  /** The input's schema version (contract/schema.ts); without it, a run of the previous release. */
+  v: SchemaVersion;
   serviceUid: string;
   /** Carried over by continue-as-new. */
   state?: ControllerSnapshot;
@@ -79,6 +93,10 @@ export interface ServiceControllerInput {
 export const CONTINUE_AS_NEW_EVENTS = 2_000;
 
 export async function serviceController(input: ServiceControllerInput): Promise<PassResult> {
+  const v = (input as { v?: unknown } | undefined)?.v;
+  // The previous release's runs, and `v: 2` runs it started, replay its loop (ENTITY_LOOP_PATCH says why).
+  if (v === undefined || (v === SCHEMA_VERSION && !patched(ENTITY_LOOP_PATCH))) return legacyServiceController(input as unknown as Parameters<typeof legacyServiceController>[0]);
+  if (v !== SCHEMA_VERSION) throw invalidInput(`serviceController: v: this build reads schema version ${SCHEMA_VERSION} (or none: the previous release), got ${JSON.stringify(v)}`);
   if (!isServiceUid(input?.serviceUid)) {
     throw invalidInput(`serviceController: serviceUid: ${SERVICE_UID_RULE}`);
   }
@@ -180,38 +198,33 @@ export async function serviceController(input: ServiceControllerInput): Promise<
     },
   );
   setHandler(supersededCreatesSignal, (m) => {
-    st.noteSupersededCreates(m?.identifiers);
+    const r = readSupersededCreates(m);
+    if (r) st.noteSupersededCreates(r.identifiers);
   });
   setHandler(poolMembersSignal, (m) => {
-    st.receiveMembers(m);
+    const r = readPoolMembers(m);
+    if (!r) return;
+    st.receiveMembers(r);
     traces.note();
     publish();
   });
-  // Kept for replay only, for one continue-as-new rotation (docs/architecture.md, "Versions and patches"): workers
-  // no longer send this signal (a throttled activity says it on itself, client/rate-limit.ts), but runs that received
-  // it from workers of the previous build replay the timer below. Remove once no run started before then is open.
-  setHandler(engineRateLimitedSignal, (notice) => {
-    const before = st.rateLimitedUntil;
-    st.noteRateLimited(notice?.until);
-    publish();
-    // Publish again when the notice runs out, so the summary stops saying it; one timer per notice that extends it.
-    if (st.rateLimitedUntil !== null && st.rateLimitedUntil !== before) {
-      const until = st.rateLimitedUntil;
-      void sleep(Math.max(1, until - Date.now())).then(() => {
-        if (st.rateLimitedUntil === until) publish();
-      });
-    }
-  });
+  // A worker of a new Current Version wakes every entity still on another build (worker/wake.ts): the workflow task
+  // is what matters, where the loop reads targetWorkerDeploymentVersionChanged.
+  setHandler(wakeSignal, () => undefined);
   setHandler(controllerStatusQuery, () => st.status(), { description: 'Phase, revision, status, per load balancer and per object.' });
 
   upsertSearchAttributes([{ key: searchAttributes.serviceUid, value: uid }]);
   publish();
 
   const historyIsLong = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > historyLimit;
-  // Deprecated patch (docs/architecture.md, "Versions and patches"): every run of the previous release wrote its marker
-  // and took the idle check; runs from before it, which rotated only right after a pass, are no longer met.
-  deprecatePatch('continue-as-new-when-idle');
   const idleAndLong = () => !st.hasWork() && historyIsLong();
+  /**
+   * Another build is the target now, and nothing is in flight that the next run could not pick up from the snapshot:
+   * no pass running (it finishes on this build first: passes are pinned here too) and no handler running (a wait
+   * answered by the next pass would otherwise hold the move, and the move would hold the pass). Work due or a retry
+   * scheduled is carried over.
+   */
+  const moveWanted = () => workflowInfo().targetWorkerDeploymentVersionChanged && st.running === null && !st.deleting && allHandlersFinished();
   /** After a pass (or a wake-up with nothing to do): rotate if the history is long and nothing is pending. */
   const afterWork = (): Step => (!st.hasWork() && historyIsLong() ? 'rotate' : 'idle');
 
@@ -221,13 +234,13 @@ export async function serviceController(input: ServiceControllerInput): Promise<
    */
   const idle = async (): Promise<Step> => {
     if (st.needsSubscription()) await syncPool();
-    if (idleAndLong()) return 'rotate';
+    if (idleAndLong() || moveWanted()) return 'rotate';
     const retryIn = st.retryDelayMs();
-    const wake = () => st.hasWork() || idleAndLong() || st.needsSubscription();
+    const wake = () => st.hasWork() || idleAndLong() || st.needsSubscription() || moveWanted();
     if (retryIn === null) await condition(wake);
     else if (retryIn <= 0 || !(await condition(wake, retryIn))) st.retryDue();
     if (st.needsSubscription()) return 'idle';
-    if (idleAndLong()) return 'rotate';
+    if (idleAndLong() || moveWanted()) return 'rotate';
     if (st.deleting) return 'delete';
     return st.hasWork() ? 'reconcile' : afterWork();
   };
@@ -256,9 +269,13 @@ export async function serviceController(input: ServiceControllerInput): Promise<
         await condition(allHandlersFinished);
         return result;
       }
-      case 'rotate':
+      case 'rotate': {
         await condition(allHandlersFinished);
-        return continueAsNew<typeof serviceController>({ serviceUid: uid, state: st.snapshot(), ...(input.historyLimit ? { historyLimit } : {}) });
+        const next: ServiceControllerInput = { v: SCHEMA_VERSION, serviceUid: uid, state: st.snapshot(), ...(input.historyLimit ? { historyLimit } : {}) };
+        // Onto the target build when it changed (pinned there from its first task); on this build otherwise.
+        if (workflowInfo().targetWorkerDeploymentVersionChanged) return makeContinueAsNewFunc<typeof serviceController>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(next);
+        return continueAsNew<typeof serviceController>(next);
+      }
     }
   }
 
@@ -311,10 +328,7 @@ export async function serviceController(input: ServiceControllerInput): Promise<
         return { serviceUid: uid, revision: pass.revision, converged: false, status: {}, loadBalancers: {}, objects: [], pass: pass.number, finishedAt: Date.now(), error: 'superseded' };
       }
       if (isCancellation(err)) throw err;
-      // Patch stage 1 (docs/architecture.md, "Versions and patches"): the old branch, which runs before this release
-      // took a terminated pass for a failed one (counted, the phase Failed until the retry, waits answered with it);
-      // runs that moved here with such a pass in their history replay it.
-      if (err instanceof ChildWorkflowFailure && err.cause instanceof TerminatedFailure && patched('terminated-pass-not-failed')) {
+      if (err instanceof ChildWorkflowFailure && err.cause instanceof TerminatedFailure) {
         // Ended from outside, most often by a worker's sweep because its build is gone (worker/stranded.ts): a fresh
         // pass on the current build adopts what it created. Not the service's failure, so not counted as one.
         result = { ...failedResult(uid, pass, err), error: `${PASS_TERMINATED} (${workflowIds.pass(uid, pass.number)}): retried`, ...pool };
@@ -327,13 +341,8 @@ export async function serviceController(input: ServiceControllerInput): Promise<
     return result;
   }
 
-  /**
-   * Subscribes to the spec's pool (and unsubscribes from a pool the spec no longer names). The deprecated patch
-   * `server-pools` only marked histories with pool signals (it never had another branch); the call stays while a
-   * controller run that `patched('server-pools')` marked may be open (docs/architecture.md, "Versions and patches").
-   */
+  /** Subscribes to the spec's pool (and unsubscribes from a pool the spec no longer names). */
   async function syncPool(): Promise<void> {
-    deprecatePatch('server-pools');
     const { leave, join } = st.pool.step();
     if (leave !== null) {
       st.pool.left();
@@ -357,8 +366,8 @@ export async function serviceController(input: ServiceControllerInput): Promise<
   async function signalPool(pool: string, what: 'subscribe' | 'unsubscribe' | 'report', report?: PoolReport): Promise<boolean> {
     const handle = getExternalWorkflowHandle(workflowIds.pool(pool));
     try {
-      if (what === 'report') await handle.signal(poolReportSignal, report as PoolReport);
-      else await handle.signal(what === 'subscribe' ? poolSubscribeSignal : poolUnsubscribeSignal, { serviceUid: uid });
+      if (what === 'report') await handle.signal(poolReportSignal, { v: SCHEMA_VERSION, ...(report as PoolReport) });
+      else await handle.signal(what === 'subscribe' ? poolSubscribeSignal : poolUnsubscribeSignal, { v: SCHEMA_VERSION, serviceUid: uid });
       return true;
     } catch {
       return false;

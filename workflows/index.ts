@@ -10,5 +10,5 @@ export { fullResync } from './full-resync';
 export { serverPool } from './pool';
 export { importServices } from './import';
 export { discoverCluster } from './discover-cluster';
-// Each type's Worker Versioning behavior (PINNED passes, AUTO_UPGRADE entities).
+// Each type's Worker Versioning behavior (every one PINNED).
 import './versioning';

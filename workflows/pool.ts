@@ -9,14 +9,19 @@
  *   idle ──history long──▶ continue-as-new (members, subscribers and what is still owed carried over), between
  *        rounds too (a pool with thousands of subscribers joining never stops owing someone), and also while a
  *        `waitConverged` waits: Temporal fails that wait, and the client sends it again to the new run
+ *   idle or between rounds ──a new target build──▶ continue-as-new onto that build (waits as on a long history)
+ *
+ * PINNED (workflows/versioning.ts), and it moves to a new build by continue-as-new as the controller does
+ * (workflows/controller.ts): only the input and the messages cross builds (contract/schema.ts), so this loop carries
+ * no patch. Inputs without `v: 2` are runs of the previous release and run its loop (workflows/legacy/pool.ts).
  */
 import { HandlerUnfinishedPolicy } from '@temporalio/common';
 import {
   allHandlersFinished,
   condition,
   continueAsNew,
-  deprecatePatch,
   getExternalWorkflowHandle,
+  makeContinueAsNewFunc,
   patched,
   setCurrentDetails,
   setHandler,
@@ -25,6 +30,8 @@ import {
 } from '@temporalio/workflow';
 import { concurrencyLimit, formatIssues, isPoolName, POOL_NAME_RULE, SPEC_LIMITS, validateMembers, type ServerSpec } from '../domain';
 import { invalidInput, optionalInteger } from './input';
+import { ENTITY_LOOP_PATCH } from './legacy/controller';
+import { legacyServerPool } from './legacy/pool';
 import {
   poolAddUpdate,
   poolDeleteUpdate,
@@ -38,11 +45,18 @@ import {
   poolUnsubscribeSignal,
   poolWaitUpdate,
   searchAttributes,
+  poolWakeSignal,
   workflowIds,
+  readPoolReport,
+  readServiceRef,
+  SCHEMA_VERSION,
+  type SchemaVersion,
 } from '../contract';
 import { PoolState, type PoolSnapshot } from './pool-state';
 
 export interface ServerPoolInput {
+  /** The input's schema version (contract/schema.ts); without it, a run of the previous release. */
+  v: SchemaVersion;
   name: string;
   /** Carried over by continue-as-new. */
   state?: PoolSnapshot;
@@ -61,41 +75,17 @@ export const POOL_CONTINUE_AS_NEW_EVENTS = 2_000;
 /**
  * A pool has at most MAX_SIGNALS_AT_ONCE signals to controllers pending: Temporal refuses more than 2,000 pending
  * signals per workflow (`limit.numPendingSignals.error`), and a pool with more subscribers than that would fail its
- * workflow task for good. The limit came with the patch POOL_SIGNAL_LIMIT_PATCH, deprecated now (docs/architecture.md,
- * "Versions and patches"): a run that fanned out to at most that many at once replays either way.
+ * workflow task for good. A delivery round takes at most this many owed subscribers, and a long history rotates
+ * between rounds, so that a pool with thousands of subscribers joining (which never stops owing someone) still stays
+ * under 2,000 events per run (docs/scaling.md).
  */
-export const POOL_SIGNAL_LIMIT_PATCH = 'pool-signal-limit';
 export const MAX_SIGNALS_AT_ONCE = 500;
 
-/**
- * The patch that bounds a delivery round and lets a long history rotate between rounds. Before it, a round took
- * everything owed and the pool continued as new only when nothing was owed: with 5,000 services subscribing during
- * an apply something always was, and one run grew to 24,739 events and 4.6 MB (docs/scaling.md, "The first run at
- * 5,000 services"). Runs of the previous build replay the old branch (one round per owed set, no rotation while owed).
- */
-export const POOL_ROUNDS_PATCH = 'pool-delivery-rounds';
-
-/**
- * The patch that lets a long history rotate while a `waitConverged` update waits. Before it, a pool kept one run
- * until every wait was answered, so a waited fan-out to N subscribers stayed in one run (about 6 events per
- * subscriber: Temporal's 51,200 events near 8,500 subscribers, docs/scaling.md). Temporal fails a wait still open when
- * the run continues as new ("Workflow Update failed because the Workflow completed before the Update completed") and
- * client/pool-client.ts sends it again to the new run: a wait can be repeated. Runs of the previous build replay the
- * old branch: no rotation while an update handler runs. Decided once per run, the first time a long history meets a
- * running handler.
- */
-export const POOL_ROTATE_WITH_WAITERS_PATCH = 'pool-rotate-with-waiters';
-
-/**
- * The patch that delivers to owed subscribers in arrival order (PoolState.takeOwed). Before it, each round took the
- * owed subscribers in uid order, and a change marks every subscriber owed again: with changes coming faster than a
- * fan-out to thousands ends (nodes joining and leaving an autoscaled cluster), the subscribers already reached were
- * taken again first and those whose uids sort last were never reached. Runs of the previous build replay uid order
- * up to the point they reached.
- */
-export const POOL_ARRIVAL_ORDER_PATCH = 'pool-owed-in-arrival-order';
-
 export async function serverPool(input: ServerPoolInput): Promise<{ name: string; revision: number }> {
+  const v = (input as { v?: unknown } | undefined)?.v;
+  // The previous release's runs, and `v: 2` runs it started, replay its loop (ENTITY_LOOP_PATCH says why).
+  if (v === undefined || (v === SCHEMA_VERSION && !patched(ENTITY_LOOP_PATCH))) return legacyServerPool(input as unknown as Parameters<typeof legacyServerPool>[0]);
+  if (v !== SCHEMA_VERSION) throw invalidInput(`serverPool: v: this build reads schema version ${SCHEMA_VERSION} (or none: the previous release), got ${JSON.stringify(v)}`);
   if (!isPoolName(input?.name)) throw invalidInput(`serverPool: name: ${POOL_NAME_RULE}`);
   const name = input.name;
   const historyLimit = optionalInteger(input as unknown as Record<string, unknown>, 'historyLimit', 'serverPool', 20, 50_000) ?? POOL_CONTINUE_AS_NEW_EVENTS;
@@ -151,15 +141,32 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
         if (!Number.isInteger(revision) || revision < 0 || revision > st.revision) throw new Error(`revision: must be a revision of the pool from 0 to ${st.revision}`);
       },
       description: 'Wait until every service using the pool has finished a pass for this revision or a newer one.',
-      // A long history continues as new with waits open (POOL_ROTATE_WITH_WAITERS_PATCH): their callers send them again.
+      // A long history or a new build continues as new with waits open: their callers send them again.
       unfinishedPolicy: HandlerUnfinishedPolicy.ABANDON,
     },
   );
   setHandler(poolStatusQuery, () => st.status(), { description: 'Members, revision, and per service the pool revision it has converged.' });
-  setHandler(poolSubscribeSignal, ({ serviceUid }) => (st.subscribe(serviceUid), publish()));
-  setHandler(poolUnsubscribeSignal, ({ serviceUid }) => (st.unsubscribe(serviceUid), publish()));
-  setHandler(poolReportSignal, (report) => (st.report(report), publish()));
+  setHandler(poolSubscribeSignal, (m) => {
+    const r = readServiceRef(m);
+    if (!r) return;
+    st.subscribe(r.serviceUid);
+    publish();
+  });
+  setHandler(poolUnsubscribeSignal, (m) => {
+    const r = readServiceRef(m);
+    if (!r) return;
+    st.unsubscribe(r.serviceUid);
+    publish();
+  });
+  setHandler(poolReportSignal, (m) => {
+    const r = readPoolReport(m);
+    if (!r) return;
+    st.report(r);
+    publish();
+  });
   setHandler(poolResyncSignal, () => st.resync());
+  // A worker of a new Current Version wakes every entity still on another build (worker/wake.ts).
+  setHandler(poolWakeSignal, () => undefined);
 
   function done<T>(result: T): T {
     publish();
@@ -170,35 +177,31 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
   publish();
 
   const historyIsLong = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > historyLimit;
-  const rotate = () =>
-    continueAsNew<typeof serverPool>({ name, state: st.snapshot(), ...(input.historyLimit ? { historyLimit } : {}), ...(input.deliveryRound ? { deliveryRound } : {}) });
-  // Whether this run rotates a long history while an update handler runs: undefined until the first time it has to
-  // decide, then fixed for the run (the patch's marker is written once, where the decision is first taken).
-  let rotatesWithWaiters: boolean | undefined;
-  const mayRotate = () => allHandlersFinished() || (rotatesWithWaiters ??= patched(POOL_ROTATE_WITH_WAITERS_PATCH));
+  /** Another build is the target now: between delivery rounds, nothing is in flight that the snapshot does not carry. */
+  const moved = () => workflowInfo().targetWorkerDeploymentVersionChanged;
+  const rotate = () => {
+    const next: ServerPoolInput = { v: SCHEMA_VERSION, name, state: st.snapshot(), ...(input.historyLimit ? { historyLimit } : {}), ...(input.deliveryRound ? { deliveryRound } : {}) };
+    if (moved()) return makeContinueAsNewFunc<typeof serverPool>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(next);
+    return continueAsNew<typeof serverPool>(next);
+  };
+  const rotateNow = () => (historyIsLong() || moved()) && !st.deleting;
   for (;;) {
-    await condition(() => st.owed.size > 0 || st.deleting || historyIsLong());
+    await condition(() => st.owed.size > 0 || st.deleting || rotateNow());
     if (st.owed.size > 0) {
-      if (patched(POOL_ROUNDS_PATCH)) {
-        // Between rounds a long history rotates, what is owed carried in the snapshot. Runs of the previous build
-        // (no pool-rotate-with-waiters marker) do not while an update handler runs: a fan-out with waiters finished
-        // in one run.
-        if (historyIsLong() && !st.deleting && mayRotate()) return rotate();
-        await deliver(st.takeOwed(deliveryRound, patched(POOL_ARRIVAL_ORDER_PATCH) ? 'arrival' : 'uid'));
-      } else {
-        // Runs of the previous build: one round for everything owed, in uid order.
-        await deliver(st.takeOwed(Infinity, 'uid'));
-      }
+      // Between rounds a long history (or a new build) rotates, what is owed carried in the snapshot, waits open or
+      // not: Temporal fails the open waits and their callers send them again to the new run.
+      if (rotateNow()) return rotate();
+      await deliver(st.takeOwed(deliveryRound));
       publish();
       continue;
     }
     // Deliveries go on while waiting for handlers: a waitConverged handler may be waiting for exactly those (their
-    // reports). A history grown long meanwhile rotates, waits open or not, unless this run keeps the old branch.
-    await condition(() => allHandlersFinished() || st.owed.size > 0 || (historyIsLong() && !st.deleting && rotatesWithWaiters !== false));
+    // reports). A long history or a new build rotates meanwhile.
+    await condition(() => allHandlersFinished() || st.owed.size > 0 || rotateNow());
     if (st.owed.size > 0) continue;
-    // A deleting pool woke only once its handlers finished (the condition's last clause excludes it).
+    if (rotateNow()) return rotate();
+    // A deleting pool woke only once its handlers finished (rotateNow excludes it).
     if (st.deleting) return { name, revision: st.revision };
-    if (mayRotate()) return rotate();
   }
 
   /**
@@ -208,13 +211,12 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
    * dropped from the subscribers.
    */
   async function deliver(uids: string[]): Promise<void> {
-    deprecatePatch(POOL_SIGNAL_LIMIT_PATCH);
     const limit = concurrencyLimit(MAX_SIGNALS_AT_ONCE);
     await Promise.all(
       uids.map((uid) =>
         limit(async () => {
           try {
-            await getExternalWorkflowHandle(workflowIds.controller(uid)).signal(poolMembersSignal, st.messageFor(uid));
+            await getExternalWorkflowHandle(workflowIds.controller(uid)).signal(poolMembersSignal, { v: SCHEMA_VERSION, ...st.messageFor(uid) });
           } catch {
             st.drop(uid);
           }

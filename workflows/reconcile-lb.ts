@@ -15,7 +15,7 @@ import type { DestroyedObject, DestroyOutcome } from '../activities/destroy';
 import { causeOf } from './failures';
 import { invalidInput, loadBalancerId, optionalIdentifiers, optionalInteger, optionalObserved, optionalReadMark, specOf } from './input';
 import { ENGINE_CALL, listed, readinessOptions, short } from './options';
-import { FAILURE_TYPES, isReadMark, loadBalancerStatusQuery, supersededCreatesSignal, workflowIds, type LoadBalancerProgress, type ReadMark } from '../contract';
+import { FAILURE_TYPES, isReadMark, loadBalancerStatusQuery, SCHEMA_VERSION, supersededCreatesSignal, workflowIds, type LoadBalancerProgress, type ReadMark } from '../contract';
 import { completeFields, desiredObjects, isPlanEmpty, planLoadBalancer, statusFromSnapshot } from '../domain';
 import { DESTROY_STAGES, KIND_TITLE, type Destroy, type LoadBalancerResult, type ObjectStatus, type ObservedObject, type Plan, type PlannedObject, type Snapshot } from '../domain';
 import { describeOutstanding, listedObjects, StatusBook } from './status-book';
@@ -306,7 +306,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
       if (created.size > 0) {
         await CancellationScope.nonCancellable(() =>
           getExternalWorkflowHandle(workflowIds.controller(uid))
-            .signal(supersededCreatesSignal, { identifiers: [...created].sort() })
+            .signal(supersededCreatesSignal, { v: SCHEMA_VERSION, identifiers: [...created].sort() })
             .catch(() => undefined),
         );
       }

@@ -1,8 +1,9 @@
 /**
- * Worker Versioning behaviors of every workflow type (docs/architecture.md#versions-and-patches). A pass finishes on
- * the build that started it (PINNED), so a change to its code needs no patch; the long-lived entities move to the
- * Current Version at their next workflow task (AUTO_UPGRADE), so a change to their own code is patched for one
- * continue-as-new rotation. The worker's default (PINNED, worker/main.ts) is never relied on: every type is listed.
+ * Worker Versioning behaviors of every workflow type (docs/architecture.md#versions-and-patches). Every type is
+ * PINNED: a run finishes on the build that started it, so a change to workflow code needs no patch. The long-lived
+ * entities (serviceController, serverPool) move to a new build by continue-as-new once they wake idle and see that
+ * the Deployment's target changed (workflows/controller.ts, workflows/pool.ts); only their continue-as-new input and
+ * their messages cross builds. The worker's default (PINNED, worker/main.ts) is never relied on: every type is listed.
  */
 import { setWorkflowOptions } from '@temporalio/workflow';
 import type { VersioningBehavior } from '@temporalio/common';
@@ -23,8 +24,8 @@ export const VERSIONING_BEHAVIORS = {
   fullResync: 'PINNED',
   importServices: 'PINNED',
   discoverCluster: 'PINNED',
-  serviceController: 'AUTO_UPGRADE',
-  serverPool: 'AUTO_UPGRADE',
+  serviceController: 'PINNED',
+  serverPool: 'PINNED',
 } as const satisfies Record<string, VersioningBehavior>;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- workflow functions of any signature

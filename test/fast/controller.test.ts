@@ -241,7 +241,7 @@ describe('continue-as-new', () => {
     const op = new WithStartWorkflowOperation<ServiceControllerWorkflow>(workflowTypes.serviceController, {
       workflowId: workflowIds.controller(uid),
       taskQueue: worker.taskQueue,
-      args: [{ serviceUid: uid, historyLimit: 20 } as Parameters<ServiceControllerWorkflow>[0]],
+      args: [{ v: 2, serviceUid: uid, historyLimit: 20 } as Parameters<ServiceControllerWorkflow>[0]],
       workflowIdConflictPolicy: 'USE_EXISTING',
     });
     const update = await ts.env.client.workflow.startUpdateWithStart(applyUpdate, { args: [raw], startWorkflowOperation: op, waitForStage: 'ACCEPTED' });

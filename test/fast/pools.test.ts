@@ -44,7 +44,7 @@ async function createPool(name: string, servers: ServerSpec[], knobs: { delivery
   const op = new WithStartWorkflowOperation<ServerPoolWorkflow>(workflowTypes.serverPool, {
     workflowId: workflowIds.pool(name),
     taskQueue: worker.taskQueue,
-    args: [{ name, ...knobs } as Parameters<ServerPoolWorkflow>[0]],
+    args: [{ v: 2, name, ...knobs } as Parameters<ServerPoolWorkflow>[0]],
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
   const update = await ts.env.client.workflow.startUpdateWithStart(poolSetUpdate, { args: [servers], startWorkflowOperation: op, waitForStage: 'ACCEPTED' });
@@ -160,7 +160,7 @@ test('a spec naming a pool that does not exist fails its revision, naming the po
   const op = new WithStartWorkflowOperation<ServiceControllerWorkflow>(workflowTypes.serviceController, {
     workflowId: workflowIds.controller(uid),
     taskQueue: worker.taskQueue,
-    args: [{ serviceUid: uid }],
+    args: [{ v: 2, serviceUid: uid }],
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
   const { revision } = await ts.env.client.workflow.executeUpdateWithStart(applyUpdate, { args: [poolSpec(uid, 'fast-missing')], startWorkflowOperation: op });

@@ -155,7 +155,7 @@ export async function runFastWorker(ts: TimeSkippingServer, activities: object):
  * fails in its first task; its task timeout is long enough for any machine.
  */
 async function warmUp(ts: TimeSkippingServer, taskQueue: string): Promise<void> {
-  const handle = await ts.env.client.workflow.start(workflowTypes.serverPool, { taskQueue, workflowId: `warm-up-${randomUUID()}`, args: [{ name: '' }], workflowTaskTimeout: '5m' });
+  const handle = await ts.env.client.workflow.start(workflowTypes.serverPool, { taskQueue, workflowId: `warm-up-${randomUUID()}`, args: [{ v: 2, name: '' }], workflowTaskTimeout: '5m' });
   try {
     await handle.result();
     throw new Error('the warm-up workflow was expected to fail on its bad input');

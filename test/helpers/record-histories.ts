@@ -7,13 +7,13 @@
  * (Over 300 lines: one scenario per recorded history, each a few lines of setup that only makes sense beside its
  * recording.)
  *
- * Regenerate them after a deliberate change of workflow code. A pass (PINNED) needs nothing else: no later build
- * replays it. A change to serviceController or serverPool code is made safe with `patched()`; keep the history of
- * its old branch in legacy/ until the patch is removed (docs/architecture.md, "Versions and patches"):
+ * Regenerate them after a deliberate change of workflow code. Every type is PINNED: no later build replays a run,
+ * and the entities move to a new build by continue-as-new, so no change needs a patch. legacy/ holds the histories
+ * of the release before entities were PINNED (and older ones), which workflows/legacy/ replays; this script does not
+ * write them (docs/architecture.md, "Versions and patches"):
  *
  *   # from the repository root
  *   npx tsc -p . && \
- *     TEMPORAL_CLI_PATH=$HOME/.cache/lbaas-orchestrator/temporal-cli/v1.5.1/temporal \
  *     node dist/test/helpers/record-histories.js [output directory]
  *
  * It starts its own dev server (or uses LBAAS_TEST_TEMPORAL_ADDRESS) and a simulator with a fixed seed. Names given
@@ -360,7 +360,7 @@ async function recordPoolWaitRotating(stack: Stack, out: string, file: string): 
   const started = await stack.client.workflow.start<typeof serverPool>(workflowTypes.serverPool, {
     workflowId: workflowIds.pool(pool),
     taskQueue: stack.taskQueue,
-    args: [{ name: pool, historyLimit: 20, deliveryRound: 1 }],
+    args: [{ v: 2, name: pool, historyLimit: 20, deliveryRound: 1 }],
   });
   await lbaas.pools.set({ name: pool, servers: [{ name: 'node-1', address: '10.0.0.11' }] });
   // Eight reports of about 4 events each: the run that accepts the wait passes 20 events before the last report.

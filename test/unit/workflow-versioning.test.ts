@@ -21,8 +21,8 @@ test('each registered workflow function carries exactly the versioning behavior 
     fullResync: 'PINNED',
     importServices: 'PINNED',
     discoverCluster: 'PINNED',
-    serviceController: 'AUTO_UPGRADE',
-    serverPool: 'AUTO_UPGRADE',
+    serviceController: 'PINNED',
+    serverPool: 'PINNED',
   });
   assert.deepEqual(Object.keys(VERSIONING_BEHAVIORS).sort(), Object.keys(seen).sort());
 });

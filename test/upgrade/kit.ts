@@ -38,8 +38,10 @@ export interface Upgrade {
   specs: { a1: SpecFile; a2: SpecFile; b1: SpecFile };
   /** `lbaas ...` of the previous build (`old`) or of this checkout. */
   cli(build: 'old' | 'new', args: string[]): Promise<CliRun>;
-  /** `lbaas worker` of either build, made current or not. */
-  worker(build: 'old' | 'new', setCurrent: boolean): WorkerProcess;
+  /** `lbaas worker` of either build or of a variant (test/upgrade/variant-build.ts), made current or not. */
+  worker(build: 'old' | 'new' | { bin: string; buildId: string }, setCurrent: boolean): WorkerProcess;
+  /** The Engine's objects before anything ran (the seeded load balancers), by identifier. */
+  before: Record<string, AdminObject>;
   /** Objects of B on the Engine (tagged). */
   taggedB(): number;
   /**
@@ -49,6 +51,18 @@ export interface Upgrade {
    */
   checkEnd(o?: { stranded?: string }): Promise<{ passBuilds: string[]; terminated: { id: string; runId: string; reason: string; at: number }[] }>;
   close(): Promise<void>;
+}
+
+/** Every WorkflowTaskFailed event of every run in the namespace, as `<type> <id> event <n>: <message>` lines. */
+export async function failedWorkflowTasks(client: Client): Promise<string[]> {
+  const failed: string[] = [];
+  for await (const w of client.workflow.list()) {
+    const history = await client.workflow.getHandle(w.workflowId, w.runId).fetchHistory();
+    for (const e of history.events ?? []) {
+      if (e.workflowTaskFailedEventAttributes) failed.push(`${w.type} ${w.workflowId} event ${String(e.eventId)}: ${e.workflowTaskFailedEventAttributes.failure?.message ?? ''}`);
+    }
+  }
+  return failed;
 }
 
 export function ok(r: CliRun, what: string): CliRun {
@@ -114,18 +128,20 @@ export async function startUpgrade(from: { commit: string; named: string }): Pro
       client,
       lbaas: new LbaasClient(client, TASK_QUEUE),
       specs,
+      before,
       cli: (build, args) => runCli(args, { env: cliEnv(target), timeoutMs: 180_000, ...(build === 'old' ? { bin: old.bin } : {}) }),
       worker(build, setCurrent) {
-        const w = spawnWorker({ temporalAddress: server.address, namespace: server.namespace, taskQueue: TASK_QUEUE, engineUrl: sim.url, token: TEST_TOKEN, bundleAtStart: true, setCurrent, readyTimeoutMs: 180_000, ...(build === 'old' ? { bin: old.bin } : {}) });
+        const which = build === 'old' ? { bin: old.bin } : build === 'new' ? {} : { bin: build.bin, extraEnv: { LBAAS_BUILD_ID: build.buildId } };
+        const w = spawnWorker({ temporalAddress: server.address, namespace: server.namespace, taskQueue: TASK_QUEUE, engineUrl: sim.url, token: TEST_TOKEN, bundleAtStart: true, setCurrent, readyTimeoutMs: 180_000, ...which });
         workers.push(w);
         return w;
       },
       taggedB: () => sim.objects().filter((o) => o.tags.includes('anxccm-svc-uid=upgrade-b')).length,
       async checkEnd(o = {}) {
-        // Both controllers run on the new build; `lbaas status` says so.
+        // Both controllers moved to the new build and are pinned there; `lbaas status` says so.
         for (const uid of ['upgrade-a', 'upgrade-b']) {
           const s = JSON.parse(ok(await runCli(['status', uid, '-o', 'json'], { env: cliEnv(target) }), `status ${uid}`).stdout) as { build: unknown; phase: string };
-          assert.deepEqual(s.build, { ...defaultDeploymentVersion(), behavior: 'AUTO_UPGRADE' }, uid);
+          assert.deepEqual(s.build, { ...defaultDeploymentVersion(), behavior: 'PINNED' }, uid);
           assert.equal(s.phase, 'Converged', uid);
         }
         // Every workflow ended well (or is a controller, running), and no workflow task failed in any history.
@@ -145,14 +161,7 @@ export async function startUpgrade(from: { commit: string; named: string }): Pro
         const bad = runs.filter((r) => (r.status === 'RUNNING' ? r.type !== 'serviceController' : r.status !== 'COMPLETED' && r.status !== 'CONTINUED_AS_NEW' && !strandedRun(r)));
         assert.deepEqual(bad, [], 'workflows that did not end well');
         assert.deepEqual(runs.filter((r) => r.status === 'RUNNING').map((r) => r.id).sort(), ['lbaas/upgrade-a', 'lbaas/upgrade-b']);
-        const failedTasks: string[] = [];
-        for (const r of runs) {
-          const history = await client.workflow.getHandle(r.id, r.runId).fetchHistory();
-          for (const e of history.events ?? []) {
-            if (e.workflowTaskFailedEventAttributes) failedTasks.push(`${r.type} ${r.id} event ${String(e.eventId)}: ${e.workflowTaskFailedEventAttributes.failure?.message ?? ''}`);
-          }
-        }
-        assert.deepEqual(failedTasks, [], 'workflow tasks failed');
+        assert.deepEqual(await failedWorkflowTasks(client), [], 'workflow tasks failed');
         // The Engine holds exactly the desired objects of both services, no duplicate, nothing untagged.
         const input = { objects: sim.objects(), before, services: [specs.a2.spec, specs.b1.spec] };
         for (const inv of [exactlyDesired(input), noDuplicates(input), everyCreatedObjectTagged(input)]) assert.ok(inv.held, `${inv.name}: ${inv.detail.join('; ')}`);

@@ -3,8 +3,8 @@
  * built there, as a release an operator runs today would be.
  *
  * Which commit: the test's first argument (`npm run test:upgrade -- <commit or tag>`), else LBAAS_UPGRADE_FROM, else
- * the tag `versioned-base` when it exists, else the first versioned commit: the oldest one that put
- * `workerDeploymentOptions` into worker/main.ts (`git log -S`). Earlier commits run unversioned workers, which an
+ * PREVIOUS_RELEASE, the release whose entity loops workflows/legacy/ keeps. The first versioned commit is the oldest
+ * one that put `workerDeploymentOptions` into worker/main.ts (`git log -S`). Earlier commits run unversioned workers, which an
  * upgrade to a versioned build must drain first (docs/operations.md#from-a-release-without-worker-versioning): the
  * second scenario starts from the last of them (LBAAS_UPGRADE_FROM_UNVERSIONED, else the first versioned commit's
  * parent).
@@ -34,6 +34,12 @@ export interface PreviousBuild {
   remove(): Promise<void>;
 }
 
+/**
+ * The release before entities were PINNED: its serviceController and serverPool loops are workflows/legacy/, and
+ * its AUTO_UPGRADE runs are what this build must take over (docs/architecture.md, "Versions and patches").
+ */
+export const PREVIOUS_RELEASE = '88e5a3a';
+
 /** The commit to upgrade from, resolved as the file comment says; throws naming what was tried when none is found. */
 export async function upgradeFrom(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<{ commit: string; named: string; explicit: boolean }> {
   const given = argv.find((a) => !a.startsWith('-')) ?? env.LBAAS_UPGRADE_FROM;
@@ -43,9 +49,10 @@ export async function upgradeFrom(argv: readonly string[] = process.argv.slice(2
     });
     return { commit, named: given, explicit: true };
   }
-  const tagged = await git(['rev-parse', '--verify', '--quiet', 'versioned-base^{commit}']).catch(() => '');
-  if (tagged) return { commit: tagged, named: 'tag versioned-base', explicit: false };
-  return { commit: await firstVersioned(), named: 'the first versioned commit', explicit: false };
+  const commit = await git(['rev-parse', '--verify', `${PREVIOUS_RELEASE}^{commit}`]).catch(() => {
+    throw new Error(`the previous release ${PREVIOUS_RELEASE} is not a commit of this checkout (a shallow clone?): fetch it, or name a commit (LBAAS_UPGRADE_FROM)`);
+  });
+  return { commit, named: `the previous release ${PREVIOUS_RELEASE}`, explicit: false };
 }
 
 /** The last commit before Worker Versioning: LBAAS_UPGRADE_FROM_UNVERSIONED, else the first versioned commit's parent. */

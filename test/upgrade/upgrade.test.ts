@@ -8,7 +8,14 @@
  *    applies on the new build; B's pass (PINNED to the dead build) is terminated by the new worker's stranded-run
  *    sweep (worker/stranded.ts), and B's controller runs a fresh pass on the new build that converges, with no
  *    operator command; B's delete then succeeds. Only the new build needs the sweep.
- * 2. From the last unversioned build, with the drain of docs/operations.md: the versioned build starts beside it and
+ * 2. From the previous release (entities AUTO_UPGRADE, workflows/legacy/) to this build, and on to a variant of this
+ *    build whose controller loop changed (test/upgrade/variant-build.ts), each time with a pool change reaching its
+ *    services and their passes in flight when the new build becomes current, the old build's worker left running (it
+ *    serves what is pinned to it): every controller and the pool move to the new build by continue-as-new (the
+ *    previous release's runs through workflows/legacy/, this build's because the new build's worker wakes them),
+ *    and are pinned there; no workflow task fails; the Engine holds exactly the desired objects. Also says how long
+ *    the move took: LBAAS_UPGRADE_IDLE_SERVICES (default 10) more services on the pool, idle, are there to measure.
+ * 3. From the last unversioned build, with the drain of docs/operations.md: the versioned build starts beside it and
  *    gets nothing; once no pass runs, `temporal worker deployment set-current-version` switches, and the controllers
  *    move to the new build at their next task (a new spec for A, a resync for B).
  *
@@ -24,8 +31,16 @@ import { ensureTemporalCli } from '../../dev/temporal-path';
 import { defaultDeploymentVersion, versionText } from '../../worker/versioning';
 import { REPO_ROOT } from '../helpers/cli';
 import { until } from '../helpers/workflows';
-import { buildOf, ok, say, searchValue, startUpgrade } from './kit';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { validateSpec } from '../../domain';
+import type { ServiceSpec } from '../../domain/types';
+import { everyCreatedObjectTagged, exactlyDesired, noDuplicates } from '../chaos/invariants';
+import { exampleSpec } from '../helpers/fixtures';
+import { buildOf, failedWorkflowTasks, ok, say, searchValue, startUpgrade } from './kit';
 import { lastUnversioned, upgradeFrom } from './previous-build';
+import { buildVariant } from './variant-build';
 
 const PASS_TYPES = "('reconcileService', 'reconcileLoadBalancer', 'planService', 'importServices', 'fullResync')";
 const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
@@ -114,6 +129,133 @@ test('from a versioned build, the old workers killed mid-pass as a rolling updat
     ok(await u.cli('new', ['delete', 'upgrade-b', '--wait']), 'delete B on the new build');
     assert.equal(u.taggedB(), 0, 'objects of B left after the delete');
   } finally {
+    await u.close();
+  }
+});
+
+test('from the previous release to this build and on to a build whose controller loop changed, each with a pool change in flight: every controller and the pool move to the new build by continue-as-new and are pinned there, no workflow task fails, the Engine holds exactly the desired objects', { timeout: 1_200_000 }, async (t) => {
+  const from = await upgradeFrom();
+  if (isHead(from, t)) return;
+  const idleCount = Number(process.env.LBAAS_UPGRADE_IDLE_SERVICES ?? 10);
+  const u = await startUpgrade(from);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'lbaas-upgrade-move-'));
+  const variant = buildVariant(`${defaultDeploymentVersion().buildId}-variant`);
+  try {
+    const lbs = u.specs.a1.spec.loadBalancers;
+    const node = (n: number) => ({ name: `node-${n}`, address: `10.0.1.${n}` });
+    const poolFile = (n: number) => {
+      const file = path.join(dir, `pool-${n}.json`);
+      writeFileSync(file, JSON.stringify({ name: 'upgrade-nodes', servers: Array.from({ length: n }, (_, i) => node(i + 1)) }));
+      return file;
+    };
+    // Services on the pool that reconcile each pool change (objects on the Engine), and idle ones (no ports: nothing
+    // on the Engine, no pass to speak of) that are there to be moved.
+    const busy = [1, 2, 3].map((n) => ({ serviceUid: `upgrade-p${n}`, nameSuffix: `p${n}.upgrade.test`, externalAddresses: [`203.0.113.3${n}`] }));
+    const busyFile = (b: (typeof busy)[number]) => {
+      const file = path.join(dir, `${b.serviceUid}.json`);
+      const raw = exampleSpec(lbs, b);
+      delete raw.servers;
+      writeFileSync(file, JSON.stringify({ ...raw, serverPool: 'upgrade-nodes' }));
+      return file;
+    };
+    const idle = Array.from({ length: idleCount }, (_, i) => `upgrade-idle-${i + 1}`);
+    const idleSpec = (uid: string) => {
+      const raw = exampleSpec(lbs, { serviceUid: uid, nameSuffix: `${uid}.upgrade.test`, externalAddresses: [], ports: {} });
+      delete raw.servers;
+      return { ...raw, serverPool: 'upgrade-nodes' };
+    };
+    const passesRunning = "WorkflowType = 'reconcileService' AND ExecutionStatus = 'Running'";
+    const entities = ['lbaas/upgrade-a', ...busy.map((b) => `lbaas/${b.serviceUid}`), ...idle.map((uid) => `lbaas/${uid}`), 'lbaas-pool/upgrade-nodes'];
+    /** Waits until every entity's open run is on `build`, pinned, started from a `v: 2` input; returns the seconds it took. */
+    const allMovedTo = async (build: string, since: number) => {
+      const query = `WorkflowType IN ('serviceController', 'serverPool') AND ExecutionStatus = 'Running' AND TemporalWorkerDeploymentVersion = '${searchValue(build)}' AND TemporalWorkflowVersioningBehavior = 'Pinned'`;
+      await until(`every controller and the pool on ${build}`, async () => (await u.client.workflow.count(query)).count === entities.length, 600_000, 500).catch(async (err: unknown) => {
+        const left: string[] = [];
+        for await (const w of u.client.workflow.list({ query: `WorkflowType IN ('serviceController', 'serverPool') AND ExecutionStatus = 'Running' AND TemporalWorkerDeploymentVersion != '${searchValue(build)}'` })) left.push(w.workflowId);
+        throw new Error(`${(err as Error).message}; not moved: ${left.sort().join(', ')}`);
+      });
+      const seconds = (Date.now() - since) / 1000;
+      for (const id of entities) {
+        const d = await u.client.workflow.getHandle(id).describe();
+        const behavior = d.raw.workflowExecutionInfo?.versioningInfo?.behavior;
+        assert.equal(d.status.name, 'RUNNING', id);
+        assert.equal(behavior, 1, `${id} is PINNED (behavior ${String(behavior)})`);
+        const history = await u.client.workflow.getHandle(id).fetchHistory();
+        const input = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
+        assert.equal((JSON.parse(Buffer.from(input ?? new Uint8Array()).toString('utf8')) as { v?: number }).v, 2, `${id}: its run started from a v: 2 input`);
+      }
+      return seconds;
+    };
+    /** Waits until every service on the pool converged the pool's revision. */
+    const poolConverged = async (revision: number) => {
+      const r = await u.lbaas.pools.waitConverged('upgrade-nodes', revision);
+      assert.equal(r.converged, true, JSON.stringify(r.services.filter((x) => (x.convergedRevision ?? 0) < revision)));
+      assert.equal(r.services.length, busy.length + idle.length);
+    };
+
+    // 1. The previous release runs everything: a pool of 2, A (inline servers) and the services on the pool.
+    const oldWorker = u.worker('old', true);
+    await oldWorker.ready;
+    const oldBuild = buildOf(oldWorker) as string;
+    say(`previous build ${oldBuild} (${from.named}), this build ${newBuild}, variant ${variant.buildId}; ${idleCount} idle services`);
+    ok(await u.cli('old', ['pool', 'set', '-f', poolFile(2)]), 'pool set on the previous build');
+    ok(await u.cli('old', ['apply', '-f', u.specs.a1.file, '--wait']), 'apply A on the previous build');
+    for (const b of busy) ok(await u.cli('old', ['apply', '-f', busyFile(b)]), `apply ${b.serviceUid} on the previous build`);
+    // This build's client starts controllers with a v: 2 input, which the previous release runs (and writes) as its
+    // own: workflows/legacy/ takes them over as well (ENTITY_LOOP_PATCH).
+    for (const uid of idle) {
+      const raw = idleSpec(uid);
+      const r = validateSpec(raw);
+      if (!r.ok) throw new Error(JSON.stringify(r.issues));
+      await u.lbaas.apply(raw, r.spec);
+    }
+    await poolConverged(1);
+
+    // 2. A pool change reaches every service; with their passes in flight, this build starts and becomes current.
+    ok(await u.cli('old', ['pool', 'set', '-f', poolFile(3)]), 'pool change on the previous build');
+    await until('passes of the pool change in flight', async () => (await u.client.workflow.count(passesRunning)).count >= 2, 60_000, 100);
+    const newWorker = u.worker('new', true);
+    await newWorker.ready;
+    const current1 = Date.now();
+    const moved1 = await allMovedTo(newBuild, current1);
+    say(`${entities.length} entities moved from ${oldBuild} to ${newBuild} in ${moved1.toFixed(1)} s after it became current`);
+    await poolConverged(2);
+
+    // 3. Another pool change, its passes in flight on this build, and the variant becomes current.
+    ok(await u.cli('new', ['pool', 'set', '-f', poolFile(4)]), 'pool change on this build');
+    await until('passes of the pool change in flight', async () => (await u.client.workflow.count(passesRunning)).count >= 2, 60_000, 100);
+    const variantWorker = u.worker(variant, true);
+    await variantWorker.ready;
+    const current2 = Date.now();
+    const variantBuild = `${defaultDeploymentVersion().deploymentName}.${variant.buildId}`;
+    assert.equal(buildOf(variantWorker), variantBuild);
+    const moved2 = await allMovedTo(variantBuild, current2);
+    say(`${entities.length} entities moved from ${newBuild} to ${variantBuild} in ${moved2.toFixed(1)} s after it became current`);
+    assert.match(newWorker.output(), new RegExp(`woke \\d+ of \\d+ controllers and pools`), 'this build woke the previous release\'s entities');
+    assert.match(variantWorker.output(), new RegExp(`woke \\d+ of \\d+ controllers and pools`), 'the variant woke this build\'s entities');
+    await poolConverged(3);
+
+    // 4. A new spec for A converges on the variant, whose changed loop runs the pass.
+    ok(await u.cli('new', ['apply', '-f', u.specs.a2.file, '--wait']), 'apply A revision 2 on the variant');
+    const passBuilds = new Set<string>();
+    for await (const w of u.client.workflow.list({ query: "WorkflowType = 'reconcileService'" })) passBuilds.add(String(w.searchAttributes.TemporalWorkerDeploymentVersion?.[0]));
+    assert.deepEqual([...passBuilds].sort(), [oldBuild, newBuild, variantBuild].map(searchValue).sort(), 'passes ran on all three builds');
+
+    // 5. No workflow task failed in any history, nothing was terminated, the Engine holds exactly the desired objects.
+    assert.deepEqual(await failedWorkflowTasks(u.client), [], 'workflow tasks failed');
+    assert.equal((await u.client.workflow.count("ExecutionStatus = 'Terminated'")).count, 0, 'no run was terminated');
+    const members = [1, 2, 3, 4].map(node);
+    const desired: ServiceSpec[] = [u.specs.a2.spec];
+    for (const b of busy) {
+      const r = validateSpec(exampleSpec(lbs, { ...b, servers: members }));
+      if (!r.ok) throw new Error(JSON.stringify(r.issues));
+      desired.push(r.spec);
+    }
+    const input = { objects: u.sim.objects(), before: u.before, services: desired };
+    for (const inv of [exactlyDesired(input), noDuplicates(input), everyCreatedObjectTagged(input)]) assert.ok(inv.held, `${inv.name}: ${inv.detail.join('; ')}`);
+  } finally {
+    variant.remove();
+    rmSync(dir, { recursive: true, force: true });
     await u.close();
   }
 });

@@ -100,7 +100,7 @@ test("serviceController's apply update rejects each bad spec in its validator, n
   const handle = await stack.client.workflow.start(serviceController, {
     taskQueue: stack.taskQueue,
     workflowId: `lbaas/bad-input-${Date.now()}`,
-    args: [{ serviceUid: 'bad-input' }],
+    args: [{ v: 2, serviceUid: 'bad-input' }],
   });
   try {
     const failures: string[] = [];

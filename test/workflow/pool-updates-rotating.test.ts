@@ -28,7 +28,7 @@ test('pool changes sent while the pool continues as new under a stream of report
   const name = 'rotating';
   const id = workflowIds.pool(name);
   // The smallest history limit the pool accepts: it continues as new every few signals.
-  await stack.client.workflow.start<typeof serverPool>(workflowTypes.serverPool, { workflowId: id, taskQueue: stack.taskQueue, args: [{ name, historyLimit: 20 }] });
+  await stack.client.workflow.start<typeof serverPool>(workflowTypes.serverPool, { workflowId: id, taskQueue: stack.taskQueue, args: [{ v: 2, name, historyLimit: 20 }] });
 
   let storming = true;
   let signals = 0;
@@ -38,7 +38,7 @@ test('pool changes sent while the pool continues as new under a stream of report
       // did not see.
       await stack.client.workflow
         .getHandle(id)
-        .signal(poolReportSignal, { serviceUid: 'not-subscribed', revision: 0, converged: true })
+        .signal(poolReportSignal, { v: 2, serviceUid: 'not-subscribed', revision: 0, converged: true })
         .then(() => signals++)
         .catch(() => {});
     }

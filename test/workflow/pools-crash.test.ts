@@ -89,7 +89,7 @@ test('a pool with a long history rotates between delivery rounds, carrying what 
   if (!children.some((c) => c.process.exitCode === null && c.process.signalCode === null)) await childWorker('pool-rounds');
   // One subscriber per round and the shortest history allowed: a change owed to 8 services takes 8 rounds, and the
   // history is long after a few of them.
-  await stack.client.workflow.start(serverPool, { taskQueue: stack.taskQueue, workflowId: 'lbaas-pool/rounds', args: [{ name: 'rounds', historyLimit: 20, deliveryRound: 1 }] });
+  await stack.client.workflow.start(serverPool, { taskQueue: stack.taskQueue, workflowId: 'lbaas-pool/rounds', args: [{ v: 2, name: 'rounds', historyLimit: 20, deliveryRound: 1 }] });
   await lbaas.pools.set({ name: 'rounds', servers: [{ name: 'r0', address: '10.0.2.0' }] });
   const uids = Array.from({ length: 8 }, (_, i) => `pool-rounds-${i}`);
   for (const uid of uids) {

@@ -159,7 +159,7 @@ test('two pool changes in quick succession end at the latest', async () => {
 test('resync: a controller behind on its pool revision (its subscription lost) catches up', async () => {
   const uid = uids[0] as string;
   // The pool forgets the service, as if a delivery had been lost: it is not sent the next change.
-  await lbaas.pools.handle('nodes').signal(poolUnsubscribeSignal, { serviceUid: uid });
+  await lbaas.pools.handle('nodes').signal(poolUnsubscribeSignal, { v: 2, serviceUid: uid });
   const r = await lbaas.pools.add('nodes', [{ name: 'node-9', address: '10.0.0.19' }]);
   assert.equal(r.services.includes(uid), false);
   await lbaas.pools.waitConverged('nodes', r.revision);

@@ -15,6 +15,7 @@ import { createActivities } from '../../activities';
 import { createControlActivities } from '../../activities/control';
 import type { EngineClient } from '../../activities/engine';
 import { createImportActivities } from '../../activities/import';
+import { ENTITY_LOOP_PATCH } from '../../workflows/legacy/controller';
 import { VERSIONING_BEHAVIORS } from '../../workflows/versioning';
 import { historyFromJson, historyTexts } from '../helpers/history-json';
 import { RECORDED } from '../helpers/record-histories';
@@ -25,9 +26,9 @@ const FILES = readdirSync(DIR)
   .filter((f) => f.endsWith('.json'))
   .sort();
 /**
- * Histories of serviceController and serverPool runs written by an earlier build, kept while the code still carries
- * the (deprecated) patch whose marker they hold: such runs move to the current build at their next task
- * (docs/architecture.md, "Versions and patches"). Passes are PINNED and have none. The record script does not write
+ * Histories of serviceController and serverPool runs written by the previous release and the ones before it (inputs
+ * without `v: 2`): the runs that workflows/legacy/ replays when such a run's next task comes to this build
+ * (docs/architecture.md, "Versions and patches"). They go with workflows/legacy/. The record script does not write
  * them; they are kept, not re-recorded.
  */
 const LEGACY = readdirSync(path.join(DIR, 'legacy'))
@@ -104,7 +105,7 @@ const activityTypes = (file: string) =>
     return a ? [a.activityType.name] : [];
   });
 
-test('the passes (PINNED) carry no patch: no marker in any of their histories, and every activity they schedule is one today\'s worker registers', () => {
+test('no workflow of today\'s code carries a patch (every type is PINNED, the entities too): no marker in any of their histories but the entities\' entity-loop-v2, and every activity a history schedules is one today\'s worker registers', () => {
   const registered = new Set(
     Object.keys({
       ...createActivities({} as EngineClient),
@@ -114,32 +115,55 @@ test('the passes (PINNED) carry no patch: no marker in any of their histories, a
   );
   // The activities kept only for the retired patches' old branches are gone from the worker.
   for (const retired of ['createObject', 'destroyObject', 'recoverObject', 'awaitReady', 'listControllers']) assert.ok(!registered.has(retired), retired);
-  const passes = FILES.filter((f) => PINNED.has(typeOf(f)));
-  assert.deepEqual(new Set(passes.map(typeOf)), new Set(['reconcileService', 'reconcileLoadBalancer', 'planService', 'importServices']));
-  for (const file of passes) assert.deepEqual(patches(file), [], file);
+  // Every type is PINNED now, the entities too: no history of today's code carries a marker but the entities' one
+  // entity-loop-v2, written before their loop starts (workflows/legacy/controller.ts, ENTITY_LOOP_PATCH).
+  const pinned = FILES.filter((f) => PINNED.has(typeOf(f)));
+  assert.deepEqual(new Set(pinned.map(typeOf)), new Set(['reconcileService', 'reconcileLoadBalancer', 'planService', 'importServices', 'serviceController', 'serverPool']));
+  for (const file of pinned) assert.deepEqual(patches(file), ['serviceController', 'serverPool'].includes(typeOf(file)) ? [ENTITY_LOOP_PATCH] : [], file);
   for (const file of [...FILES, ...LEGACY]) {
     assert.deepEqual(activityTypes(file).filter((a) => !registered.has(a)), [], `${file} schedules an activity the worker no longer has`);
   }
 });
 
-test('the entity histories: today\'s write every patch of earlier releases deprecated and this release\'s pool-delivery-rounds, pool-owed-in-arrival-order, pool-rotate-with-waiters and terminated-pass-not-failed patched(); legacy/ holds runs of the previous release (markers as patched() wrote them), a pool run from before pool-signal-limit, one from before pool-delivery-rounds, one from before the other two, and a controller whose pass was terminated before terminated-pass-not-failed, which must still replay', () => {
+/** The input of a history's first event. */
+const inputOf = (file: string) => {
+  const started = load(file).events[0]?.workflowExecutionStartedEventAttributes as { input: { payloads: { data: string }[] } };
+  return JSON.parse(Buffer.from(started.input.payloads[0]?.data ?? '', 'base64').toString('utf8')) as Record<string, unknown>;
+};
+
+test('the entity histories: today\'s runs start with a v: 2 input and write only the entity-loop-v2 marker; legacy/ holds runs of the release before entities were PINNED and of the ones before it (inputs without v), with the markers their patches wrote, which workflows/legacy/ must still replay', () => {
+  for (const file of ['service-controller.json', 'service-controller-resync-pass.json', 'service-controller-terminated-pass.json', 'service-controller-pool.json', 'server-pool.json', 'server-pool-wait-rotating.json']) {
+    assert.equal(inputOf(file).v, 2, file);
+    assert.deepEqual(patches(file), [ENTITY_LOOP_PATCH], file);
+  }
   assert.deepEqual(LEGACY, [
     'legacy/previous-release-server-pool.json',
     'legacy/previous-release-service-controller-pool.json',
     'legacy/previous-release-service-controller-resync-pass.json',
     'legacy/previous-release-service-controller.json',
+    'legacy/release-before-pinned-server-pool-wait-rotating.json',
+    'legacy/release-before-pinned-server-pool.json',
+    'legacy/release-before-pinned-service-controller-pool.json',
+    'legacy/release-before-pinned-service-controller-resync-pass.json',
+    'legacy/release-before-pinned-service-controller-terminated-pass.json',
+    'legacy/release-before-pinned-service-controller.json',
     'legacy/server-pool-before-delivery-rounds.json',
     'legacy/server-pool-before-rotate-with-waiters.json',
     'legacy/server-pool-before-signal-limit.json',
     'legacy/service-controller-before-terminated-pass-not-failed.json',
   ]);
-  // A pass terminated from outside: this release's branch writes the marker and keeps the service Converging; the
-  // previous release's branch (legacy, no marker) published the phase Failed right after the child was terminated,
-  // a command today's branch does not issue, which is why the patch decides per run.
-  assert.deepEqual(patches('service-controller-terminated-pass.json'), ['continue-as-new-when-idle (deprecated)', 'terminated-pass-not-failed']);
+  for (const file of LEGACY) assert.equal(inputOf(file).v, undefined, file);
+  assert.deepEqual(patches('legacy/release-before-pinned-service-controller.json'), ['continue-as-new-when-idle (deprecated)']);
+  assert.deepEqual(patches('legacy/release-before-pinned-service-controller-pool.json'), ['continue-as-new-when-idle (deprecated)', 'server-pools (deprecated)']);
+  assert.deepEqual(patches('legacy/release-before-pinned-server-pool.json'), ['pool-delivery-rounds', 'pool-owed-in-arrival-order', 'pool-signal-limit (deprecated)']);
+  // A pass terminated from outside (worker/stranded.ts): the release before entities were PINNED published the phase
+  // Failed right after the child was terminated; the legacy loop decides that per run with a patch, and today's loop
+  // keeps the service Converging and retries (no phase published before the retry timer).
+  assert.deepEqual(patches('legacy/release-before-pinned-service-controller-terminated-pass.json'), ['continue-as-new-when-idle (deprecated)', 'terminated-pass-not-failed']);
   assert.deepEqual(patches('legacy/service-controller-before-terminated-pass-not-failed.json'), ['continue-as-new-when-idle (deprecated)']);
   for (const [file, phaseAfter] of [
     ['service-controller-terminated-pass.json', null],
+    ['legacy/release-before-pinned-service-controller-terminated-pass.json', null],
     ['legacy/service-controller-before-terminated-pass-not-failed.json', 'Failed'],
   ] as const) {
     const events = load(file).events;
@@ -152,21 +176,17 @@ test('the entity histories: today\'s write every patch of earlier releases depre
     });
     assert.deepEqual(phases, phaseAfter ? [phaseAfter] : [], `${file}: the phase published between the terminated child and the retry timer`);
   }
-  assert.deepEqual(patches('service-controller.json'), ['continue-as-new-when-idle (deprecated)']);
-  assert.deepEqual(patches('service-controller-pool.json'), ['continue-as-new-when-idle (deprecated)', 'server-pools (deprecated)']);
-  assert.deepEqual(patches('server-pool.json'), ['pool-delivery-rounds', 'pool-owed-in-arrival-order', 'pool-signal-limit (deprecated)']);
   // A run that continued as new with a waitConverged open, and the old branch of that: a run that accepted the wait,
   // passed its history limit (20) and kept delivering until the wait was answered (88 events), without the marker.
   // The same legacy run delivered in uid order to subscribers that had subscribed in another order: the old branch of
   // pool-owed-in-arrival-order. Replay compares a signal command's type, not its target, so a replay of this run in
   // arrival order would not fail; it would silently believe it had signalled other services. Hence the patch, and
   // this check that the run is one where the two orders differ.
-  assert.deepEqual(patches('server-pool-wait-rotating.json'), ['pool-delivery-rounds', 'pool-owed-in-arrival-order', 'pool-signal-limit (deprecated)', 'pool-rotate-with-waiters']);
+  assert.deepEqual(patches('legacy/release-before-pinned-server-pool-wait-rotating.json'), ['pool-delivery-rounds', 'pool-owed-in-arrival-order', 'pool-signal-limit (deprecated)', 'pool-rotate-with-waiters']);
   assert.deepEqual(patches('legacy/server-pool-before-rotate-with-waiters.json'), ['pool-delivery-rounds', 'pool-signal-limit (deprecated)']);
   const legacyPool = load('legacy/server-pool-before-rotate-with-waiters.json');
   assert.equal(legacyPool.events.length, 88);
-  const started = legacyPool.events[0]?.workflowExecutionStartedEventAttributes as { input: { payloads: { data: string }[] } };
-  const subscribed = Object.keys((JSON.parse(Buffer.from(started.input.payloads[0]?.data ?? '', 'base64').toString('utf8')) as { state: { subscribers: Record<string, unknown> } }).state.subscribers);
+  const subscribed = Object.keys((inputOf('legacy/server-pool-before-rotate-with-waiters.json') as { state: { subscribers: Record<string, unknown> } }).state.subscribers);
   const signalled = legacyPool.events.flatMap((e) => {
     const a = e.signalExternalWorkflowExecutionInitiatedEventAttributes as { workflowExecution: { workflowId: string } } | undefined;
     return a ? [a.workflowExecution.workflowId.replace(/^lbaas\//, '')] : [];
@@ -175,7 +195,7 @@ test('the entity histories: today\'s write every patch of earlier releases depre
   assert.notDeepEqual(subscribed, [...subscribed].sort());
   // The old branch of pool-delivery-rounds (one round for everything owed): a run without its marker.
   assert.deepEqual(patches('legacy/server-pool-before-delivery-rounds.json'), ['pool-signal-limit (deprecated)']);
-  // What the previous release wrote: patched() markers, which a deprecatePatch call accepts.
+  // What the release before wrote: patched() markers, which a deprecatePatch call accepts.
   assert.deepEqual(patches('legacy/previous-release-service-controller.json'), ['continue-as-new-when-idle']);
   assert.deepEqual(patches('legacy/previous-release-service-controller-pool.json'), ['continue-as-new-when-idle', 'server-pools (deprecated)']);
   assert.deepEqual(patches('legacy/previous-release-server-pool.json'), ['pool-signal-limit']);

@@ -1,0 +1,76 @@
+/**
+ * What crosses builds (contract/schema.ts, docs/architecture.md "Versions and patches"): the previous release's
+ * continue-as-new inputs and signals, as its own code wrote them (test/fixtures/previous-release/, recorded by
+ * test/helpers/record-previous-release.ts from a build of that release), read by this build's readers and state
+ * classes; this build's `v: 2` forms read the same; a version this build does not know is refused.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { knownSchema, readPoolMembers, readPoolReport, readServiceRef, readSupersededCreates, SCHEMA_VERSION } from '../../contract';
+import { ControllerState, type ControllerSnapshot } from '../../workflows/controller-state';
+import { PoolState, type PoolSnapshot } from '../../workflows/pool-state';
+
+const DIR = path.resolve(__dirname, '..', '..', '..', 'test', 'fixtures', 'previous-release');
+const fixture = <T>(file: string) => {
+  const f = JSON.parse(readFileSync(path.join(DIR, file), 'utf8')) as { recordedFrom: string; value: T };
+  assert.match(f.recordedFrom, /^88e5a3a \(88e5a3a[0-9a-f]{33}\)$/, `${file} was recorded from the previous release`);
+  return f.value;
+};
+const messages = fixture<Record<'subscribe' | 'unsubscribe' | 'report' | 'poolMembersServers' | 'poolMembersDelta', Record<string, unknown>>>('messages.json');
+
+test('the previous release\'s signals (no v) are read as they were sent', () => {
+  for (const m of Object.values(messages)) assert.equal(m.v, undefined);
+  assert.deepEqual(readServiceRef(messages.subscribe), messages.subscribe);
+  assert.deepEqual(readServiceRef(messages.unsubscribe), messages.unsubscribe);
+  assert.deepEqual(readPoolReport(messages.report), messages.report);
+  assert.deepEqual(readPoolMembers(messages.poolMembersServers), messages.poolMembersServers);
+  assert.deepEqual(readPoolMembers(messages.poolMembersDelta), messages.poolMembersDelta);
+});
+
+test('this build\'s signals (v: 2) are read the same, and a version this build does not know is refused', () => {
+  const cases: [(raw: unknown) => unknown, Record<string, unknown>][] = [
+    [readServiceRef, messages.subscribe],
+    [readPoolReport, messages.report],
+    [readPoolMembers, messages.poolMembersServers],
+    [readPoolMembers, messages.poolMembersDelta],
+    [readSupersededCreates, { identifiers: ['a', 'b'] }],
+  ];
+  for (const [read, m] of cases) {
+    assert.deepEqual(read({ ...m, v: SCHEMA_VERSION }), m);
+    assert.equal(read({ ...m, v: 3 }), null, JSON.stringify(m));
+    assert.equal(read({ ...m, v: '2' }), null, JSON.stringify(m));
+  }
+  assert.equal(knownSchema(null), false);
+  assert.equal(readPoolMembers({ pool: 'p', revision: 1 }), null, 'a members message with neither servers nor delta');
+  assert.equal(readPoolReport({ serviceUid: 'u', revision: -1, converged: true }), null);
+  assert.equal(readServiceRef({ serviceUid: '' }), null);
+});
+
+test('the previous release\'s controller input (no v, flat fields beside work) restores the controller, whose snapshot is this build\'s: work alone, read back the same', () => {
+  const input = fixture<{ serviceUid: string; v?: number; state: ControllerSnapshot; historyLimit: number }>('controller-input.json');
+  assert.equal(input.v, undefined);
+  assert.deepEqual(Object.keys(input.state).filter((k) => ['failures', 'dirty', 'deleting', 'retryAt', 'work'].includes(k)).sort(), ['deleting', 'dirty', 'failures', 'retryAt', 'work']);
+  const st = new ControllerState(input.serviceUid, input.state, () => 0);
+  assert.equal(st.revision, input.state.revision);
+  assert.equal(st.passCount, input.state.passCount);
+  assert.equal(st.poolName, 'previous-release-pool');
+  assert.deepEqual(st.pool.members, input.state.pool);
+  assert.equal(st.pool.subscribed, 'previous-release-pool');
+  const snap = st.snapshot();
+  for (const flat of ['failures', 'dirty', 'deleting', 'retryAt']) assert.equal(flat in snap, false, flat);
+  assert.deepEqual(snap.work, input.state.work);
+  const again = new ControllerState(input.serviceUid, snap, () => 0);
+  assert.deepEqual(again.status(), st.status());
+  assert.deepEqual(again.snapshot(), snap);
+});
+
+test('the previous release\'s pool input (no v) restores the pool unchanged', () => {
+  const input = fixture<{ name: string; v?: number; state: PoolSnapshot }>('pool-input.json');
+  assert.equal(input.v, undefined);
+  const st = new PoolState(input.name, input.state);
+  assert.equal(st.revision, input.state.revision);
+  assert.deepEqual(st.services(), Object.keys(input.state.subscribers).sort());
+  assert.deepEqual(st.snapshot(), input.state);
+});
