@@ -162,8 +162,8 @@ test('status -o json has exactly the documented keys and every object; status te
   ok(j, 'status json');
   const s = JSON.parse(j.stdout);
   assert.deepEqual(Object.keys(s), ['serviceUid', 'phase', 'revision', 'build', 'status', 'loadBalancers', 'objects']);
-  // The controller runs on the test worker's build, and moves with the Current Version (AUTO_UPGRADE).
-  assert.deepEqual(s.build, { deploymentName: 'lbaas', buildId: defaultBuildId(), behavior: 'AUTO_UPGRADE' });
+  // The controller runs on the test worker's build, PINNED there (it moves to a new Current Version by continue-as-new).
+  assert.deepEqual(s.build, { deploymentName: 'lbaas', buildId: defaultBuildId(), behavior: 'PINNED' });
   assert.equal(s.serviceUid, uid);
   assert.equal(s.phase, 'Converged');
   assert.equal(s.revision, 1);
@@ -184,7 +184,7 @@ test('status -o json has exactly the documented keys and every object; status te
   const blocks = t.stdout.trimEnd().split('\n\n');
   assert.equal(blocks.length, 3);
   const head = blocks[0] as string;
-  assert.match(head, new RegExp(`^service {4}${uid}\\nphase {6}Converged\\nrevision {3}1\\nlast pass  1 \\(revision 1\\) converged at \\S+Z\\nrunning {4}-\\nbuild {6}lbaas\\.${escapeRegExp(defaultBuildId())} \\(auto-upgrade\\)\\nstatus {5}2001:db8::10: 80, 443\\n {11}203\\.0\\.113\\.10: 80, 443$`));
+  assert.match(head, new RegExp(`^service {4}${uid}\\nphase {6}Converged\\nrevision {3}1\\nlast pass  1 \\(revision 1\\) converged at \\S+Z\\nrunning {4}-\\nbuild {6}lbaas\\.${escapeRegExp(defaultBuildId())} \\(pinned\\)\\nstatus {5}2001:db8::10: 80, 443\\n {11}203\\.0\\.113\\.10: 80, 443$`));
   const lbs = tableColumns((blocks[1] as string).split('\n'));
   assert.deepEqual(lbs.headers, ['LOAD BALANCER', 'RESULT', 'CREATED', 'DESTROYED', 'RECOVERED', 'ERROR']);
   assert.deepEqual(lbs.rows, [[lb, 'converged', '12', '0', '0', '']]);
