@@ -39,7 +39,8 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { ControllerState, wasTerminated, type ControllerSnapshot } from './controller-state';
+import { ControllerState, wasTerminated } from './controller-state';
+import type { ServiceControllerInput } from './entity-inputs';
 import { invalidInput, MAX_KNOWN, optionalInteger } from './input';
 import {
   applyUpdate,
@@ -61,7 +62,6 @@ import {
   readPoolMembers,
   readSupersededCreates,
   SCHEMA_VERSION,
-  type SchemaVersion,
   type PassResult,
   type Phase,
   type PoolReport,
@@ -76,15 +76,7 @@ import { causeOf, childFailureOfType, failureDetails } from './failures';
 /** The steps of the controller loop (the state diagram is in docs/architecture.md and at the top of this file). */
 type Step = 'idle' | 'reconcile' | 'delete' | 'rotate';
 
-export interface ServiceControllerInput {
-  /** The input's schema version (contract/schema.ts); without it, a run of the previous release. */
-  v: SchemaVersion;
-  serviceUid: string;
-  /** Carried over by continue-as-new. */
-  state?: ControllerSnapshot;
-  /** Continue as new once the history has this many events (default CONTINUE_AS_NEW_EVENTS; tests set it low). */
-  historyLimit?: number;
-}
+export type { ServiceControllerInput } from './entity-inputs';
 
 /**
  * Continue as new well before the server's suggestion (about 4k events): each pass adds a few dozen events, and a

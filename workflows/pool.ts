@@ -50,21 +50,11 @@ import {
   readPoolReport,
   readServiceRef,
   SCHEMA_VERSION,
-  type SchemaVersion,
 } from '../contract';
-import { PoolState, type PoolSnapshot } from './pool-state';
+import { PoolState } from './pool-state';
+import type { ServerPoolInput } from './entity-inputs';
 
-export interface ServerPoolInput {
-  /** The input's schema version (contract/schema.ts); without it, a run of the previous release. */
-  v: SchemaVersion;
-  name: string;
-  /** Carried over by continue-as-new. */
-  state?: PoolSnapshot;
-  /** Continue as new once the history has this many events (default POOL_CONTINUE_AS_NEW_EVENTS; tests set it low). */
-  historyLimit?: number;
-  /** Subscribers signalled per delivery round, at most (default MAX_SIGNALS_AT_ONCE; tests set it low). */
-  deliveryRound?: number;
-}
+export type { ServerPoolInput } from './entity-inputs';
 
 /**
  * A change to 300 subscribers costs about 600 events (a signal initiated and completed each), so pools rotate at

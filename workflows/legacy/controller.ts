@@ -29,7 +29,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { ControllerState, wasTerminated, type ControllerSnapshot } from '../controller-state';
-import type { ServiceControllerInput } from '../controller';
+import type { ServiceControllerInput } from '../entity-inputs';
 import { invalidInput, MAX_KNOWN, optionalInteger } from '../input';
 import {
   applyUpdate,

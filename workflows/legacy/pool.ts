@@ -52,7 +52,7 @@ import {
   SCHEMA_VERSION,
 } from '../../contract';
 import { LEGACY_MOVE_PATCH } from './controller';
-import type { ServerPoolInput } from '../pool';
+import type { ServerPoolInput } from '../entity-inputs';
 import { PoolState, type PoolSnapshot } from '../pool-state';
 
 /** The previous release's input: no `v`. */
