@@ -120,7 +120,7 @@ export function poolAtLimits(shape: PoolShape): void {
       const a = e.workflowExecutionSignaledEventAttributes;
       return a?.signalName === 'poolMembers' ? [JSON.parse(Buffer.from(a.input?.payloads?.[0]?.data ?? new Uint8Array()).toString('utf8')) as PoolMembersMessage] : [];
     });
-    assert.deepEqual(signals.at(-1), { pool: 'nodes', revision: change.revision, delta: { base: change.revision - 1, upsert: [joined], remove: [] } });
+    assert.deepEqual(signals.at(-1), { v: 2, pool: 'nodes', revision: change.revision, delta: { base: change.revision - 1, upsert: [joined], remove: [] } });
     console.log(`# ${label}: node join converged in ${seconds(Date.now() - t0)}, ${total(stats)} Engine requests for ${JOIN_WRITES} Server writes`);
   });
 
