@@ -124,11 +124,15 @@ export class DeployTimes {
     return [...(this.#rings.get(kind)?.values ?? [])].sort((a, b) => a - b);
   }
 
-  /** The schedule for a new deploy of `kind`, from what was seen so far: watched for WATCHED_KINDS (unless `watch` is off). */
-  schedule(kind: Kind): PollSchedule {
+  /**
+   * The schedule for a new deploy of `kind`, from what was seen so far: watched for WATCHED_KINDS (unless `watch` is
+   * off); `aim` (a quantile) overrides the worker's aim for one deploy whose readiness nothing waits on.
+   */
+  schedule(kind: Kind, aim?: number): PollSchedule {
     if (!this.learn) return priorSchedule();
     const sorted = this.samples(kind);
     if (sorted.length < this.#min) return priorSchedule();
+    if (aim !== undefined) return aimedSchedule(sorted, Math.min(0.999, Math.max(0.001, aim)));
     return this.watch && WATCHED_KINDS.has(kind) ? watchedSchedule(sorted) : aimedSchedule(sorted, this.aim);
   }
 }

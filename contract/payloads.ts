@@ -6,6 +6,7 @@ import type { ServerSpec } from '../domain';
 import type { ImportedService } from '../domain/import';
 import type { PlanSummary } from '../domain/describe';
 import type { AddressStatus, LoadBalancerResult, ObjectStatus, Plan } from '../domain/types';
+import type { LoadBalancerIndex } from '../domain/pool-index';
 import type { Phase } from './ids';
 
 // Service passes.
@@ -28,6 +29,12 @@ export interface ReconcileServiceResult {
   /** Objects left out of `objects`: each load balancer workflow's `status` query has them. */
   objectsOmitted?: number;
   error?: string;
+  /**
+   * The identifiers of the Backends and Servers of every load balancer of the spec (domain/pool-index.ts), for the
+   * controller's pool-delta passes: on a converged pass of a service with at most MAX_INDEXED of them. The controller
+   * keeps it apart; it is not part of a PassResult.
+   */
+  index?: Record<string, LoadBalancerIndex>;
 }
 
 /** A controller's finished pass: what `waitConverged` and `delete` answer. */

@@ -19,6 +19,7 @@ import type { SchemaVersion } from './schema';
 export const workflowTypes = {
   serviceController: 'serviceController',
   reconcileService: 'reconcileService',
+  reconcilePoolDelta: 'reconcilePoolDelta',
   reconcileLoadBalancer: 'reconcileLoadBalancer',
   planService: 'planService',
   serverPool: 'serverPool',

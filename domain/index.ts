@@ -54,3 +54,18 @@ export {
   type PoolFileResult,
   type MemberChange,
 } from './pool';
+export {
+  advancePoolIndex,
+  indexOfPlan,
+  indexSize,
+  membersOf,
+  planPoolDelta,
+  readPoolIndex,
+  MAX_DELTA_SERVERS,
+  MAX_INDEXED,
+  type DeltaCreate,
+  type DeltaDestroy,
+  type DeltaPlan,
+  type LoadBalancerIndex,
+  type PoolIndex,
+} from './pool-index';

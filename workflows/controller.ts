@@ -39,7 +39,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { ControllerState, wasTerminated } from './controller-state';
+import { ControllerState, wasTerminated, type RunningPass } from './controller-state';
 import type { ServiceControllerInput } from './entity-inputs';
 import { invalidInput, MAX_KNOWN, optionalInteger } from './input';
 import {
@@ -64,10 +64,12 @@ import {
   SCHEMA_VERSION,
   type PassResult,
   type Phase,
+  type PoolMembers,
   type PoolReport,
   type ReconcileServiceResult,
 } from '../contract';
-import { formatIssues, isServiceUid, resolveSpecDocument, SERVICE_UID_RULE, validateSpec } from '../domain';
+import { advancePoolIndex, formatIssues, isServiceUid, membersOf, resolveSpecDocument, SERVICE_UID_RULE, validateSpec, type DeltaPlan, type ObjectStatus, type PoolIndex } from '../domain';
+import { reconcilePoolDelta, type ReconcilePoolDeltaResult } from './reconcile-delta';
 import { ENTITY_LOOP_PATCH, legacyServiceController } from './legacy/controller';
 import { reconcileService } from './reconcile-service';
 import { RequestTraces } from './trace-context';
@@ -242,11 +244,16 @@ export async function serviceController(input: ServiceControllerInput): Promise<
       case 'idle':
         step = await idle();
         break;
-      case 'reconcile':
-        await reportToPool(await runPass(st, { teardown: false }));
+      case 'reconcile': {
+        // Only the pool's members changed since the last converged pass: write just that (reconcile-delta.ts). A delta
+        // that finds its knowledge stale returns null, and the full pass follows at once.
+        const delta = st.poolDelta();
+        const result = delta ? await runDelta(st, delta) : await runPass(st, { teardown: false });
+        if (result) await reportToPool(result);
         publish();
-        step = afterWork();
+        step = result ? afterWork() : 'idle';
         break;
+      }
       case 'delete': {
         const result = await runPass(st, { teardown: true });
         if (!result.converged) {
@@ -299,7 +306,7 @@ export async function serviceController(input: ServiceControllerInput): Promise<
       spec = resolved.raw;
     }
     try {
-      const r: ReconcileServiceResult = await scope.run(() =>
+      const { index, ...r }: ReconcileServiceResult = await scope.run(() =>
         traces.startUnderLatest(() =>
           executeChild(reconcileService, {
             workflowId: workflowIds.pass(uid, pass.number),
@@ -314,6 +321,11 @@ export async function serviceController(input: ServiceControllerInput): Promise<
         ),
       );
       result = { ...r, revision: pass.revision, pass: pass.number, finishedAt: Date.now(), ...pool };
+      // What a pool-delta pass needs from this one: its identifiers, for the members and revision it reconciled.
+      const poolIndex: PoolIndex | null =
+        index && pass.pool && result.converged ? { revision: pass.revision, pool: pass.pool.pool, poolRevision: pass.pool.revision, members: membersOf(pass.pool.servers), loadBalancers: index } : null;
+      state.endPass(pass, result, { index: poolIndex });
+      return result;
     } catch (err) {
       if (isCancellation(err) && state.isSuperseded(pass)) {
         state.endPass(pass, null);
@@ -330,6 +342,70 @@ export async function serviceController(input: ServiceControllerInput): Promise<
       result = { ...failedResult(uid, pass, err), ...pool };
     }
     state.endPass(pass, result);
+    return result;
+  }
+
+  /**
+   * A pool-delta pass as a child reconcilePoolDelta: the joining members' Servers created, the leaving members'
+   * removed, from the index of the last converged pass. Newer pool members wait for it (another delta follows); a new
+   * spec or a delete cancels it. Null when it stopped short (stale knowledge, or ended from outside): the index is
+   * dropped, what it created is handed to the full pass that follows as known identifiers.
+   */
+  async function runDelta(state: ControllerState, plan: DeltaPlan): Promise<PassResult | null> {
+    const index = state.poolIndex as PoolIndex;
+    const last = state.lastResult;
+    const pass = state.beginPass({ delta: true });
+    const members = pass.pool;
+    const doc = pass.spec as Record<string, unknown>;
+    // The spec with every member must stay valid (the validator's limits): else the full pass reports why.
+    const whole = members ? resolveSpecDocument(doc, members.servers) : null;
+    const joining = resolveSpecDocument(doc, plan.joins);
+    if (!members || !last || !whole?.ok || !joining.ok) {
+      state.endPass(pass, null);
+      return null;
+    }
+    publish();
+    const scope = new CancellationScope();
+    void condition(() => state.running !== pass || state.isSuperseded(pass)).then(() => {
+      if (state.isSuperseded(pass)) scope.cancel();
+    });
+    const backends: Record<string, Record<string, string>> = {};
+    for (const [lb, ids] of Object.entries(index.loadBalancers)) {
+      for (const [key, id] of Object.entries(ids)) if (key.startsWith('backend:')) (backends[lb] ??= {})[key.slice('backend:'.length)] = id;
+    }
+    let r: ReconcilePoolDeltaResult;
+    try {
+      r = await scope.run(() =>
+        traces.startUnderLatest(() =>
+          executeChild(reconcilePoolDelta, {
+            workflowId: workflowIds.pass(uid, pass.number),
+            args: [{ spec: joining.raw, revision: pass.revision, backends, destroys: plan.destroys }],
+            staticSummary: `pool delta ${uid} revision ${pass.revision} (pass ${pass.number}): ${plan.joins.length} joining, ${plan.leaves.length} leaving`,
+            typedSearchAttributes: [
+              { key: searchAttributes.serviceUid, value: uid },
+              { key: searchAttributes.loadBalancers, value: state.loadBalancers() },
+            ],
+            parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+          }),
+        ),
+      );
+    } catch (err) {
+      if (isCancellation(err) && state.isSuperseded(pass)) {
+        state.endPass(pass, null);
+        return { serviceUid: uid, revision: pass.revision, converged: false, status: {}, loadBalancers: {}, objects: [], pass: pass.number, finishedAt: Date.now(), error: 'superseded' };
+      }
+      if (isCancellation(err)) throw err;
+      // Ended from outside or failed: the full pass follows and finds what it created.
+      state.endPass(pass, null);
+      return null;
+    }
+    state.noteSupersededCreates(r.created.map((c) => c.identifier));
+    if (r.stale !== undefined) {
+      state.endPass(pass, null);
+      return null;
+    }
+    const result = deltaResult(last, pass, members, r);
+    state.endPass(pass, result, { index: advancePoolIndex(index, { poolRevision: members.revision, members: members.servers, created: r.created, destroyed: r.destroyed }) });
     return result;
   }
 
@@ -365,6 +441,38 @@ export async function serviceController(input: ServiceControllerInput): Promise<
       return false;
     }
   }
+}
+
+/**
+ * A pool-delta pass's result: the last converged pass's, with the Servers it created and removed (per load balancer
+ * and in the object list), for this pass's revision and pool revision.
+ */
+function deltaResult(last: PassResult, pass: RunningPass, members: PoolMembers, r: ReconcilePoolDeltaResult): PassResult {
+  const now = Date.now();
+  const gone = new Set(r.destroyed.map((d) => d.identifier));
+  const added: ObjectStatus[] = r.created.map((c) => ({ loadBalancer: c.loadBalancer, kind: 'server', key: c.key, name: c.name, identifier: c.identifier, state: c.state, updatedAt: now }));
+  const kept = last.objects.filter((o) => o.identifier === null || !gone.has(o.identifier));
+  // Past MAX_LISTED_OBJECTS the list holds only objects not ready (status-book.ts): the ready new ones are counted.
+  const omitted = last.objectsOmitted ?? 0;
+  const objects = omitted > 0 ? kept : [...kept, ...added];
+  const omittedNow = omitted > 0 ? Math.max(0, omitted + added.length - (r.destroyed.length - (last.objects.length - kept.length))) : 0;
+  const loadBalancers = Object.fromEntries(
+    Object.entries(last.loadBalancers)
+      .filter(([, s]) => !s.cleanup)
+      .map(([lb, s]) => [lb, { ...s, converged: true, created: r.created.filter((c) => c.loadBalancer === lb).length, destroyed: r.destroyed.filter((d) => d.loadBalancer === lb).length, recovered: 0, passes: 1 }]),
+  );
+  return {
+    serviceUid: last.serviceUid,
+    revision: pass.revision,
+    converged: true,
+    status: last.status,
+    loadBalancers,
+    objects,
+    ...(omittedNow > 0 ? { objectsOmitted: omittedNow } : {}),
+    pass: pass.number,
+    finishedAt: now,
+    pool: { name: members.pool, revision: members.revision },
+  };
 }
 
 function failedResult(uid: string, pass: { number: number; revision: number }, err: unknown): PassResult {

@@ -4,6 +4,7 @@
  */
 export { reconcileLoadBalancer } from './reconcile-lb';
 export { reconcileService } from './reconcile-service';
+export { reconcilePoolDelta } from './reconcile-delta';
 export { planService } from './plan-service';
 export { serviceController } from './controller';
 export { fullResync } from './full-resync';

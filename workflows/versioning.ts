@@ -15,11 +15,13 @@ import { planService } from './plan-service';
 import { serverPool } from './pool';
 import { reconcileLoadBalancer } from './reconcile-lb';
 import { reconcileService } from './reconcile-service';
+import { reconcilePoolDelta } from './reconcile-delta';
 
 /** Every workflow type of workflows/index.ts and its behavior (test/unit/workflow-versioning.test.ts checks both). */
 export const VERSIONING_BEHAVIORS = {
   reconcileLoadBalancer: 'PINNED',
   reconcileService: 'PINNED',
+  reconcilePoolDelta: 'PINNED',
   planService: 'PINNED',
   fullResync: 'PINNED',
   importServices: 'PINNED',
@@ -32,6 +34,7 @@ export const VERSIONING_BEHAVIORS = {
 const workflows: Record<keyof typeof VERSIONING_BEHAVIORS, (...args: any[]) => Promise<unknown>> = {
   reconcileLoadBalancer,
   reconcileService,
+  reconcilePoolDelta,
   planService,
   fullResync,
   importServices,

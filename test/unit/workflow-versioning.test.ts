@@ -17,6 +17,7 @@ test('each registered workflow function carries exactly the versioning behavior 
   assert.deepEqual(seen, {
     reconcileLoadBalancer: 'PINNED',
     reconcileService: 'PINNED',
+    reconcilePoolDelta: 'PINNED',
     planService: 'PINNED',
     fullResync: 'PINNED',
     importServices: 'PINNED',
