@@ -85,6 +85,11 @@ const cpuText = (c: PhaseCost) =>
 
 const kubeTotal = (p: KubePhase) => Object.values(p.kubeRequests).reduce((a, b) => a + b, 0);
 
+/** Servers a phase wrote (created or deleted), from its Engine requests by route. */
+const serversWritten = (p: KubePhase) => (p.cost.byRoute?.['POST /api/LBaaS/v1/server.json'] ?? 0) + (p.cost.byRoute?.['DELETE /api/LBaaS/v1/server.json/{id}'] ?? 0);
+/** Engine requests per Server written: the cost of a pool change against what it had to write (a pool-delta pass: at most 3). */
+const perServer = (p: KubePhase) => (serversWritten(p) === 0 ? 'n/a' : (p.cost.requests / serversWritten(p)).toFixed(2));
+
 /** The audit events of lbaas kube's user written since byte `from`: one per request (a watch counted when it starts). */
 async function auditCounts(file: string, from: number): Promise<Record<string, number>> {
   const bytes = await readFile(file).catch(() => Buffer.alloc(0));
@@ -347,7 +352,7 @@ function markdownSection(r: KubeBenchResult, command: string): string {
     '| phase | wall | rate | Engine requests (writes) | Kubernetes API requests |',
     '|---|---:|---:|---:|---:|',
     row('apply: created until every ingress is written', r.apply, `${r.servicesPerMinute.toFixed(0)} services/min`),
-    row('node join: until every Service has its Servers', r.join, `${(r.join.cost.requests / r.services).toFixed(1)} Engine requests/service`),
+    row('node join: until every Service has its Servers', r.join, `${(r.join.cost.requests / r.services).toFixed(1)} Engine requests/service, ${perServer(r.join)} per Server written (${serversWritten(r.join)})`),
     row('NotReady/Ready flap', r.flap, r.flapMovedPool ? 'pool revision moved' : 'pool revision unchanged'),
     row('delete: until every Service is gone', r.remove, `${((r.services / r.remove.cost.wallMs) * 60_000).toFixed(0)} services/min`),
     '',
@@ -382,6 +387,8 @@ function summaryLine(r: KubeBenchResult): string {
     `kube_apply_kube_requests_per_service=${(kubeTotal(r.apply) / r.services).toFixed(1)}`,
     `kube_join_engine_requests=${r.join.cost.requests}`,
     `kube_join_engine_writes=${r.join.cost.mutations}`,
+    `kube_join_servers_written=${serversWritten(r.join)}`,
+    `kube_join_engine_requests_per_server=${perServer(r.join)}`,
     `kube_flap_engine_writes=${r.flap.cost.mutations}`,
     `kube_delete_s=${(r.remove.cost.wallMs / 1000).toFixed(1)}`,
     ...(r.fleet ? [`fleet_services_per_min=${r.fleet.servicesPerMinute.toFixed(0)}`] : []),

@@ -310,7 +310,7 @@ export async function serviceController(input: ServiceControllerInput): Promise<
         traces.startUnderLatest(() =>
           executeChild(reconcileService, {
             workflowId: workflowIds.pass(uid, pass.number),
-            args: [{ spec, revision: pass.revision, ...(o.teardown ? { teardown: true } : {}), ...knownOf(state) }],
+            args: [{ spec, revision: pass.revision, ...(o.teardown ? { teardown: true } : {}), ...(pass.pool && !o.teardown ? { index: true } : {}), ...knownOf(state) }],
             staticSummary: `${o.teardown ? 'delete' : 'reconcile'} ${uid} revision ${pass.revision} (pass ${pass.number})`,
             typedSearchAttributes: [
               { key: searchAttributes.serviceUid, value: uid },

@@ -44,6 +44,8 @@ export interface ReconcileLoadBalancerInput {
    * `readsSince`) instead of reading again.
    */
   observedSince?: ReadMark;
+  /** Return the index of its Backends and Servers when it converges (`index`; the controller's pool-delta passes). */
+  index?: boolean;
 }
 
 export interface ReconcileLoadBalancerResult extends LoadBalancerResult {
@@ -279,7 +281,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
       if (isPlanEmpty(plan)) {
         progress.phase = 'converged';
         metrics.total().record((Date.now() - startedAt) / 1000);
-        const index = cleanup ? null : indexOfPlan(plan);
+        const index = cleanup || fields.index !== true ? null : indexOfPlan(plan);
         const indexed = index !== null && Object.keys(index).length <= MAX_INDEXED ? { index } : {};
         return { serviceUid: uid, revision, loadBalancer, converged: true, status: statusFromSnapshot(snapshot), ...counts, passes: pass, ...listedObjects(book.list()), ...indexed };
       }

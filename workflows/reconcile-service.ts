@@ -23,6 +23,8 @@ export interface ReconcileServiceInput {
   teardown?: boolean;
   /** Identifiers of the service's objects from the controller's last pass: found even while the tag index lags. */
   known?: string[];
+  /** Return the index of the service's Backends and Servers when the pass converges (`index`; pool-delta passes). */
+  index?: boolean;
 }
 
 /** Waiting for a reconciliation of the same service and load balancer that someone else started: 1 s doubling to 30 s. */
@@ -43,6 +45,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   const { spec, fields } = specOf(input, wf);
   const revision = optionalInteger(fields, 'revision', wf, 0, Number.MAX_SAFE_INTEGER) ?? null;
   const teardown = fields.teardown === true;
+  const wantIndex = fields.index === true && !teardown;
   const knownBefore = optionalIdentifiers(fields, 'known', wf) ?? [];
   const uid = spec.serviceUid;
   const engine = proxyActivities<Activities>(ENGINE_CALL);
@@ -55,7 +58,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
       try {
         return await executeChild(reconcileLoadBalancer, {
           workflowId,
-          args: [{ spec: fields.spec, loadBalancer, cleanup, ...(revision !== null ? { revision } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}), ...first }],
+          args: [{ spec: fields.spec, loadBalancer, cleanup, ...(revision !== null ? { revision } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}), ...(wantIndex && !cleanup ? { index: true } : {}), ...first }],
           staticSummary: `${cleanup ? 'remove' : 'reconcile'} ${uid} on ${loadBalancer}${revision !== null ? ` (revision ${revision})` : ''}`,
           typedSearchAttributes: [
             { key: searchAttributes.serviceUid, value: uid },
@@ -112,7 +115,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   const seen = await engine.planObservedService
     .executeWithOptions(
       { summary: `observe and plan ${uid}` },
-      [{ spec: fields.spec, listUpTo: MAX_LISTED_OBJECTS, ...(teardown ? { teardown: true } : { indexUpTo: MAX_INDEXED }), ...(knownBefore.length > 0 ? { known: knownBefore } : {}) }],
+      [{ spec: fields.spec, listUpTo: MAX_LISTED_OBJECTS, ...(teardown ? { teardown: true } : {}), ...(wantIndex ? { indexUpTo: MAX_INDEXED } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}) }],
     )
     .catch((err: unknown) => {
       // A pass that fails before any load balancer runs (the Engine refusing the token, say) is a failed pass too:
@@ -151,7 +154,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   const status = teardown ? {} : mergeStatus(spec.loadBalancers.map((lb) => results[lb]?.status ?? {}));
   const listed = listedObjects(objects, omitted);
   // The index of every load balancer of the spec, or none: a pool-delta pass needs all of them.
-  const indexed = !teardown && errors.length === 0 && spec.loadBalancers.every((lb) => indexes[lb] !== undefined) && indexSize(indexes) <= MAX_INDEXED;
+  const indexed = wantIndex && errors.length === 0 && spec.loadBalancers.every((lb) => indexes[lb] !== undefined) && indexSize(indexes) <= MAX_INDEXED;
   const result: ReconcileServiceResult = {
     serviceUid: uid,
     revision,
