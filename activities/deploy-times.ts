@@ -95,6 +95,8 @@ export class DeployTimes {
   readonly #size: number;
   readonly #min: number;
   readonly #rings = new Map<Kind, { values: number[]; next: number }>();
+  /** The same deploys' ready-by times (the poll that found each ready): an upper bound of each deploy. */
+  readonly #readyBy = new Map<Kind, { values: number[]; next: number }>();
 
   constructor(o: DeployTimesOptions = {}) {
     this.aim = o.aim ?? DEFAULT_AIM;
@@ -112,11 +114,39 @@ export class DeployTimes {
    */
   record(kind: Kind, notReadyAtMs: number, readyAtMs: number): void {
     const ms = Math.max(0, (Math.max(0, notReadyAtMs) + Math.max(notReadyAtMs, readyAtMs)) / 2);
-    let ring = this.#rings.get(kind);
-    if (!ring) this.#rings.set(kind, (ring = { values: [], next: 0 }));
+    this.#push(this.#rings, kind, ms);
+    this.#push(this.#readyBy, kind, Math.max(0, notReadyAtMs, readyAtMs));
+  }
+
+  #push(rings: Map<Kind, { values: number[]; next: number }>, kind: Kind, ms: number): void {
+    let ring = rings.get(kind);
+    if (!ring) rings.set(kind, (ring = { values: [], next: 0 }));
     if (ring.values.length < this.#size) ring.values.push(ms);
     else ring.values[ring.next] = ms;
     ring.next = (ring.next + 1) % this.#size;
+  }
+
+  /**
+   * The schedule of a deploy nothing waits on (a pool-delta pass's Servers, workflows/reconcile-delta.ts): one GET
+   * is the aim, not the slack. The first poll comes when the deploys seen so far were all over (the largest of their
+   * ready-by times, the polls that found them ready, which bound them from above); after it, the prior's gaps. Before
+   * MIN_SAMPLES deploys of the kind, the prior schedule.
+   */
+  sureSchedule(kind: Kind): PollSchedule {
+    if (!this.learn) return priorSchedule();
+    const sorted = [...(this.#readyBy.get(kind)?.values ?? [])].sort((a, b) => a - b);
+    if (sorted.length < this.#min) return priorSchedule();
+    const first = Math.max(MIN_GAP_MS, sorted[sorted.length - 1] as number);
+    let gap = MIN_GAP_MS;
+    return {
+      learned: true,
+      next(previous) {
+        if (previous === null) return first;
+        const at = previous + gap;
+        gap = Math.min(MAX_GAP_MS, Math.round(gap * PRIOR_BACKOFF));
+        return at;
+      },
+    };
   }
 
   /** The samples of a kind, sorted ascending. */
@@ -124,15 +154,11 @@ export class DeployTimes {
     return [...(this.#rings.get(kind)?.values ?? [])].sort((a, b) => a - b);
   }
 
-  /**
-   * The schedule for a new deploy of `kind`, from what was seen so far: watched for WATCHED_KINDS (unless `watch` is
-   * off); `aim` (a quantile) overrides the worker's aim for one deploy whose readiness nothing waits on.
-   */
-  schedule(kind: Kind, aim?: number): PollSchedule {
+  /** The schedule for a new deploy of `kind`, from what was seen so far: watched for WATCHED_KINDS (unless `watch` is off). */
+  schedule(kind: Kind): PollSchedule {
     if (!this.learn) return priorSchedule();
     const sorted = this.samples(kind);
     if (sorted.length < this.#min) return priorSchedule();
-    if (aim !== undefined) return aimedSchedule(sorted, Math.min(0.999, Math.max(0.001, aim)));
     return this.watch && WATCHED_KINDS.has(kind) ? watchedSchedule(sorted) : aimedSchedule(sorted, this.aim);
   }
 }

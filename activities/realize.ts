@@ -39,10 +39,10 @@ export interface RealizeObjectsInput {
    */
   unlisted?: boolean;
   /**
-   * Poll readiness first at this quantile of the kind's learned deploy times (default: the worker's aim), without
-   * learning from these deploys: a pool-delta pass aims high, for one GET per Server (activities/deploy-times.ts).
+   * Nothing waits on these deploys (a pool-delta pass): poll once when every deploy seen was over, for one GET per
+   * object (DeployTimes.sureSchedule), and learn nothing from them (that schedule would skew what is learned).
    */
-  aim?: number;
+  sure?: boolean;
 }
 
 export interface RealizedObject {
@@ -173,8 +173,7 @@ export async function realizeObjects(engine: EngineClient, memory: IdentifierCac
       for (const s of slots) if (s.slot.previous === undefined) s.slot.record({ preexisting: byName.get(s.member.fields.name) ?? [] });
     }
     const creating = concurrencyLimit(CREATES_AT_ONCE);
-    const aim = input.aim;
-    const learning: Learning = aim === undefined ? times : { schedule: (kind) => times.schedule(kind, aim), record: () => {} };
+    const learning: Learning = input.sure ? { schedule: (kind) => times.sureSchedule(kind), record: () => {} } : times;
     const settled = await Promise.allSettled(
       slots.map(async ({ member, slot }): Promise<RealizedObject> => {
         try {

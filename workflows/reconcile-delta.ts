@@ -47,12 +47,6 @@ export interface ReconcilePoolDeltaResult {
   stale?: string;
 }
 
-/**
- * Readiness is first polled at this quantile of the Servers' learned deploy times: nothing waits for a Server, so
- * waiting a little longer for one GET that finds it ready is cheaper than the median aim's two (deploy-times.ts).
- */
-export const DELTA_AIM = 0.98;
-
 function readBackends(raw: unknown, lbs: readonly string[], ports: readonly string[]): Record<string, Record<string, string>> {
   const wf = 'reconcilePoolDelta';
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalidInput(`${wf}: backends: must be an object of load balancer -> port -> Backend identifier`);
@@ -109,7 +103,8 @@ export async function reconcilePoolDelta(input: ReconcilePoolDeltaInput): Promis
           kind: 'server',
           members: members.map((d) => ({ key: d.key, fields: completeFields('server', d.fields, backend) as CreateObjectInput['fields'] })),
           unlisted: true,
-          aim: DELTA_AIM,
+          // Nothing waits on a Server: one readiness GET when its deploy is surely over, not the median aim's two.
+          sure: true,
         },
       ]),
     );
