@@ -63,6 +63,7 @@ describe('docs/spec.md "Temporal surface" matches contract/', () => {
     const expected: Record<string, string[]> = {
       serviceController: [workflowIds.controller('<uid>')],
       reconcileService: [workflowIds.pass('<uid>', 7).replace(/7$/, '<n>'), workflowIds.orphanTeardown('<uid>')],
+      reconcilePoolDelta: [workflowIds.pass('<uid>', 7).replace(/7$/, '<n>')],
       reconcileLoadBalancer: [workflowIds.loadBalancer('<uid>', '<loadBalancer>')],
       serverPool: [workflowIds.pool('<name>')],
       fullResync: [`${workflowIds.scheduledResync}-<UTC time>`, workflowIds.manualResync(new Date(0)).replace(iso, '<ISO time>')],
