@@ -2,8 +2,8 @@
  * Pool-delta passes (workflows/reconcile-delta.ts) on the real dev server and the simulator over HTTP: one service on
  * two load balancers with two ports uses a pool. A node join and a node leave write exactly the changed node's Servers
  * and cost at most 3 Engine requests per Server written (counted by route); a create whose answer is lost creates no
- * duplicate; a delta that finds a Backend gone falls back to the full pass, which converges. The tests run in order
- * and share the service.
+ * duplicate; tag requests failing for a while (Servers created, untagged) are retried to the same end; a delta that finds a Backend gone falls
+ * back to the full pass, which converges. The tests run in order and share the service.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -165,3 +165,35 @@ test('a resync still runs the full pass', async () => {
   assert.deepEqual(await passesAfter(before), ['reconcileService']);
   assert.deepEqual(taggedLines(stack.sim, TAG), expected(['node-2', 'node-3', 'node-4', 'node-5', 'node-6']));
 });
+
+test('Engine errors mid-delta (every tag request answers 5xx, so the new Servers exist untagged) are retried until the Engine recovers: exactly the joining Servers, all tagged', async () => {
+  const tagPosts = () => stack.sim.stats().requests['POST /api/core/v1/resource.json/{id}/tags/{tag}'] ?? 0;
+  const before = (await lbaas.status(UID)).lastPass?.pass ?? 0;
+  stack.sim.resetStats();
+  stack.sim.setFaults({ deployMs: { min: 1, max: 5 }, rates: { serverError: 1 }, routes: '^POST /api/core/v1/resource\\.json/' });
+  let change: { revision: number };
+  try {
+    change = await lbaas.pools.add('nodes', [{ name: 'node-7', address: '10.0.0.17' }]);
+    // Every Server created and its tag refused, then refused again by the retry.
+    await until(() => serversOf('node-7').length === PER_NODE && tagPosts() >= 2 * PER_NODE);
+    assert.ok(serversOf('node-7').every((o) => !o.tags.includes(TAG)), 'created, not yet tagged');
+  } finally {
+    stack.sim.setFaults({ deployMs: { min: 1, max: 5 } });
+  }
+  const w = await lbaas.pools.waitConverged('nodes', change.revision);
+  assert.equal(w.converged, true, JSON.stringify(w.services));
+  assert.deepEqual(await passesAfter(before), ['reconcilePoolDelta']);
+  assert.equal(stack.sim.stats().requests['POST /api/LBaaS/v1/server.json'], PER_NODE, 'no Server created twice');
+  const node7 = serversOf('node-7');
+  assert.equal(node7.length, PER_NODE, 'one Server per port and load balancer, no duplicate');
+  assert.ok(node7.every((o) => o.tags.includes(TAG)), 'every one tagged');
+  assert.deepEqual(taggedLines(stack.sim, TAG), expected(['node-2', 'node-3', 'node-4', 'node-5', 'node-6', 'node-7']));
+});
+
+async function until(check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
