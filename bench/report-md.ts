@@ -53,7 +53,7 @@ export function coreSection(r: BenchResult, sm: Summary, svgName: string): strin
         spread(paired(r, f.mode.name, 'waves', (c) => c.apply.wallMs), (x) => ratio(x)),
         spread(f.requests, int),
         spread(paired(r, f.mode.name, 'waves', (c) => c.apply.requests), (x) => ratio(x)),
-        spread(f.readinessGets, int),
+        f.mode.worker ? spread(f.readinessGets, int) : '-',
         spread(f.writes, int),
         spread(f.noopWall, s),
         spread(f.noopRequests, int),
@@ -76,20 +76,19 @@ export function coreSection(r: BenchResult, sm: Summary, svgName: string): strin
         spread(f.chainSlack, s),
         spread(f.tailLag, s),
         spread(f.latency, ms),
-        pollGapsOf(f).map((g) => (g / 1000).toFixed(2)).join(', ') || '-',
+        (f.mode.worker && pollGapsOf(f).map((g) => (g / 1000).toFixed(2)).join(', ')) || '-',
       ]),
     ),
   );
   parts.push(
     'Engine requests from empty by what made them (mean per run), and history events (median, min-max):',
     mdTable(
-      ['mode', 'requests by activity (Temporal modes) or purpose (waves)', 'events per reconcileLoadBalancer', 'events per reconcileService', 'time / heartbeat'],
+      ['mode', 'requests by activity (Temporal modes) or purpose (waves)', 'events per reconcileLoadBalancer', 'events per reconcileService'],
       figs.map((f: ModeFigures) => [
         `\`${f.mode.name}\``,
         meanCounts(f.runs.map((c) => c.apply.byPurpose)).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', '),
         f.eventsApply.length ? spread(f.eventsApply, int) : '-',
         f.serviceEventsApply.length ? spread(f.serviceEventsApply, int) : '-',
-        spread(paired(r, f.mode.name, 'heartbeat', (c) => c.apply.wallMs), (x) => ratio(x)),
       ]),
     ),
   );

@@ -1,7 +1,7 @@
 /**
  * The cluster lifecycle benchmark's report (bench/cluster-lifecycle-report.ts) from a synthetic run: the summary line's
  * figures, the projections derived from the per-service costs, its results and tables published into the
- * `bench:lifecycle` section of a scaling.md with the rest of the file untouched; and its arguments
+ * `bench:lifecycle` section of a copy of docs/scaling.md with the rest of the file untouched; and its arguments
  * (bench/cluster-lifecycle.ts) refused with the flag named.
  */
 import assert from 'node:assert/strict';
