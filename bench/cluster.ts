@@ -19,7 +19,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { workflowsPath } from '../worker/main';
 import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
 import { clusterSection, type RunResult } from './cluster-report';
-import { publish } from './publish';
+import { gitRevision, publish } from './publish';
 import { FLEET_DEPLOY_MS } from './phase';
 import { applyAll } from './throughput';
 import { machineCpuSeconds } from './util';
@@ -28,7 +28,7 @@ import { startChildWorker } from '../dev/child-worker';
 import { fleetSpec } from './workload';
 import { WORKER_DEFAULTS } from './defaults';
 import type * as Lifecycle from './cluster-lifecycle';
-import { clusterBackend, devBackend, gitRevision, type Backend } from './cluster-backends';
+import { clusterBackend, devBackend, type Backend } from './cluster-backends';
 
 
 const log = (line: string) => process.stderr.write(`[bench:cluster ${new Date().toISOString().slice(11, 19)}] ${line}\n`);

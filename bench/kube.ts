@@ -17,7 +17,7 @@
  * Publishes (bench/publish.ts) bench/results/kube.json and the `bench:kube` section of docs/benchmarks.md, and ends
  * with `summary: kube_services_per_min=…`.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -36,7 +36,7 @@ import { workflowsPath } from '../worker/main';
 import { WORKER_DEFAULTS } from './defaults';
 import { runFleet, type FleetResult } from './fleet';
 import { FLEET_DEPLOY_MS, measurePhase, type PhaseCost } from './phase';
-import { factTable, loadText, mdTable, publish } from './publish';
+import { factTable, gitRevision, loadText, mdTable, publish } from './publish';
 import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
 import { mapLimit, sleep } from './util';
 import { SERVERS } from './workload';
@@ -106,14 +106,6 @@ async function auditCounts(file: string, from: number): Promise<Record<string, n
 
 /** Where the audit log's whole lines end (a line being written belongs to what comes after). */
 const wholeLinesEnd = (file: string) => (existsSync(file) ? readFileSync(file).lastIndexOf(0x0a) + 1 : 0);
-
-function gitRevision(): string {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-  } catch {
-    return 'unknown';
-  }
-}
 
 interface KubeCli {
   child: ChildProcess;

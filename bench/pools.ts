@@ -22,7 +22,7 @@ import { startDevServer } from '../dev/devserver';
 import { ensureTemporalServer } from '../dev/temporal-server';
 import { validateSpec, type ServerSpec } from '../domain';
 import { workflowsPath } from '../worker/main';
-import { factTable, loadText, mdTable, publish, utcMinute } from './publish';
+import { factTable, gitRevision, loadText, mdTable, publish, utcMinute } from './publish';
 import { BENCH_TOKEN, startSimProcess, type SimAdmin } from './sim-process';
 
 /** Engine deploy delays: short enough that 300 services set up in minutes, long enough to be waited for. */
@@ -123,6 +123,7 @@ async function measure(lbaas: LbaasClient, admin: SimAdmin, n: number, run: stri
 
 interface PoolRunInfo {
   command: string;
+  revision: string;
   date: string;
   load: { start: number[]; end: number[] };
 }
@@ -132,6 +133,7 @@ export function poolSection(rows: readonly PoolRow[], info: PoolRunInfo): string
   const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
   const run = factTable([
     ['command', `\`${info.command}\``],
+    ['commit', info.revision],
     ['date', info.date],
     ['load average', loadText(info.load.start, info.load.end)],
     ['simulator deploys', `${DEPLOY_MS.min}-${DEPLOY_MS.max} ms`],
@@ -180,7 +182,7 @@ export async function runPoolBench(argv: string[]): Promise<void> {
       rows.push(row);
       process.stdout.write(`${JSON.stringify(row)}\n`);
     }
-    const info = { command: `npm run bench -- --pool --services ${sizes.join(',')}${seed !== 42 ? ` --seed ${seed}` : ''}`, date: utcMinute(new Date()), load: { start: loadStart, end: os.loadavg() } };
+    const info = { command: `npm run bench -- --pool --services ${sizes.join(',')}${seed !== 42 ? ` --seed ${seed}` : ''}`, revision: gitRevision(), date: utcMinute(new Date()), load: { start: loadStart, end: os.loadavg() } };
     const section = poolSection(rows, info);
     process.stdout.write(`${section}\n`);
     if (!argv.includes('--no-write')) process.stdout.write(`wrote ${publish({ name: 'pools', doc: 'docs/benchmarks.md', results: { ...info, rows }, section }).join(', ')}\n`);

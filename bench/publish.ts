@@ -10,6 +10,7 @@
  * figures mean) and never touched. A doc without the markers, or with them twice, is refused, so that a run cannot
  * put its tables in a place nobody chose.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -82,4 +83,13 @@ export function loadText(start: readonly number[], end: readonly number[]): stri
 /** A run's date to the minute, as the tables print it. */
 export function utcMinute(d: Date): string {
   return `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/** The commit a run measured, as its tables name it ('unknown' outside a git checkout). */
+export function gitRevision(): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return 'unknown';
+  }
 }
