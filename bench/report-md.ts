@@ -14,8 +14,15 @@ const ms = (x: number) => `${x.toFixed(1)} ms`;
 const quantiles = (xs: readonly number[], qs: readonly number[]) => (xs.length === 0 ? '-' : qs.map((q) => s(quantile(xs, q))).join(' / '));
 
 /** The command that reproduces a run: `npm run bench` with the options that differ from the defaults. */
-export function commandOf(r: Pick<BenchResult, 'quick' | 'seed' | 'reps' | 'fleet' | 'budget'>): string {
-  const opts = [r.quick ? '--quick' : '', r.seed !== 42 ? `--seed ${r.seed}` : '', r.reps !== (r.quick ? 2 : 5) ? `--reps ${r.reps}` : '', r.fleet ? `--fleet ${r.fleet.services}` : '', r.budget ? `--budget ${r.budget.services}` : ''].filter(Boolean);
+export function commandOf(r: Pick<BenchResult, 'quick' | 'seed' | 'reps' | 'fleet' | 'budget'> & { throughput: Pick<BenchResult['throughput'], 'services'> }): string {
+  const opts = [
+    r.quick ? '--quick' : '',
+    r.seed !== 42 ? `--seed ${r.seed}` : '',
+    r.reps !== (r.quick ? 2 : 5) ? `--reps ${r.reps}` : '',
+    r.throughput.services !== (r.quick ? 40 : 200) ? `--services ${r.throughput.services}` : '',
+    r.fleet ? `--fleet ${r.fleet.services}` : '',
+    r.budget ? `--budget ${r.budget.services}` : '',
+  ].filter(Boolean);
   return `npm run bench${opts.length ? ` -- ${opts.join(' ')}` : ''}`;
 }
 

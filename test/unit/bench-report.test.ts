@@ -158,7 +158,7 @@ test('the bench:core section states the run and its figures in tables, with the 
   const r = result({ heartbeat: 5000, retry: 6000, 'retry-fast': 5500, waves: 10_000 });
   const sm = summarize(r);
   const md = coreSection(r, sm, 'benchmarks.svg');
-  assert.ok(md.startsWith('| run |  |\n|---|---|\n| command | `npm run bench -- --quick --seed 1 --reps 1` |\n| commit | abc |\n'));
+  assert.ok(md.startsWith('| run |  |\n|---|---|\n| command | `npm run bench -- --quick --seed 1 --reps 1 --services 10` |\n| commit | abc |\n'));
   assert.ok(md.includes(`\n\`${sm.line}\`\n`));
   assert.ok(md.includes('| convergence time / lower bound | `convergence_vs_bound` | <= 1.1 | 1.25 | **missed: 14 % over the target (1.25 vs 1.1)** |\n'));
   assert.ok(md.includes('| writes on a no-op resync | `noop_writes` | 0 | 0 | yes |\n'));
@@ -182,10 +182,11 @@ test('the bench:core section states the run and its figures in tables, with the 
 });
 
 test('the command in the section reproduces the run: only the options that differ from the defaults', () => {
-  const base = { quick: false, seed: 42, reps: 5 };
+  const base = { quick: false, seed: 42, reps: 5, throughput: { services: 200 } };
   assert.equal(commandOf(base), 'npm run bench');
-  assert.equal(commandOf({ ...base, quick: true, reps: 2 }), 'npm run bench -- --quick');
-  assert.equal(commandOf({ ...base, reps: 3, fleet: { services: 1000 } as never, budget: { services: 30 } as never }), 'npm run bench -- --reps 3 --fleet 1000 --budget 30');
+  assert.equal(commandOf({ ...base, quick: true, reps: 2, throughput: { services: 40 } }), 'npm run bench -- --quick');
+  assert.equal(commandOf({ ...base, quick: true, reps: 1, throughput: { services: 10 } }), 'npm run bench -- --quick --reps 1 --services 10');
+  assert.equal(commandOf({ ...base, seed: 7, reps: 3, fleet: { services: 1000 } as never, budget: { services: 30 } as never }), 'npm run bench -- --seed 7 --reps 3 --fleet 1000 --budget 30');
 });
 
 test('the text report and the chart render every mode of the run', () => {
