@@ -370,6 +370,13 @@ export class ControllerState {
     this.supersededCreates = [...new Set([...this.supersededCreates, ...ids])].slice(-MAX_SUPERSEDED_CREATES);
   }
 
+  /** Objects a pool-delta pass destroyed: no pass needs to look for them any more. */
+  forgetCreates(identifiers: readonly string[]): void {
+    if (identifiers.length === 0) return;
+    const gone = new Set(identifiers);
+    this.supersededCreates = this.supersededCreates.filter((id) => !gone.has(id));
+  }
+
   snapshot(): ControllerSnapshot {
     return {
       spec: this.spec,

@@ -400,7 +400,9 @@ export async function serviceController(input: ServiceControllerInput): Promise<
       state.endPass(pass, null);
       return null;
     }
+    // Handed to the next full pass as known identifiers: the tag index may not list them yet.
     state.noteSupersededCreates(r.created.map((c) => c.identifier));
+    state.forgetCreates(r.destroyed.map((d) => d.identifier));
     if (r.stale !== undefined) {
       state.endPass(pass, null);
       return null;

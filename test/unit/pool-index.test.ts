@@ -174,3 +174,11 @@ describe('ControllerState and the index', () => {
     assert.equal(st.isSuperseded(pass), true);
   });
 });
+
+test('the identifiers of Servers a delta created wait for the next full pass; those a delta destroyed are forgotten', () => {
+  const st = new ControllerState(UID, undefined, () => 1000);
+  st.noteSupersededCreates(['a1', 'a2', 'a3']);
+  st.forgetCreates(['a2']);
+  assert.deepEqual(st.supersededCreates, ['a1', 'a3']);
+  assert.deepEqual(new ControllerState(UID, JSON.parse(JSON.stringify({ ...st.snapshot(), spec: null })), () => 1000).supersededCreates, ['a1', 'a3']);
+});
