@@ -10,7 +10,7 @@
  * (activities/engine/recent-reads.ts) rather than ask the Engine again.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { desiredObjects, indexOfPlan, isPlanEmpty, planLoadBalancer, statusFromSnapshot, validateSpec, type LoadBalancerIndex } from '../domain';
+import { desiredObjects, indexBytes, indexOfPlan, isPlanEmpty, planLoadBalancer, statusFromSnapshot, validateSpec, type LoadBalancerIndex } from '../domain';
 import type { ReadMark } from '../contract';
 import type { AddressStatus, ObservedObject, ServiceSpec } from '../domain/types';
 import type { EngineClient } from './engine';
@@ -30,7 +30,8 @@ export interface PlanObservedInput {
   listUpTo?: number;
   /**
    * Hand back the index (domain/pool-index.ts) of each load balancer of the spec with nothing to do while they total
-   * at most this many entries (default 0): a pass that writes nothing keeps the controller's pool-delta passes possible.
+   * at most this many bytes of JSON (default 0): a pass that writes nothing keeps the controller's pool-delta passes
+   * possible.
    */
   indexUpTo?: number;
 }
@@ -82,8 +83,9 @@ export async function planObservedService(engine: EngineClient, kinds: Identifie
     const listed = objects.length <= listable;
     if (listed) listable -= objects.length;
     const index = empty && !cleanup ? indexOfPlan(plan) : null;
-    const indexed = index !== null && Object.keys(index).length <= indexable;
-    if (indexed) indexable -= Object.keys(index).length;
+    const bytes = index === null ? 0 : indexBytes(index);
+    const indexed = index !== null && bytes <= indexable;
+    if (indexed) indexable -= bytes;
     loadBalancers[lb] = { held: objects.length, cleanup, empty, status: statusFromSnapshot(snapshot), ...(listed ? { objects } : {}), ...(indexed ? { index } : {}) };
   }
   return { readMark, loadBalancers };

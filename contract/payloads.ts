@@ -31,7 +31,7 @@ export interface ReconcileServiceResult {
   error?: string;
   /**
    * The identifiers of the Backends and Servers of every load balancer of the spec (domain/pool-index.ts), for the
-   * controller's pool-delta passes: on a converged pass of a service with at most MAX_INDEXED of them. The controller
+   * controller's pool-delta passes: on a converged pass, when it fits MAX_INDEX_BYTES (domain/pool-index.ts). The controller
    * keeps it apart; it is not part of a PassResult.
    */
   index?: Record<string, LoadBalancerIndex>;

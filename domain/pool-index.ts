@@ -25,12 +25,13 @@ export interface PoolIndex {
 }
 
 /**
- * Identifiers kept at most (Backends and Servers over every load balancer): the index travels in a pass's result and
- * in the controller's continue-as-new snapshot, some 60 bytes an entry, so 10,000 stay near 600 KB, within Temporal's
- * 2 MiB payload limit beside the pool's members. A service beyond it (more than 10,000 Servers over its load
- * balancers) keeps no index, and every pool change runs the full pass.
+ * The index's size at most, in bytes of JSON (indexBytes): it travels in a load balancer's result, the pass's result
+ * and the controller's continue-as-new snapshot, whose payloads Temporal limits to 2 MiB. 640 KiB hold some 10,000
+ * Backends and Servers of names like `node-01234` (about 60 bytes each, keys and identifiers), and the members with
+ * their addresses beside them; the snapshot keeps the pool's members too, as large as those. A service beyond it (more
+ * Servers, or the validator's longest names) keeps no index, and every pool change runs the full pass.
  */
-export const MAX_INDEXED = 10_000;
+export const MAX_INDEX_BYTES = 640 * 1024;
 
 /**
  * Servers one pool-delta pass writes at most: a group activity's members (workflows/reconcile-lb.ts,
@@ -53,9 +54,21 @@ export function indexOfPlan(plan: Plan): LoadBalancerIndex | null {
   return index;
 }
 
-/** Entries of an index of load balancers. */
-export function indexSize(loadBalancers: Record<string, LoadBalancerIndex>): number {
-  return Object.values(loadBalancers).reduce((n, lb) => n + Object.keys(lb).length, 0);
+/** The size of a flat string map as JSON, in bytes for ASCII (keys, identifiers, names and addresses are ASCII). */
+function mapBytes(map: Record<string, string>): number {
+  let n = 2;
+  for (const [k, v] of Object.entries(map)) n += k.length + v.length + 6;
+  return n;
+}
+
+/** The size of one load balancer's index as JSON. */
+export function indexBytes(index: LoadBalancerIndex): number {
+  return mapBytes(index);
+}
+
+/** The size of a pool index as JSON (within a few bytes): what it adds to a snapshot. */
+export function poolIndexBytes(index: Pick<PoolIndex, 'members' | 'loadBalancers'>): number {
+  return 200 + mapBytes(index.members) + Object.entries(index.loadBalancers).reduce((n, [lb, ids]) => n + lb.length + 4 + mapBytes(ids), 0);
 }
 
 /** One Server the delta creates: under the Backend `backend` of `port` on `loadBalancer`. */

@@ -4,7 +4,7 @@
  * subscription is an object of its own (workflows/pool-subscription.ts). Pure and deterministic (time comes from the
  * workflow clock); serializable for continue-as-new.
  */
-import { planPoolDelta, readPoolIndex, validateSpec, type DeltaPlan, type PoolIndex } from '../domain';
+import { MAX_INDEX_BYTES, planPoolDelta, poolIndexBytes, readPoolIndex, validateSpec, type DeltaPlan, type PoolIndex } from '../domain';
 import { PASS_TERMINATED, type ControllerStatus, type PassResult, type Phase, type PoolMembersMessage } from '../contract';
 import {
   failuresOf,
@@ -283,7 +283,8 @@ export class ControllerState {
     if (result) this.lastResult = result;
     // A converged full pass has read what superseded passes created; a pool-delta pass reads nothing.
     if (result?.converged && !pass.delta) this.supersededCreates = [];
-    this.poolIndex = result?.converged && !pass.teardown && o.index ? o.index : null;
+    // Kept only while it fits its bound beside the pool's members in the snapshot (domain/pool-index.ts, MAX_INDEX_BYTES).
+    this.poolIndex = result?.converged && !pass.teardown && o.index && poolIndexBytes(o.index) <= MAX_INDEX_BYTES ? o.index : null;
     const w = this.#work;
     const counted = o.terminated ? 0 : 1;
     const delay = (failures: number) => (o.terminated ? RETRY_FIRST_MS : retryDelayAfter(failures + 1));

@@ -16,7 +16,7 @@ import { causeOf } from './failures';
 import { invalidInput, loadBalancerId, optionalIdentifiers, optionalInteger, optionalObserved, optionalReadMark, specOf } from './input';
 import { ENGINE_CALL, listed, readinessOptions, short } from './options';
 import { FAILURE_TYPES, isReadMark, loadBalancerStatusQuery, SCHEMA_VERSION, supersededCreatesSignal, workflowIds, type LoadBalancerProgress, type ReadMark } from '../contract';
-import { completeFields, desiredObjects, indexOfPlan, isPlanEmpty, MAX_INDEXED, planLoadBalancer, statusFromSnapshot, type LoadBalancerIndex } from '../domain';
+import { completeFields, desiredObjects, indexBytes, indexOfPlan, isPlanEmpty, MAX_INDEX_BYTES, planLoadBalancer, statusFromSnapshot, type LoadBalancerIndex } from '../domain';
 import { DESTROY_STAGES, KIND_TITLE, type Destroy, type LoadBalancerResult, type ObjectStatus, type ObservedObject, type Plan, type PlannedObject, type Snapshot } from '../domain';
 import { describeOutstanding, listedObjects, StatusBook } from './status-book';
 import { GroupSchedule, type Group } from './groups';
@@ -57,7 +57,7 @@ export interface ReconcileLoadBalancerResult extends LoadBalancerResult {
   objectsOmitted?: number;
   /**
    * The identifiers of its Backends and Servers, for the controller's pool-delta passes (domain/pool-index.ts): on a
-   * converged load balancer of the spec holding at most MAX_INDEXED of them.
+   * converged load balancer of the spec, when it fits MAX_INDEX_BYTES.
    */
   index?: LoadBalancerIndex;
 }
@@ -282,7 +282,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
         progress.phase = 'converged';
         metrics.total().record((Date.now() - startedAt) / 1000);
         const index = cleanup || fields.index !== true ? null : indexOfPlan(plan);
-        const indexed = index !== null && Object.keys(index).length <= MAX_INDEXED ? { index } : {};
+        const indexed = index !== null && indexBytes(index) <= MAX_INDEX_BYTES ? { index } : {};
         return { serviceUid: uid, revision, loadBalancer, converged: true, status: statusFromSnapshot(snapshot), ...counts, passes: pass, ...listedObjects(book.list()), ...indexed };
       }
       if (pass > maxPasses) {

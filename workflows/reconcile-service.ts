@@ -9,7 +9,7 @@ import type { Activities } from '../activities';
 import { optionalIdentifiers, optionalInteger, specOf } from './input';
 import { ENGINE_CALL } from './options';
 import { FAILURE_TYPES, isReadMark, searchAttributes, workflowIds, type LoadBalancerSummary, type ReadMark, type ReconcileServiceResult } from '../contract';
-import { desiredObjects, indexSize, MAX_INDEXED, mergeStatus, planLoadBalancer, type LoadBalancerIndex } from '../domain';
+import { desiredObjects, indexBytes, MAX_INDEX_BYTES, mergeStatus, planLoadBalancer, type LoadBalancerIndex } from '../domain';
 import type { ObjectStatus, ObservedObject, Snapshot } from '../domain/types';
 import { listedObjects, MAX_LISTED_OBJECTS, StatusBook } from './status-book';
 import { reconcileLoadBalancer, type LoadBalancerFailureDetails, type ReconcileLoadBalancerResult } from './reconcile-lb';
@@ -115,7 +115,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   const seen = await engine.planObservedService
     .executeWithOptions(
       { summary: `observe and plan ${uid}` },
-      [{ spec: fields.spec, listUpTo: MAX_LISTED_OBJECTS, ...(teardown ? { teardown: true } : {}), ...(wantIndex ? { indexUpTo: MAX_INDEXED } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}) }],
+      [{ spec: fields.spec, listUpTo: MAX_LISTED_OBJECTS, ...(teardown ? { teardown: true } : {}), ...(wantIndex ? { indexUpTo: MAX_INDEX_BYTES } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}) }],
     )
     .catch((err: unknown) => {
       // A pass that fails before any load balancer runs (the Engine refusing the token, say) is a failed pass too:
@@ -154,7 +154,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   const status = teardown ? {} : mergeStatus(spec.loadBalancers.map((lb) => results[lb]?.status ?? {}));
   const listed = listedObjects(objects, omitted);
   // The index of every load balancer of the spec, or none: a pool-delta pass needs all of them.
-  const indexed = wantIndex && errors.length === 0 && spec.loadBalancers.every((lb) => indexes[lb] !== undefined) && indexSize(indexes) <= MAX_INDEXED;
+  const indexed = wantIndex && errors.length === 0 && spec.loadBalancers.every((lb) => indexes[lb] !== undefined) && Object.values(indexes).reduce((n, ids) => n + indexBytes(ids), 0) <= MAX_INDEX_BYTES;
   const result: ReconcileServiceResult = {
     serviceUid: uid,
     revision,

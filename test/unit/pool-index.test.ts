@@ -5,7 +5,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { advancePoolIndex, MAX_DELTA_SERVERS, planPoolDelta, readPoolIndex, validateSpec, type PoolIndex, type ServiceSpec } from '../../domain';
+import { advancePoolIndex, indexBytes, MAX_DELTA_SERVERS, MAX_INDEX_BYTES, planPoolDelta, poolIndexBytes, readPoolIndex, validateSpec, type PoolIndex, type ServiceSpec } from '../../domain';
 import type { PassResult } from '../../contract';
 import { ControllerState } from '../../workflows/controller-state';
 
@@ -181,4 +181,21 @@ test('the identifiers of Servers a delta created wait for the next full pass; th
   st.forgetCreates(['a2']);
   assert.deepEqual(st.supersededCreates, ['a1', 'a3']);
   assert.deepEqual(new ControllerState(UID, JSON.parse(JSON.stringify({ ...st.snapshot(), spec: null })), () => 1000).supersededCreates, ['a1', 'a3']);
+});
+
+test('the index is measured as the JSON it travels as, and one past MAX_INDEX_BYTES (5,000 members of the validator\'s longest names) is not kept: the full pass runs', () => {
+  const ids = index().loadBalancers[LB_A] as Record<string, string>;
+  assert.ok(indexBytes(ids) >= JSON.stringify(ids).length && indexBytes(ids) <= JSON.stringify(ids).length + 1);
+  const json = JSON.stringify({ members: index().members, loadBalancers: index().loadBalancers }).length;
+  assert.ok(poolIndexBytes(index()) >= json && poolIndexBytes(index()) < json + 300, `${poolIndexBytes(index())} vs ${json}`);
+  const long = (i: number) => `n${String(i).padStart(5, '0')}`.padEnd(253, 'x');
+  const huge: PoolIndex = { ...index(), members: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [long(i), `10.2.${Math.floor(i / 250)}.${(i % 250) + 1}`])) };
+  assert.ok(poolIndexBytes(huge) > MAX_INDEX_BYTES);
+  const st = new ControllerState(UID, undefined, () => 1000);
+  st.apply(rawSpec());
+  st.pool.joined('nodes');
+  st.receiveMembers({ pool: 'nodes', revision: 1, servers: [NODE_1, NODE_2] });
+  const pass = st.beginPass();
+  st.endPass(pass, { serviceUid: UID, revision: 1, converged: true, status: {}, loadBalancers: {}, objects: [], pass: pass.number, finishedAt: 1000, pool: { name: 'nodes', revision: 1 } }, { index: huge });
+  assert.equal(st.poolIndex, null);
 });
