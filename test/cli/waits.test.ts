@@ -11,36 +11,16 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
-import { Client, Connection } from '@temporalio/client';
-import { startWorker, type RunningWorker } from '../../worker/start';
+import { test } from 'node:test';
 import { setCurrentVersion } from '../../worker/versioning';
 import { cliEnv, LBAAS_BIN, REPO_ROOT } from '../helpers/cli';
+import { fileTemporal } from '../helpers/file-temporal';
 import { exampleSpec } from '../helpers/fixtures';
-import { stopTemporalServer, temporalServer, TEST_TOKEN, workflowBundle } from '../helpers/stack';
 
-let connection: Connection;
-let client: Client;
-let address: string;
-let namespace: string;
 let dir: string;
-const workers: RunningWorker[] = [];
-const controllers: string[] = [];
-
-before(async () => {
-  const srv = await temporalServer();
-  address = srv.address;
-  namespace = srv.namespace;
-  connection = await Connection.connect({ address });
-  client = new Client({ connection, namespace });
+const t = fileTemporal(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'lbaas-waits-'));
-});
-after(async () => {
-  for (const id of controllers) await client.workflow.getHandle(id).terminate('test cleanup').catch(() => undefined);
-  await Promise.all(workers.map((w) => w.stop()));
-  await connection?.close();
-  await rm(dir, { recursive: true, force: true });
-  await stopTemporalServer();
+  t.cleanup(() => rm(dir, { recursive: true, force: true }));
 });
 
 interface Line {
@@ -52,7 +32,7 @@ interface Line {
 /** `lbaas <args>` with each stderr line timestamped as it arrives; `onLine` may act on the lines as they come. */
 function run(args: string[], taskQueue: string, onLine: (l: Line, stop: () => void) => void = () => undefined): Promise<{ code: number | null; stdout: string; lines: Line[] }> {
   const started = Date.now();
-  const child = spawn(process.execPath, [LBAAS_BIN, ...args], { env: cliEnv({ address, namespace, taskQueue }), cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [LBAAS_BIN, ...args], { env: cliEnv({ address: t.address, namespace: t.namespace, taskQueue }), cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let partial = '';
   const lines: Line[] = [];
@@ -73,7 +53,7 @@ function run(args: string[], taskQueue: string, onLine: (l: Line, stop: () => vo
 async function specFor(uid: string): Promise<string> {
   const file = path.join(dir, `${uid}.json`);
   await writeFile(file, JSON.stringify(exampleSpec(['lb-waits'], { serviceUid: uid })));
-  controllers.push(`lbaas/${uid}`);
+  t.cleanup(() => t.client.workflow.getHandle(`lbaas/${uid}`).terminate('test cleanup').catch(() => undefined));
   return file;
 }
 
@@ -100,20 +80,11 @@ test('workers but no Current Version: apply says within 30 s which command makes
   const id = randomUUID().slice(0, 8);
   const taskQueue = `waits-nocurrent-${id}`;
   const version = { deploymentName: `waits-${id}`, buildId: 'b1' };
-  workers.push(
-    await startWorker({
-      temporal: { connection: { address }, namespace, taskQueue },
-      engine: { baseUrl: 'http://127.0.0.1:9', token: TEST_TOKEN },
-      workflowBundle: await workflowBundle(),
-      shutdownGraceTime: '1s',
-      deployment: version,
-      setCurrent: false,
-    }),
-  );
+  await t.versionedWorker(taskQueue, version, false);
   const uid = `waits-nocurrent-${id}`;
   let switched: Promise<unknown> | null = null;
   const r = await run(['apply', '-f', await specFor(uid), '--timeout', '90s'], taskQueue, (l) => {
-    if (l.text.includes('not picked up') && !switched) switched = setCurrentVersion(client, namespace, version);
+    if (l.text.includes('not picked up') && !switched) switched = setCurrentVersion(t.client, t.namespace, version);
   });
   await switched;
   const warning = r.lines.find((l) => l.text.includes('not picked up'));
@@ -135,19 +106,10 @@ test('with the workers of the Current Version gone and another build polling: fi
   const id = randomUUID().slice(0, 8);
   const taskQueue = `waits-gone-${id}`;
   const deploymentName = `waits-gone-${id}`;
-  const start = async (buildId: string, setCurrent: boolean) =>
-    startWorker({
-      temporal: { connection: { address }, namespace, taskQueue },
-      engine: { baseUrl: 'http://127.0.0.1:9', token: TEST_TOKEN },
-      workflowBundle: await workflowBundle(),
-      shutdownGraceTime: '1s',
-      deployment: { deploymentName, buildId },
-      setCurrent,
-    });
-  const gone = await start('b1', true);
+  const gone = await t.versionedWorker(taskQueue, { deploymentName, buildId: 'b1' }, true);
   await gone.stop();
   const stoppedAt = Date.now();
-  workers.push(await start('b2', false));
+  await t.versionedWorker(taskQueue, { deploymentName, buildId: 'b2' }, false);
   const uid = `waits-gone-${id}`;
   const r = await run(['apply', '-f', await specFor(uid), '--timeout', '200s'], taskQueue, (l, stop) => {
     if (l.text.includes('no worker of that build polls')) stop();

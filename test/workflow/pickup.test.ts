@@ -6,70 +6,37 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, test } from 'node:test';
-import { Client, Connection } from '@temporalio/client';
+import { test } from 'node:test';
 import { currentVersion, diagnosePickup, PickupWatch, type PickupDiagnosis } from '../../client/pickup';
 import { workflowTypes } from '../../contract';
-import { startWorker, type RunningWorker } from '../../worker/start';
 import { setCurrentVersion } from '../../worker/versioning';
-import { stopTemporalServer, temporalServer, TEST_TOKEN, workflowBundle } from '../helpers/stack';
+import { fileTemporal } from '../helpers/file-temporal';
 import { until } from '../helpers/workflows';
 
-let connection: Connection;
-let client: Client;
-let address: string;
-let namespace: string;
-const workers: RunningWorker[] = [];
-const started: string[] = [];
-
-before(async () => {
-  const srv = await temporalServer();
-  address = srv.address;
-  namespace = srv.namespace;
-  connection = await Connection.connect({ address });
-  client = new Client({ connection, namespace });
-});
-after(async () => {
-  for (const id of started) await client.workflow.getHandle(id).terminate('test cleanup').catch(() => undefined);
-  await Promise.all(workers.map((w) => w.stop()));
-  await connection?.close();
-  await stopTemporalServer();
-});
+const t = fileTemporal();
 
 function fresh() {
   const id = randomUUID().slice(0, 8);
   return { taskQueue: `pickup-${id}`, deploymentName: `pickup-${id}` };
 }
 
-async function worker(taskQueue: string, deployment: { deploymentName: string; buildId: string }, setCurrent: boolean): Promise<RunningWorker> {
-  const w = await startWorker({
-    temporal: { connection: { address }, namespace, taskQueue },
-    // No Engine is reached: the workflows started here wait for their first apply.
-    engine: { baseUrl: 'http://127.0.0.1:9', token: TEST_TOKEN },
-    workflowBundle: await workflowBundle(),
-    shutdownGraceTime: '1s',
-    deployment,
-    setCurrent,
-  });
-  workers.push(w);
-  return w;
-}
+const worker = (taskQueue: string, deployment: { deploymentName: string; buildId: string }, setCurrent: boolean) => t.versionedWorker(taskQueue, deployment, setCurrent);
 
 /** A controller workflow (it waits for its first apply), started on `taskQueue`. */
 async function startController(taskQueue: string, pinnedTo?: { deploymentName: string; buildId: string }): Promise<{ workflowId: string; startedAt: number }> {
   const workflowId = `lbaas/pickup-${randomUUID()}`;
   const startedAt = Date.now();
-  await client.workflow.start(workflowTypes.serviceController, {
+  await t.client.workflow.start(workflowTypes.serviceController, {
     taskQueue,
     workflowId,
     args: [{ serviceUid: workflowId.slice('lbaas/'.length) }],
     ...(pinnedTo ? { versioningOverride: { pinnedTo } } : {}),
   });
-  started.push(workflowId);
+  t.cleanup(() => t.client.workflow.getHandle(workflowId).terminate('test cleanup').catch(() => undefined));
   return { workflowId, startedAt };
 }
 
-const diagnose = (taskQueue: string, workflowId: string, minWaitMs = 0) => diagnosePickup(client, { namespace, taskQueue, workflowId, minWaitMs });
+const diagnose = (taskQueue: string, workflowId: string, minWaitMs = 0) => diagnosePickup(t.client, { namespace: t.namespace, taskQueue, workflowId, minWaitMs });
 
 test('no worker polls: the first workflow task waits, the reason is no-worker and the fix names the task queue', async () => {
   const { taskQueue } = fresh();
@@ -109,9 +76,9 @@ test('workers of a Deployment without a Current Version: no-current-version, and
   assert.deepEqual(d.pollingBuilds, ['b1']);
   assert.equal(d.fix, `temporal worker deployment set-current-version --deployment-name ${deploymentName} --build-id b1`);
   assert.match(d.message, new RegExp(`: Worker Deployment ${deploymentName} has no Current Version, so its workers \\(builds b1\\) receive nothing; fix: temporal worker deployment set-current-version`));
-  assert.equal(await currentVersion(client, namespace, deploymentName), null);
+  assert.equal(await currentVersion(t.client, t.namespace, deploymentName), null);
 
-  await setCurrentVersion(client, namespace, version);
+  await setCurrentVersion(t.client, t.namespace, version);
   await until('the task is taken', async () => (await diagnose(taskQueue, workflowId)) === null, 20_000, 200);
 });
 
@@ -119,7 +86,7 @@ test('a run pinned to a build whose worker stopped, while another build polls an
   const { taskQueue, deploymentName } = fresh();
   // Temporal 1.32 refuses to pin a run to a Version its task queue has never seen: a worker of b1 polls first.
   const b1 = await worker(taskQueue, { deploymentName, buildId: 'b1' }, false);
-  await until('b1 is listed', async () => ((await client.workflowService.describeTaskQueue({ namespace, taskQueue: { name: taskQueue }, taskQueueType: 1 })).pollers ?? []).length > 0, 20_000, 100);
+  await until('b1 is listed', async () => ((await t.client.workflowService.describeTaskQueue({ namespace: t.namespace, taskQueue: { name: taskQueue }, taskQueueType: 1 })).pollers ?? []).length > 0, 20_000, 100);
   await b1.stop();
   await worker(taskQueue, { deploymentName, buildId: 'b2' }, true);
   const { workflowId } = await startController(taskQueue, { deploymentName, buildId: 'b1' });
@@ -140,7 +107,7 @@ test('PickupWatch reports once a task has waited long enough, again only after t
   const { workflowId } = await startController(taskQueue);
   const reports: PickupDiagnosis[] = [];
   let resolved = 0;
-  const watch = new PickupWatch({ client, namespace, taskQueue, target: () => ({ workflowId }), report: (d) => reports.push(d), resolved: () => resolved++, reportAfterMs: 0, repeatMs: 60_000 });
+  const watch = new PickupWatch({ client: t.client, namespace: t.namespace, taskQueue, target: () => ({ workflowId }), report: (d) => reports.push(d), resolved: () => resolved++, reportAfterMs: 0, repeatMs: 60_000 });
   const t0 = Date.now();
   assert.equal((await watch.check(t0))?.reason, 'no-worker');
   assert.equal((await watch.check(t0 + 1_000))?.reason, 'no-worker');
