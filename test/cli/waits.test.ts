@@ -107,6 +107,9 @@ test('with the workers of the Current Version gone and another build polling: fi
   const taskQueue = `waits-gone-${id}`;
   const deploymentName = `waits-gone-${id}`;
   const gone = await t.versionedWorker(taskQueue, { deploymentName, buildId: 'b1' }, true);
+  // Stopped before the server listed its poll, b1 would never be listed: the CLI would say at once that no worker of
+  // it polls, and the "busy, or stopped" step would not be seen (it failed so on a loaded machine).
+  await t.untilPolled(taskQueue);
   await gone.stop();
   const stoppedAt = Date.now();
   await t.versionedWorker(taskQueue, { deploymentName, buildId: 'b2' }, false);

@@ -30,6 +30,8 @@ export interface FileTemporal {
    * behind it. Stopped after the last test.
    */
   versionedWorker(taskQueue: string, deployment: WorkerDeploymentVersion, setCurrent: boolean): Promise<RunningWorker>;
+  /** Waits until the server lists a poller of `taskQueue`'s workflow tasks (DescribeTaskQueue). */
+  untilPolled(taskQueue: string): Promise<unknown>;
   /** An `lbaas worker` process (ops-process.ts spawnWorker) on this file's server and namespace; killed after the last test. */
   workerProcess(o: Omit<WorkerProcessOptions, 'temporalAddress' | 'namespace' | 'token' | 'engineUrl'> & { engineUrl?: string }): WorkerProcess;
 }
@@ -71,6 +73,13 @@ export function fileTemporal(setup?: (t: FileTemporal) => Promise<void>): FileTe
       t.cleanup(() => w.stop());
       return w;
     },
+    untilPolled: (taskQueue) =>
+      until(
+        `a poller of ${taskQueue} listed`,
+        async () => ((await t.client.workflowService.describeTaskQueue({ namespace: t.namespace, taskQueue: { name: taskQueue }, taskQueueType: 1 })).pollers ?? []).length > 0,
+        20_000,
+        100,
+      ),
     workerProcess(o) {
       const w = spawnWorker({ engineUrl: NO_ENGINE, ...o, temporalAddress: t.address, namespace: t.namespace, token: TEST_TOKEN });
       t.cleanup(() => w.kill());

@@ -110,7 +110,7 @@ test('workers without Worker Versioning polling the task queue (a release being 
   const oldRun = old.run();
   try {
     // The unversioned worker's poll is listed before the new worker looks.
-    await until('the unversioned poller is listed', async () => ((await t.client.workflowService.describeTaskQueue({ namespace: t.namespace, taskQueue: { name: i.taskQueue }, taskQueueType: 1 })).pollers ?? []).length > 0, 20_000, 100);
+    await t.untilPolled(i.taskQueue);
     const w = worker({ ...i, buildId: 'b1' });
     await w.ready;
     assert.equal(currentNote(w, i.deploymentName, 'b1'), 'not current: unversioned workers poll');

@@ -86,7 +86,7 @@ test('a run pinned to a build whose worker stopped, while another build polls an
   const { taskQueue, deploymentName } = fresh();
   // Temporal 1.32 refuses to pin a run to a Version its task queue has never seen: a worker of b1 polls first.
   const b1 = await worker(taskQueue, { deploymentName, buildId: 'b1' }, false);
-  await until('b1 is listed', async () => ((await t.client.workflowService.describeTaskQueue({ namespace: t.namespace, taskQueue: { name: taskQueue }, taskQueueType: 1 })).pollers ?? []).length > 0, 20_000, 100);
+  await t.untilPolled(taskQueue);
   await b1.stop();
   await worker(taskQueue, { deploymentName, buildId: 'b2' }, true);
   const { workflowId } = await startController(taskQueue, { deploymentName, buildId: 'b1' });
