@@ -222,6 +222,51 @@ export interface ClusterDiscovery {
   skipped: { identifier: string; tag: string; reason: string }[];
 }
 
+// A Service's own VIP (lbaas kube, docs/kubernetes.md#a-vip-of-its-own).
+
+/** A prefix a VIP is allocated from, as discovery found it. */
+export interface VipPrefix {
+  identifier: string;
+  cidr: string;
+  family: 4 | 6;
+}
+
+export interface AllocateServiceVipsInput {
+  /** The Service's uid: the addresses are tagged `lbaas-kube-vip=<uid>` and carry it in their customer description. */
+  serviceUid: string;
+  /** One prefix per IP family the Service gets an address of. */
+  prefixes: VipPrefix[];
+  /** Addresses never handed out (the cluster's shared VIPs, given with the flags or discovered). */
+  reserved: string[];
+}
+
+export interface ServiceVip {
+  /** The IPAM address's identifier. */
+  identifier: string;
+  address: string;
+  family: 4 | 6;
+  /** The prefix's identifier. */
+  prefix: string;
+  /** `adopted`: it was tagged for the Service already, or found by its description after a lost answer; `reserved`: created now. */
+  how: 'adopted' | 'reserved';
+}
+
+export interface AllocateServiceVipsResult {
+  /** One per prefix of the input, in its order. */
+  vips: ServiceVip[];
+}
+
+export interface ReleaseServiceVipsInput {
+  serviceUid: string;
+}
+
+export interface ReleaseServiceVipsResult {
+  /** The addresses deleted (or already gone) that carried the Service's tag. */
+  released: { identifier: string; address: string }[];
+  /** Resources listed under the tag that were left alone, with why (not an IPAM address, the tag not on it). */
+  skipped: { identifier: string; reason: string }[];
+}
+
 // Full resync.
 
 export interface FullResyncInput {

@@ -17,7 +17,8 @@
  * 4. A pass pinned to a dead Version is terminated, children before parents, with a reason naming the build. Its
  *    controller (AUTO_UPGRADE, already on the current build) sees the child terminated and starts a fresh pass at
  *    once, which adopts what the stranded one created (objects are created-and-tagged, never untagged). A stranded
- *    fullResync, importServices or discoverCluster is run again by its Schedule or its operator.
+ *    fullResync, importServices or discoverCluster is run again by its Schedule or its operator; a VIP allocation or
+ *    release by lbaas kube's next sync of that Service.
  * 5. An entity (serviceController, serverPool) pinned to a dead Version is reset to its first workflow task, with
  *    its signals and updates re-applied and a versioning override pinning the new run to the current build: the new
  *    run replays only its start event (the continue-as-new input) and those messages with the current code, never
@@ -58,6 +59,8 @@ export const PASS_TYPES: readonly string[] = [
   workflowTypes.reconcileService,
   workflowTypes.importServices,
   workflowTypes.discoverCluster,
+  workflowTypes.allocateServiceVips,
+  workflowTypes.releaseServiceVips,
   workflowTypes.fullResync,
 ];
 /** The long-lived entities: reset onto the current build instead of ended (their state is in their input). */

@@ -9,8 +9,9 @@
  * is no longer the Deployment's target (`targetWorkerDeploymentVersionChanged`), it continues as new onto the new
  * build (AUTO_UPGRADE for the first task only, then pinned there): only the continue-as-new input and the messages
  * cross builds (contract/schema.ts), so this loop carries no patch. Inputs without `v: 2` are runs of the previous
- * release and run its loop (workflows/legacy/controller.ts), which moves them here; the one patched() call before the
- * loop tells a `v: 2` run the previous release started from one this build started, and goes with that module.
+ * release and run its loop (workflows/legacy/controller.ts), which moves them here; workflows/legacy/dispatch.ts, asked
+ * before the loop, also tells a `v: 2` run the previous release started from one this build started, and goes with
+ * that module.
  *
  * The loop is a state machine (docs/architecture.md, "Controller states", has the full diagram):
  *
@@ -32,7 +33,6 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   ParentClosePolicy,
-  patched,
   setCurrentDetails,
   setHandler,
   TerminatedFailure,
@@ -68,7 +68,8 @@ import {
   type ReconcileServiceResult,
 } from '../contract';
 import { formatIssues, isServiceUid, resolveSpecDocument, SERVICE_UID_RULE, validateSpec } from '../domain';
-import { ENTITY_LOOP_PATCH, legacyServiceController } from './legacy/controller';
+import { legacyServiceController } from './legacy/controller';
+import { runsPreviousLoop } from './legacy/dispatch';
 import { reconcileService } from './reconcile-service';
 import { RequestTraces } from './trace-context';
 import { causeOf, childFailureOfType, failureDetails } from './failures';
@@ -86,8 +87,8 @@ export const CONTINUE_AS_NEW_EVENTS = 2_000;
 
 export async function serviceController(input: ServiceControllerInput): Promise<PassResult> {
   const v = (input as { v?: unknown } | undefined)?.v;
-  // The previous release's runs, and `v: 2` runs it started, replay its loop (ENTITY_LOOP_PATCH says why).
-  if (v === undefined || (v === SCHEMA_VERSION && !patched(ENTITY_LOOP_PATCH))) return legacyServiceController(input as unknown as Parameters<typeof legacyServiceController>[0]);
+  // The previous release's runs, and `v: 2` runs it started, replay its loop (workflows/legacy/dispatch.ts).
+  if (runsPreviousLoop(input)) return legacyServiceController(input as unknown as Parameters<typeof legacyServiceController>[0]);
   if (v !== SCHEMA_VERSION) throw invalidInput(`serviceController: v: this build reads schema version ${SCHEMA_VERSION} (or none: the previous release), got ${JSON.stringify(v)}`);
   if (!isServiceUid(input?.serviceUid)) {
     throw invalidInput(`serviceController: serviceUid: ${SERVICE_UID_RULE}`);

@@ -10,5 +10,6 @@ export { fullResync } from './full-resync';
 export { serverPool } from './pool';
 export { importServices } from './import';
 export { discoverCluster } from './discover-cluster';
+export { allocateServiceVips, releaseServiceVips } from './service-vip';
 // Each type's Worker Versioning behavior (every one PINNED).
 import './versioning';

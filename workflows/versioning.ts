@@ -9,6 +9,7 @@ import { setWorkflowOptions } from '@temporalio/workflow';
 import type { VersioningBehavior } from '@temporalio/common';
 import { serviceController } from './controller';
 import { discoverCluster } from './discover-cluster';
+import { allocateServiceVips, releaseServiceVips } from './service-vip';
 import { fullResync } from './full-resync';
 import { importServices } from './import';
 import { planService } from './plan-service';
@@ -24,6 +25,8 @@ export const VERSIONING_BEHAVIORS = {
   fullResync: 'PINNED',
   importServices: 'PINNED',
   discoverCluster: 'PINNED',
+  allocateServiceVips: 'PINNED',
+  releaseServiceVips: 'PINNED',
   serviceController: 'PINNED',
   serverPool: 'PINNED',
 } as const satisfies Record<string, VersioningBehavior>;
@@ -36,6 +39,8 @@ const workflows: Record<keyof typeof VERSIONING_BEHAVIORS, (...args: any[]) => P
   fullResync,
   importServices,
   discoverCluster,
+  allocateServiceVips,
+  releaseServiceVips,
   serviceController,
   serverPool,
 };

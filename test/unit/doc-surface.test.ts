@@ -69,6 +69,8 @@ describe('docs/spec.md "Temporal surface" matches contract/', () => {
       planService: [workflowIds.plan('<uid>', '<random>')],
       importServices: [workflowIds.importRun('<random>')],
       discoverCluster: [workflowIds.discoverRun('<cluster>', '<random>')],
+      allocateServiceVips: [workflowIds.vipAllocate('<uid>')],
+      releaseServiceVips: [workflowIds.vipRelease('<uid>')],
     };
     assert.deepEqual(Object.keys(expected).sort(), Object.keys(workflowTypes).sort());
     for (const [type, ids] of Object.entries(expected)) {

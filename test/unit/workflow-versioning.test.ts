@@ -21,6 +21,8 @@ test('each registered workflow function carries exactly the versioning behavior 
     fullResync: 'PINNED',
     importServices: 'PINNED',
     discoverCluster: 'PINNED',
+    allocateServiceVips: 'PINNED',
+    releaseServiceVips: 'PINNED',
     serviceController: 'PINNED',
     serverPool: 'PINNED',
   });
