@@ -55,6 +55,7 @@ const CONCURRENCY = 8;
  */
 export const PASS_TYPES: readonly string[] = [
   workflowTypes.reconcileLoadBalancer,
+  workflowTypes.reconcilePoolDelta,
   workflowTypes.planService,
   workflowTypes.reconcileService,
   workflowTypes.importServices,
