@@ -79,7 +79,7 @@ function expected(nodes: readonly string[]): string[] {
   return [...perLb, ...perLb].sort();
 }
 
-/** The service's objects in the Engine are exactly those of `nodes`: each once (per load balancer), each tagged, nothing untagged. */
+/** The service's objects in the Engine are exactly those of `nodes`, each once per load balancer, each tagged. */
 async function assertExactly(nodes: readonly string[]): Promise<AdminObject[]> {
   const objects = await engineObjects();
   const mine = objects.filter((o) => o.kind !== 'loadbalancer');
@@ -120,7 +120,10 @@ test('setup: a pool of two nodes, the service on two load balancers converges wi
   assert.deepEqual(await passesAfter(0), ['reconcileService']);
 });
 
-/** Engine answers drawn between 200 ms and 3 s per request while the first worker runs: its concurrent requests land apart, so the kill finds some of them answered and others not. */
+/**
+ * Engine answers drawn between 200 ms and 3 s per request while the first worker runs: its concurrent requests land
+ * apart, so the kill finds some of them answered and others not.
+ */
 const SLOW_ANSWERS = { min: 200, max: 3000 };
 
 interface Crash {
@@ -136,8 +139,8 @@ interface Crash {
 /**
  * Makes a pool change while the first worker's Engine answers are slow, kills that worker once `reached` answers
  * (given the Engine's objects), lets the requests it left in flight land under `inFlight` faults, starts a new worker
- * on `restart` faults (quick answers), waits for the change to converge and checks that the one delta pass did it across both workers,
- * with an Engine call retried on the new one.
+ * on `restart` faults (quick answers), waits for the change to converge and checks that the one delta pass did it
+ * across both workers, with an Engine call retried on the new one.
  */
 async function crashDuring(
   what: string,
@@ -192,7 +195,7 @@ const JOINING = ['node-3', 'node-4'];
 const JOIN_SERVERS = JOINING.length * PER_NODE;
 const TAG_ROUTE = '^POST /api/core/v1/resource\\.json/';
 
-test(`a worker SIGKILLed after some of a join's Server creates were answered, before they were tagged: the new worker finishes the same delta pass; exactly the ${JOIN_SERVERS} joining Servers, each created once and tagged`, async () => {
+test(`a worker SIGKILLed in the middle of a join's Server creates (some created, the rest in flight, their tags lost): the new worker finishes the same delta pass, adopting and tagging what the dead one created; exactly the ${JOIN_SERVERS} joining Servers, each created once and tagged`, async () => {
   const { atKill, atRestart, afterRestart, delta } = await crashDuring('some joining Servers created, others not, one of them untagged', {
     change: () => lbaas.pools.add('nodes', JOINING.map((name, i) => ({ name, address: `10.0.0.${13 + i}` }))),
     faults: QUICK,
