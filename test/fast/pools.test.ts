@@ -8,34 +8,20 @@
  * (a service's report) that arrives while a run continues as new, where the real server makes the run take it first.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import type * as proto from '@temporalio/proto';
-import { LbaasClient } from '../../client/service-client';
 import { applyUpdate, poolSetUpdate, workflowIds, workflowTypes, type ServerPoolWorkflow, type ServiceControllerWorkflow } from '../../contract';
 import { validateSpec, type ServerSpec } from '../../domain';
-import { FakeEngine, runFastWorker } from '../helpers/fast-kit';
+import { FakeEngine, fastStack } from '../helpers/fast-kit';
 import { exampleSpec } from '../helpers/fixtures';
-import { startTimeSkippingServer, type TimeSkippingServer } from '../helpers/time-skipping';
 import { until } from '../helpers/workflows';
 
 type Event = proto.temporal.api.history.v1.IHistoryEvent;
 
 const LB = 'fa5700000000000000000000000000bb';
 const engine = new FakeEngine();
-let ts: TimeSkippingServer;
-let worker: Awaited<ReturnType<typeof runFastWorker>>;
-let lbaas: LbaasClient;
-
-before(async () => {
-  ts = await startTimeSkippingServer();
-  worker = await runFastWorker(ts, engine.activities());
-  lbaas = new LbaasClient(ts.env.client, worker.taskQueue);
-});
-after(async () => {
-  await worker?.stop();
-  await ts?.stop();
-});
+const fast = fastStack(engine);
 
 const node = (n: number): ServerSpec => ({ name: `node-${n}`, address: `10.0.0.${10 + n}` });
 
@@ -43,11 +29,11 @@ const node = (n: number): ServerSpec => ({ name: `node-${n}`, address: `10.0.0.$
 async function createPool(name: string, servers: ServerSpec[], knobs: { deliveryRound?: number; historyLimit?: number }): Promise<string> {
   const op = new WithStartWorkflowOperation<ServerPoolWorkflow>(workflowTypes.serverPool, {
     workflowId: workflowIds.pool(name),
-    taskQueue: worker.taskQueue,
+    taskQueue: fast.taskQueue,
     args: [{ v: 2, name, ...knobs } as Parameters<ServerPoolWorkflow>[0]],
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
-  const update = await ts.env.client.workflow.startUpdateWithStart(poolSetUpdate, { args: [servers], startWorkflowOperation: op, waitForStage: 'ACCEPTED' });
+  const update = await fast.ts.env.client.workflow.startUpdateWithStart(poolSetUpdate, { args: [servers], startWorkflowOperation: op, waitForStage: 'ACCEPTED' });
   await update.result();
   return update.workflowRunId as string;
 }
@@ -65,8 +51,8 @@ async function subscribe(uids: string[], pool: string): Promise<void> {
       const raw = poolSpec(uid, pool);
       const v = validateSpec(raw);
       if (!v.ok) throw new Error(`bad test spec: ${JSON.stringify(v.issues)}`);
-      const { revision } = await lbaas.apply(raw, v.spec);
-      await lbaas.waitConverged(uid, revision);
+      const { revision } = await fast.lbaas.apply(raw, v.spec);
+      await fast.lbaas.waitConverged(uid, revision);
     }),
   );
 }
@@ -92,9 +78,9 @@ test('a pool change reaches each of 5 services in delivery rounds of at most 2 s
   await subscribe(uids, pool);
   for (const uid of uids) assert.deepEqual(lastServers(uid), ['node-1', 'node-2'], uid);
 
-  const change = await lbaas.pools.add(pool, [node(3)]);
+  const change = await fast.lbaas.pools.add(pool, [node(3)]);
   assert.deepEqual({ revision: change.revision, changed: change.changed, added: change.added, services: change.services }, { revision: 2, changed: true, added: ['node-3'], services: uids });
-  const done = await lbaas.pools.waitConverged(pool, change.revision);
+  const done = await fast.lbaas.pools.waitConverged(pool, change.revision);
   assert.equal(done.converged, true, JSON.stringify(done.services));
   assert.deepEqual(
     done.services.map((s) => [s.serviceUid, s.convergedRevision]),
@@ -102,7 +88,7 @@ test('a pool change reaches each of 5 services in delivery rounds of at most 2 s
   );
   for (const uid of uids) assert.deepEqual(lastServers(uid), ['node-1', 'node-2', 'node-3'], uid);
 
-  const events = (await ts.env.client.workflow.getHandle(workflowIds.pool(pool), runId).fetchHistory()).events ?? [];
+  const events = (await fast.ts.env.client.workflow.getHandle(workflowIds.pool(pool), runId).fetchHistory()).events ?? [];
   const signals = events.filter((e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName === 'poolMembers').length;
   assert.equal(signals, 10, 'each service was sent the members once at its subscription and once for the change');
   assert.equal(largestRound(events), 2);
@@ -113,12 +99,12 @@ test('two changes in quick succession end at the latest: every service reconcile
   await createPool(pool, [node(1)], {});
   const uids = ['fast-burst-1', 'fast-burst-2'];
   await subscribe(uids, pool);
-  const first = await lbaas.pools.add(pool, [node(2)]);
-  const second = await lbaas.pools.remove(pool, ['node-1']);
+  const first = await fast.lbaas.pools.add(pool, [node(2)]);
+  const second = await fast.lbaas.pools.remove(pool, ['node-1']);
   assert.deepEqual([first.revision, second.revision], [2, 3]);
-  const waitedFirst = await lbaas.pools.waitConverged(pool, first.revision);
+  const waitedFirst = await fast.lbaas.pools.waitConverged(pool, first.revision);
   assert.equal(waitedFirst.converged, true);
-  const done = await lbaas.pools.waitConverged(pool, second.revision);
+  const done = await fast.lbaas.pools.waitConverged(pool, second.revision);
   assert.equal(done.converged, true);
   for (const uid of uids) assert.deepEqual(lastServers(uid), ['node-2'], uid);
 });
@@ -129,8 +115,8 @@ test("a service whose pass fails: the pool's waitConverged answers not converged
   const uids = ['fast-failing-ok', 'fast-failing-bad'];
   await subscribe(uids, pool);
   engine.set('fast-failing-bad', 'fail');
-  const change = await lbaas.pools.add(pool, [node(2)]);
-  const done = await lbaas.pools.waitConverged(pool, change.revision);
+  const change = await fast.lbaas.pools.add(pool, [node(2)]);
+  const done = await fast.lbaas.pools.waitConverged(pool, change.revision);
   assert.equal(done.converged, false);
   assert.deepEqual(done.services, [
     { serviceUid: 'fast-failing-bad', convergedRevision: 1, last: { revision: 2, converged: false, error: engine.failMessage } },
@@ -143,15 +129,15 @@ test('deleting a pool is refused while services use it, naming them; once they a
   await createPool(pool, [node(1)], {});
   const uids = ['fast-del-a', 'fast-del-b'];
   await subscribe(uids, pool);
-  await assert.rejects(lbaas.pools.delete(pool), (err: Error) => {
+  await assert.rejects(fast.lbaas.pools.delete(pool), (err: Error) => {
     assert.ok(err instanceof WorkflowUpdateFailedError);
     assert.equal(err.cause?.message, `server pool ${pool} is used by 2 services: ${uids.join(', ')}; move them off the pool (or delete them) first`);
     return true;
   });
-  for (const uid of uids) await lbaas.delete(uid);
-  await until('the services to unsubscribe', async () => (await lbaas.pools.status(pool)).services.length === 0);
-  assert.deepEqual(await lbaas.pools.delete(pool), { name: pool, revision: 1 });
-  await until('the pool to end', async () => (await lbaas.pools.handle(pool).describe()).status.name === 'COMPLETED');
+  for (const uid of uids) await fast.lbaas.delete(uid);
+  await until('the services to unsubscribe', async () => (await fast.lbaas.pools.status(pool)).services.length === 0);
+  assert.deepEqual(await fast.lbaas.pools.delete(pool), { name: pool, revision: 1 });
+  await until('the pool to end', async () => (await fast.lbaas.pools.handle(pool).describe()).status.name === 'COMPLETED');
 });
 
 test('a spec naming a pool that does not exist fails its revision, naming the pool, and runs no pass', async () => {
@@ -159,12 +145,12 @@ test('a spec naming a pool that does not exist fails its revision, naming the po
   // As a client that skips the check of client/service-client.ts would start it.
   const op = new WithStartWorkflowOperation<ServiceControllerWorkflow>(workflowTypes.serviceController, {
     workflowId: workflowIds.controller(uid),
-    taskQueue: worker.taskQueue,
+    taskQueue: fast.taskQueue,
     args: [{ v: 2, serviceUid: uid }],
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
-  const { revision } = await ts.env.client.workflow.executeUpdateWithStart(applyUpdate, { args: [poolSpec(uid, 'fast-missing')], startWorkflowOperation: op });
-  const result = await lbaas.waitConverged(uid, revision);
+  const { revision } = await fast.ts.env.client.workflow.executeUpdateWithStart(applyUpdate, { args: [poolSpec(uid, 'fast-missing')], startWorkflowOperation: op });
+  const result = await fast.lbaas.waitConverged(uid, revision);
   assert.deepEqual({ converged: result.converged, error: result.error }, { converged: false, error: 'serverPool fast-missing: no such server pool (create it with: lbaas pool set -f FILE)' });
   assert.equal(engine.of(uid).length, 0);
 });
