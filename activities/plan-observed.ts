@@ -26,8 +26,9 @@ export interface PlanObservedInput {
   teardown?: boolean;
   known?: string[];
   /**
-   * Hand back the observed objects of each load balancer while they total at most this many (default 0): a small
-   * service's children plan their first round from them, and its result lists them, without reading again.
+   * Hand back the observed objects of each load balancer, with their plan, while objects and plan entries total at
+   * most this many (default 0): a small service's children act on that plan in their first round, and its result lists
+   * the objects, without reading or planning again. Objects whose plan does not fit go back alone.
    */
   listUpTo?: number;
   /**
@@ -81,13 +82,18 @@ export async function planObservedService(engine: EngineClient, kinds: Identifie
     const snapshot = { loadBalancer: lb, objects };
     const plan = planLoadBalancer(cleanup ? [] : desiredObjects(spec, lb), snapshot, spec.failedResources);
     const empty = isPlanEmpty(plan);
-    const listed = objects.length <= listable;
-    if (listed) listable -= objects.length;
+    // Objects and plan entries share the budget: a plan weighs about what an observation does, and a fresh load
+    // balancer's plan (thousands of creates, nothing observed) must not pass the payload limit. Where the objects fit
+    // and their plan does not, the objects go alone and the child plans them itself.
+    const entries = objects.length + plan.objects.length + plan.destroy.length;
+    const withPlan = entries <= listable;
+    const listed = withPlan || objects.length <= listable;
+    if (listed) listable -= withPlan ? entries : objects.length;
     const index = empty && !cleanup ? indexOfPlan(plan) : null;
     const bytes = index === null ? 0 : indexBytes(index);
     const indexed = index !== null && bytes <= indexable;
     if (indexed) indexable -= bytes;
-    loadBalancers[lb] = { held: objects.length, cleanup, empty, status: statusFromSnapshot(snapshot), ...(listed ? { objects, plan } : {}), ...(indexed ? { index } : {}) };
+    loadBalancers[lb] = { held: objects.length, cleanup, empty, status: statusFromSnapshot(snapshot), ...(listed ? { objects, ...(withPlan ? { plan } : {}) } : {}), ...(indexed ? { index } : {}) };
   }
   return { readMark, loadBalancers };
 }
