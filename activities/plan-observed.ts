@@ -26,11 +26,16 @@ export interface PlanObservedInput {
   teardown?: boolean;
   known?: string[];
   /**
-   * Hand back the observed objects of each load balancer, with their plan, while objects and plan entries total at
-   * most this many (default 0): a small service's children act on that plan in their first round, and its result lists
-   * the objects, without reading or planning again. Objects whose plan does not fit go back alone.
+   * Hand back the observed objects of each load balancer while they total at most this many (default 0): a small
+   * service's children start from them, and its result lists them, without reading again.
    */
   listUpTo?: number;
+  /**
+   * Hand back, with the objects, the plan made of them while the plans' entries (objects and destroys) total at most
+   * this many (default 0): a load balancer with nothing to do is reported from it, and a child acts on it in its first
+   * round, without planning the same observation again.
+   */
+  planUpTo?: number;
   /**
    * Hand back the index (domain/pool-index.ts) of each load balancer of the spec with nothing to do while they total
    * at most this many bytes of JSON (default 0): a pass that writes nothing keeps the controller's pool-delta passes
@@ -51,7 +56,7 @@ export interface LoadBalancerOutlook {
   /** The objects observed there, within `listUpTo`. */
   objects?: ObservedObject[];
   /**
-   * The plan made from `objects` (present with them): the pass reports a load balancer with nothing to do from it,
+   * The plan made from `objects` (with them, within `planUpTo`): the pass reports a load balancer with nothing to do from it,
    * and hands it to the child of one with work as its first round's plan, so each load balancer is planned once
    * per observation.
    */
@@ -74,6 +79,7 @@ export async function planObservedService(engine: EngineClient, kinds: Identifie
   const loadBalancers: Record<string, LoadBalancerOutlook> = {};
   const wanted = input.teardown ? [] : spec.loadBalancers;
   let listable = input.listUpTo ?? 0;
+  let plannable = input.planUpTo ?? 0;
   let indexable = input.indexUpTo ?? 0;
   for (const lb of new Set([...wanted, ...held.keys()])) {
     const objects = held.get(lb) ?? [];
@@ -82,13 +88,13 @@ export async function planObservedService(engine: EngineClient, kinds: Identifie
     const snapshot = { loadBalancer: lb, objects };
     const plan = planLoadBalancer(cleanup ? [] : desiredObjects(spec, lb), snapshot, spec.failedResources);
     const empty = isPlanEmpty(plan);
-    // Objects and plan entries share the budget: a plan weighs about what an observation does, and a fresh load
-    // balancer's plan (thousands of creates, nothing observed) must not pass the payload limit. Where the objects fit
-    // and their plan does not, the objects go alone and the child plans them itself.
-    const entries = objects.length + plan.objects.length + plan.destroy.length;
-    const withPlan = entries <= listable;
-    const listed = withPlan || objects.length <= listable;
-    if (listed) listable -= withPlan ? entries : objects.length;
+    const listed = objects.length <= listable;
+    if (listed) listable -= objects.length;
+    // A plan has a budget of its own: a fresh load balancer's (thousands of creates, nothing observed) must not pass
+    // the payload limit. Objects whose plan does not fit go alone, and the child plans them itself.
+    const entries = plan.objects.length + plan.destroy.length;
+    const withPlan = listed && entries <= plannable;
+    if (withPlan) plannable -= entries;
     const index = empty && !cleanup ? indexOfPlan(plan) : null;
     const bytes = index === null ? 0 : indexBytes(index);
     const indexed = index !== null && bytes <= indexable;

@@ -31,13 +31,6 @@ export interface ReconcileServiceInput {
   index?: boolean;
 }
 
-/**
- * Observed objects and plan entries that planObservedService hands back, in all: a load balancer with nothing to do
- * counts each object twice (observed, and kept in its plan), so MAX_LISTED_OBJECTS of them are listed as before;
- * about 600 KiB at most, in the activity's result and in a child's input.
- */
-const HANDED_DOWN_ENTRIES = 2 * MAX_LISTED_OBJECTS;
-
 /** Waiting for a reconciliation of the same service and load balancer that someone else started: 1 s doubling to 30 s. */
 const BUSY_WAIT_FIRST_MS = 1000;
 const BUSY_WAIT_MAX_MS = 30_000;
@@ -128,7 +121,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   const seen = await engine.planObservedService
     .executeWithOptions(
       { summary: `observe and plan ${uid}` },
-      [{ spec, listUpTo: HANDED_DOWN_ENTRIES, ...(teardown ? { teardown: true } : {}), ...(wantIndex ? { indexUpTo: MAX_INDEX_BYTES } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}) }],
+      [{ spec, listUpTo: MAX_LISTED_OBJECTS, planUpTo: MAX_LISTED_OBJECTS, ...(teardown ? { teardown: true } : {}), ...(wantIndex ? { indexUpTo: MAX_INDEX_BYTES } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}) }],
     )
     .catch((err: unknown) => {
       // A pass that fails before any load balancer runs (the Engine refusing the token, say) is a failed pass too:
@@ -146,8 +139,8 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
     if (!o?.empty || run.cleanup) return undefined;
     const result = { serviceUid: uid, revision, loadBalancer: run.loadBalancer, converged: true, status: o.status, created: 0, destroyed: 0, recovered: 0, passes: 1, ...(o.index ? { index: o.index } : {}) };
     // The status book of a load balancer with nothing to do comes from the plan the worker made of the observation:
-    // it is not planned again here. Objects that came back without their plan (the budget ran out between the two)
-    // are counted as omitted, like those that did not come back.
+    // it is not planned again here. (Its plan has an entry per object, so it fits its budget whenever the objects fit
+    // theirs, the same size.)
     if (!o.objects || !o.plan) return { ...result, objects: [], objectsOmitted: o.held };
     const snapshot: Snapshot = { loadBalancer: run.loadBalancer, objects: o.objects };
     const book = new StatusBook(run.loadBalancer, () => Date.now());

@@ -1,7 +1,7 @@
 /**
  * planObservedService (activities/plan-observed.ts) hands back each load balancer's observed objects with the plan it
- * made of them, so the pass does not plan the same observation again (docs/architecture.md#passes): objects and plan
- * entries share the `listUpTo` budget; objects whose plan does not fit go back alone, and past the budget neither.
+ * made of them, so the pass does not plan the same observation again (docs/architecture.md#passes): objects within
+ * `listUpTo`, their plan within `planUpTo` as well; objects whose plan does not fit go back alone.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -26,7 +26,7 @@ function setup() {
 
 test('within listUpTo a load balancer comes back with its objects and the plan made of them, the one the pass acts on', async () => {
   const { spec, h, known } = setup();
-  const r = await planObservedService(h.client, known, { spec, listUpTo: 1000 });
+  const r = await planObservedService(h.client, known, { spec, listUpTo: 1000, planUpTo: 1000 });
   const o = r.loadBalancers[LB_ID];
   assert.ok(o?.objects && o.plan, 'objects and plan handed back');
   assert.deepEqual(
@@ -38,11 +38,11 @@ test('within listUpTo a load balancer comes back with its objects and the plan m
   await h.agent.close();
 });
 
-test('objects whose plan does not fit the rest of listUpTo come back alone; past listUpTo neither does', async () => {
+test('objects whose plan does not fit planUpTo come back alone; past listUpTo neither does', async () => {
   const { spec, h, known } = setup();
-  const alone = (await planObservedService(h.client, known, { spec, listUpTo: 1 })).loadBalancers[LB_ID];
+  const alone = (await planObservedService(h.client, known, { spec, listUpTo: 1, planUpTo: 5 })).loadBalancers[LB_ID];
   assert.deepEqual({ objects: alone?.objects?.length, plan: alone?.plan }, { objects: 1, plan: undefined });
-  const neither = (await planObservedService(h.client, known, { spec, listUpTo: 0 })).loadBalancers[LB_ID];
+  const neither = (await planObservedService(h.client, known, { spec, listUpTo: 0, planUpTo: 1000 })).loadBalancers[LB_ID];
   assert.deepEqual({ objects: neither?.objects, plan: neither?.plan, held: neither?.held }, { objects: undefined, plan: undefined, held: 1 });
   await h.agent.close();
 });
