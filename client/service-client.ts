@@ -15,6 +15,7 @@ import {
   resyncPassUpdate,
   resyncSignal,
   runningControllersQuery,
+  VISIBILITY_PAGE_SIZE,
   searchAttributes,
   waitConvergedUpdate,
   workflowIds,
@@ -149,7 +150,7 @@ export class LbaasClient {
 
   async list(): Promise<ServiceSummary[]> {
     const out: ServiceSummary[] = [];
-    for await (const wf of this.client.workflow.list({ query: runningControllersQuery(this.taskQueue) })) {
+    for await (const wf of this.client.workflow.list({ query: runningControllersQuery(this.taskQueue), pageSize: VISIBILITY_PAGE_SIZE })) {
       const sa = wf.typedSearchAttributes;
       out.push({
         serviceUid: sa.get(searchAttributes.serviceUid) ?? workflowIds.serviceOf(wf.workflowId) ?? wf.workflowId,
