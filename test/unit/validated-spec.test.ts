@@ -5,12 +5,13 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { resolvePool, validateSpec, type ServiceSpec, type ValidatedSpec } from '../../domain';
 import type { PlanObservedInput } from '../../activities/plan-observed';
+import { productSources, REPO_ROOT } from '../helpers/sources';
 
-const ROOT = path.resolve(__dirname, '..', '..', '..');
+const ROOT = REPO_ROOT;
 
 const doc = {
   serviceUid: 'svc-1',
@@ -22,19 +23,7 @@ const doc = {
   readiness: { initialInterval: '2s' },
 };
 
-/** Production source files (no tests, no benchmarks), relative to the repository root. */
-function sources(): string[] {
-  const out: string[] = [];
-  const walk = (dir: string) => {
-    for (const name of readdirSync(path.join(ROOT, dir))) {
-      const rel = path.join(dir, name);
-      if (statSync(path.join(ROOT, rel)).isDirectory()) walk(rel);
-      else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) out.push(rel.split(path.sep).join('/'));
-    }
-  };
-  for (const room of ['activities', 'cli', 'client', 'common', 'contract', 'domain', 'kube', 'worker', 'workflows']) walk(room);
-  return out.sort();
-}
+const sources = (): string[] => productSources();
 
 describe('ValidatedSpec', () => {
   test('validateSpec makes one, canonical: what the passes take without parsing it again', () => {

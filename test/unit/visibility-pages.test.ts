@@ -6,31 +6,18 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { VISIBILITY_PAGE_SIZE } from '../../contract';
+import { PRODUCT_ROOMS, productSources, REPO_ROOT } from '../helpers/sources';
 
-const ROOT = path.resolve(__dirname, '..', '..', '..');
-const PRODUCT_DIRS = ['activities', 'cli', 'client', 'common', 'dev', 'kube', 'worker', 'workflows', 'domain', 'contract', 'simulator'];
-
-function sources(): string[] {
-  const out: string[] = [];
-  const walk = (dir: string) => {
-    for (const name of readdirSync(path.join(ROOT, dir))) {
-      const rel = path.join(dir, name);
-      if (statSync(path.join(ROOT, rel)).isDirectory()) walk(rel);
-      else if (rel.endsWith('.ts') && !rel.endsWith('.d.ts')) out.push(rel);
-    }
-  };
-  for (const d of PRODUCT_DIRS) if (statSync(path.join(ROOT, d), { throwIfNoEntry: false })?.isDirectory()) walk(d);
-  return out;
-}
+const ROOMS = [...PRODUCT_ROOMS, 'dev', 'simulator'];
 
 test('every workflow.list( call of the product passes pageSize: VISIBILITY_PAGE_SIZE (100), not the server default of 1,000', () => {
   assert.equal(VISIBILITY_PAGE_SIZE, 100);
   const calls: { file: string; text: string }[] = [];
-  for (const file of sources()) {
-    const src = readFileSync(path.join(ROOT, file), 'utf8');
+  for (const file of productSources(ROOMS)) {
+    const src = readFileSync(path.join(REPO_ROOT, file), 'utf8');
     for (const m of src.matchAll(/\.workflow\.list\(\{[^}]*\}\)/g)) calls.push({ file, text: m[0] });
   }
   // The listings known today: the full resync's controllers and pools, lbaas list, the pools' list, the new build's
