@@ -33,9 +33,10 @@ export interface RealizeObjectsInput {
   /** Objects of `kind` under one parent (the same `listedUnder` link), each with the key the workflow knows it by. */
   members: { key: string; fields: CreateObjectInput['fields'] }[];
   /**
-   * The first attempt sends no look-alike list before its creates (a pool-delta pass, workflows/reconcile-delta.ts:
-   * the parent held none of these names at the last converged pass, and listing a Backend of 5,000 Servers is 50
-   * requests); a retried attempt still finds what a lost attempt created (activities/objects.ts, CreateProgress).
+   * The first attempt sends no look-alike list before its creates: the parent was created by the same
+   * reconcileLoadBalancer run (workflows/reconcile-lb.ts), or held none of these names at the last converged pass (a
+   * pool-delta pass, workflows/reconcile-delta.ts, where listing a Backend of 5,000 Servers is 50 requests); a
+   * retried attempt still finds what a lost attempt created (activities/objects.ts, CreateProgress).
    */
   unlisted?: boolean;
   /**
