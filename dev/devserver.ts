@@ -215,8 +215,11 @@ export function renderDevServerConfig(o: { ip: string; ports: Ports; dbFile?: st
 export function renderDevDynamicConfig(): string {
   const set = (value: unknown) => [{ value }];
   return stringify({
-    // A search attribute registered at start is usable at once (the server's cache would otherwise lag by seconds).
-    'system.forceSearchAttributesCacheRefreshOnRead': set(true),
+    // Each of the server's services keeps its own copy of the namespace records, where SQL visibility keeps lbaas's
+    // search-attribute names; a name added at start-up is usable by a service once its copy is read again. The
+    // server's 2 s would hold up every start by that much (awaitSearchAttributes); a read of a few rows four times a
+    // second costs next to nothing, unlike the Temporal CLI's switch that re-reads the record for every visibility row.
+    'system.namespaceCacheRefreshInterval': set(`${NAMESPACE_REFRESH_MS}ms`),
     // As the Temporal CLI's dev server: a smaller host-level cache than a production server's 128,000 entries.
     'history.hostLevelCacheMaxSize': set(8096),
     // The tests and `lbaas list` read visibility often; the default 10/s per instance throttles a test run.
@@ -226,12 +229,19 @@ export function renderDevDynamicConfig(): string {
   });
 }
 
+/** `system.namespaceCacheRefreshInterval` of the dev server (renderDevDynamicConfig). */
+export const NAMESPACE_REFRESH_MS = 250;
+
+const GRPC_INVALID_ARGUMENT = 3;
 const GRPC_ALREADY_EXISTS = 6;
 /** temporal.api.enums.v1.IndexedValueType's numbers for the types we register. */
 const INDEXED_VALUE_TYPES = { Keyword: 2, KeywordList: 7 } as const;
 
-/** Registers a namespace with a day's retention and our search attributes; both may exist already (a kept file). */
-async function prepareNamespace(connection: Connection, namespace: string): Promise<void> {
+/**
+ * Registers a namespace with a day's retention and our search attributes; both may exist already (a kept file).
+ * Resolves to whether it added any attribute.
+ */
+async function prepareNamespace(connection: Connection, namespace: string): Promise<boolean> {
   try {
     await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
   } catch (err) {
@@ -240,7 +250,57 @@ async function prepareNamespace(connection: Connection, namespace: string): Prom
   const searchAttributes = Object.fromEntries(Object.entries(SEARCH_ATTRIBUTES).map(([name, t]) => [name, INDEXED_VALUE_TYPES[t]]));
   const existing = await connection.operatorService.listSearchAttributes({ namespace });
   const missing = Object.fromEntries(Object.entries(searchAttributes).filter(([name]) => !(name in (existing.customAttributes ?? {}))));
-  if (Object.keys(missing).length > 0) await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: missing });
+  if (Object.keys(missing).length === 0) return false;
+  await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: missing });
+  return true;
+}
+
+/** After this long without the attributes usable, the wait says what it waits for. */
+const SAY_WAITING_AFTER_MS = 2_000;
+
+/**
+ * Waits until our search attributes added at `addedAt` are usable in every namespace by every service of the server.
+ * listSearchAttributes cannot tell: it reads the namespace record itself, while each service maps the names from its
+ * own copy (NAMESPACE_REFRESH_MS). A visibility query naming every attribute proves the frontend's copy; history,
+ * matching and the worker service read theirs on the same period, each within one period and one read of the addition,
+ * so the wait lasts at least two periods from it.
+ */
+async function awaitSearchAttributes(o: {
+  connection: Connection;
+  namespaces: readonly string[];
+  addedAt: number;
+  deadline: number;
+  address: string;
+  progress?: (line: string) => void;
+}): Promise<void> {
+  const query = Object.keys(SEARCH_ATTRIBUTES)
+    .map((name) => `${name} = 'probe'`)
+    .join(' AND ');
+  let said = false;
+  for (const namespace of o.namespaces) {
+    for (;;) {
+      try {
+        await o.connection.workflowService.countWorkflowExecutions({ namespace, query });
+        break;
+      } catch (err) {
+        const e = err as Error & { code?: number };
+        if (e.code !== GRPC_INVALID_ARGUMENT) throw err;
+        if (Date.now() > o.deadline) {
+          throw new Error(
+            `Temporal server at ${o.address} did not take up lbaas's search attributes in namespace ${namespace} in time ` +
+              `(a query naming them still fails: ${e.message}); its log may say why`,
+          );
+        }
+        if (!said && Date.now() - o.addedAt > SAY_WAITING_AFTER_MS) {
+          said = true;
+          o.progress?.(`waiting for the Temporal server to take up lbaas's search attributes in namespace ${namespace} (${e.message})`);
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  }
+  const rest = o.addedAt + 2 * NAMESPACE_REFRESH_MS - Date.now();
+  if (rest > 0) await new Promise((r) => setTimeout(r, rest));
 }
 
 interface Spawned {
@@ -334,6 +394,9 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   };
 
   const deadline = Date.now() + (opts.startTimeoutMs ?? 60_000);
+  // When our search attributes were last added (a kept file may have them all): an attempt that fails after adding
+  // them leaves the next one nothing to add, yet the services' copies may still lack them.
+  let addedAt: number | null = null;
   for (;;) {
     if (server.hasExited()) {
       await stopAll();
@@ -343,8 +406,9 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1000 });
       try {
-        for (const ns of [namespace, ...(opts.extraNamespaces ?? [])]) await prepareNamespace(connection, ns);
-        for (const ns of [namespace, ...(opts.extraNamespaces ?? [])]) await connection.workflowService.describeNamespace({ namespace: ns });
+        const namespaces = [namespace, ...(opts.extraNamespaces ?? [])];
+        for (const ns of namespaces) if (await prepareNamespace(connection, ns)) addedAt = Date.now();
+        for (const ns of namespaces) await connection.workflowService.describeNamespace({ namespace: ns });
         break;
       } finally {
         await connection.close();
@@ -355,6 +419,18 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
         throw new Error(`Temporal server at ${address} did not answer within ${opts.startTimeoutMs ?? 60_000} ms: ${(err as Error).message}\n${server.tail().slice(-2000)}`);
       }
       await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  if (addedAt !== null) {
+    const connection = await Connection.connect({ address, connectTimeout: 1000 });
+    try {
+      const namespaces = [namespace, ...(opts.extraNamespaces ?? [])];
+      await awaitSearchAttributes({ connection, namespaces, addedAt, deadline, address, progress: opts.progress });
+    } catch (err) {
+      await stopAll();
+      throw err;
+    } finally {
+      await connection.close();
     }
   }
 
