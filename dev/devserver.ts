@@ -60,6 +60,16 @@ export interface DevServerOptions {
   /** How long to wait for the server to answer (the first start of a fresh SQLite file can take a while). */
   startTimeoutMs?: number;
   progress?: (line: string) => void;
+  /** Aborts the start: what has started is stopped, and the promise rejects with DevServerAbortedError. */
+  signal?: AbortSignal;
+}
+
+/** startDevServer was aborted through its `signal`; nothing it started still runs. */
+export class DevServerAbortedError extends Error {
+  constructor() {
+    super('the Temporal dev server start was aborted');
+    this.name = 'DevServerAbortedError';
+  }
 }
 
 export interface DevServer {
@@ -125,7 +135,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
     try {
       return await startDevServerOnce(opts);
     } catch (err) {
-      if (!(err instanceof DevServerExitedError) || attempt >= DEV_SERVER_START_ATTEMPTS) throw err;
+      if (!(err instanceof DevServerExitedError) || attempt >= DEV_SERVER_START_ATTEMPTS || opts.signal?.aborted) throw err;
       if (opts.port !== undefined && !takenOtherPort(err.message, opts.port)) throw err;
       opts.progress?.(`Temporal dev server exited during start-up (attempt ${attempt} of ${DEV_SERVER_START_ATTEMPTS}); starting it again on other ports`);
     }
@@ -397,7 +407,13 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   // When our search attributes were last added (a kept file may have them all): an attempt that fails after adding
   // them leaves the next one nothing to add, yet the services' copies may still lack them.
   let addedAt: number | null = null;
+  const abortIfAsked = async () => {
+    if (!opts.signal?.aborted) return;
+    await stopAll();
+    throw new DevServerAbortedError();
+  };
   for (;;) {
+    await abortIfAsked();
     if (server.hasExited()) {
       await stopAll();
       const reason = startupReason(server.head()) || startupReason(server.tail());
@@ -421,6 +437,7 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
       await new Promise((r) => setTimeout(r, 200));
     }
   }
+  await abortIfAsked();
   if (addedAt !== null) {
     const connection = await Connection.connect({ address, connectTimeout: 1000 });
     try {
@@ -452,6 +469,7 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
     ui = spawnLogged(uiPath, ['--root', work, '--config', 'ui', '--env', 'development', 'start'], logStream);
     const uiDeadline = Date.now() + 30_000;
     while (!(await answers(ip, uiPort))) {
+      await abortIfAsked();
       if (ui.hasExited() || Date.now() > uiDeadline) {
         const why = ui.tail().slice(-1500);
         await stopAll();
@@ -460,6 +478,7 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
       await new Promise((r) => setTimeout(r, 200));
     }
   }
+  await abortIfAsked();
   return dev;
 }
 
