@@ -78,12 +78,60 @@ export interface DevServer {
   uiUrl: string | null;
   port: number;
   uiPort: number | null;
+  /** The ringpop membership port of each of the server's services (see `membershipPortsFile`). */
+  membershipPorts: Record<Service, number>;
   /** The server's process (the Web UI's is stopped with it). */
   process: ChildProcess;
   /** The last part of the server's log (for error messages). */
   logTail(): string;
   /** SIGTERM, then SIGKILL after a grace time; resolves when the process has exited. */
   stop(): Promise<void>;
+}
+
+/** Whether nothing listens on the port (a listener of ours can bind it). */
+async function portFree(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, host, () => srv.close(() => resolve(true)));
+  });
+}
+
+/**
+ * Beside a SQLite file: the membership ports of the last server on it. Every service of the server records its
+ * membership address in the file's cluster_membership table and, when it starts, joins the members that sent a
+ * heartbeat in the last 20 s. A server started again within those 20 s on other ports found only the previous run's
+ * dead addresses: its first service retried the join for 30 s (global.membership.maxJoinDuration) several times, and
+ * the server could exit with "failed to start ringpop". On the same ports, those rows name this run's own services.
+ */
+export function membershipPortsFile(dbFile: string): string {
+  return `${dbFile}.membership-ports`;
+}
+
+/** The previous run's membership ports (membershipPortsFile) that are free now; a free port of its own for the rest. */
+async function membershipPortsFor(ip: string, dbFile: string | undefined, inUse: readonly number[]): Promise<Record<Service, number>> {
+  const recorded: Partial<Record<Service, unknown>> = dbFile
+    ? await readFile(membershipPortsFile(dbFile), 'utf8').then(
+        (text) => JSON.parse(text) as Partial<Record<Service, unknown>>,
+        () => ({}),
+      )
+    : {};
+  const ports = {} as Record<Service, number>;
+  for (const name of SERVICES) {
+    const port = recorded[name];
+    const taken = [...inUse, ...Object.values(ports)];
+    ports[name] = typeof port === 'number' && Number.isInteger(port) && !taken.includes(port) && (await portFree(ip, port)) ? port : await freePortBut(ip, taken);
+  }
+  return ports;
+}
+
+/** A free port that is none of `avoid` (ports chosen but not bound yet). */
+async function freePortBut(ip: string, avoid: readonly number[]): Promise<number> {
+  for (;;) {
+    const port = await freePort(ip);
+    if (!avoid.includes(port)) return port;
+  }
 }
 
 /** A free TCP port on the loopback interface. */
@@ -171,7 +219,9 @@ async function checkDbFile(dbFile: string): Promise<void> {
   }
 }
 
-type Ports = Record<'frontend' | 'history' | 'matching' | 'worker', { grpc: number; membership: number }> & { http: number; metrics: number };
+const SERVICES = ['frontend', 'history', 'matching', 'worker'] as const;
+type Service = (typeof SERVICES)[number];
+type Ports = Record<Service, { grpc: number; membership: number }> & { http: number; metrics: number };
 
 /** The server's static configuration: one process with every service, SQLite for the stores and visibility. */
 export function renderDevServerConfig(o: { ip: string; ports: Ports; dbFile?: string; dynamicConfigFile: string; logLevel: string }): string {
@@ -191,7 +241,7 @@ export function renderDevServerConfig(o: { ip: string; ports: Ports; dbFile?: st
   };
   const frontend = `${o.ip}:${o.ports.frontend.grpc}`;
   const services = Object.fromEntries(
-    (['frontend', 'history', 'matching', 'worker'] as const).map((name) => [
+    SERVICES.map((name) => [
       name,
       { rpc: { grpcPort: o.ports[name].grpc, membershipPort: o.ports[name].membership, bindOnIP: o.ip, ...(name === 'frontend' ? { httpPort: o.ports.http } : {}) } },
     ]),
@@ -362,14 +412,16 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   const port = opts.port ?? (await freePort(ip));
   const namespace = opts.namespace ?? 'default';
   const uiPort = opts.ui ? (opts.uiPort ?? (await freePort(ip))) : null;
-  const pair = async () => ({ grpc: await freePort(ip), membership: await freePort(ip) });
+  const membership = await membershipPortsFor(ip, opts.dbFile, uiPort === null ? [port] : [port, uiPort]);
+  // A free port may be one of the membership ports, chosen but not bound yet.
+  const other = () => freePortBut(ip, Object.values(membership));
   const ports: Ports = {
-    frontend: { grpc: port, membership: await freePort(ip) },
-    history: await pair(),
-    matching: await pair(),
-    worker: await pair(),
-    http: await freePort(ip),
-    metrics: await freePort(ip),
+    frontend: { grpc: port, membership: membership.frontend },
+    history: { grpc: await other(), membership: membership.history },
+    matching: { grpc: await other(), membership: membership.matching },
+    worker: { grpc: await other(), membership: membership.worker },
+    http: await other(),
+    metrics: await other(),
   };
   if (opts.dbFile) await checkDbFile(opts.dbFile);
 
@@ -382,6 +434,7 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   let logStream: WriteStream | null = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a' }) : null;
   const args = ['--config-file', configFile, '--allow-no-auth', 'start'];
   const server = spawnLogged(serverPath, args, logStream);
+  if (opts.dbFile) await writeFile(membershipPortsFile(opts.dbFile), `${JSON.stringify(membership)}\n`);
   let ui: Spawned | null = null;
   const stopAll = async () => {
     await ui?.stop();
@@ -398,6 +451,7 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
     port,
     uiPort,
     uiUrl: uiPort !== null ? `http://${ip === '127.0.0.1' ? 'localhost' : ip}:${uiPort}` : null,
+    membershipPorts: membership,
     process: server.child,
     logTail: () => server.tail(),
     stop: stopAll,
