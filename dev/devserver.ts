@@ -220,6 +220,8 @@ async function checkDbFile(dbFile: string): Promise<void> {
 }
 
 const SERVICES = ['frontend', 'history', 'matching', 'worker'] as const;
+/** How long one service of the server tries to join the others (global.membership.maxJoinDuration). */
+const MAX_JOIN = '30s';
 type Service = (typeof SERVICES)[number];
 type Ports = Record<Service, { grpc: number; membership: number }> & { http: number; metrics: number };
 
@@ -250,7 +252,7 @@ export function renderDevServerConfig(o: { ip: string; ports: Ports; dbFile?: st
     log: { stdout: true, level: o.logLevel },
     persistence: { defaultStore: 'sqlite', visibilityStore: 'sqlite', numHistoryShards: 1, datastores: { sqlite: store } },
     global: {
-      membership: { maxJoinDuration: '30s', broadcastAddress: o.ip },
+      membership: { maxJoinDuration: MAX_JOIN, broadcastAddress: o.ip },
       pprof: { port: 0 },
       metrics: { prometheus: { framework: 'tally', timerType: 'histogram', listenAddress: `${o.ip}:${o.ports.metrics}` } },
     },
@@ -435,8 +437,26 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   const args = ['--config-file', configFile, '--allow-no-auth', 'start'];
   const server = spawnLogged(serverPath, args, logStream);
   if (opts.dbFile) await writeFile(membershipPortsFile(opts.dbFile), `${JSON.stringify(membership)}\n`);
+  // The server's join retries (30 s each, up to five) would otherwise pass in silence, also once the frontend answers
+  // (another of its services may be the one that cannot join).
+  const onJoinFailure = (chunk: Buffer) => {
+    if (!chunk.toString('utf8').includes('unable to bootstrap ringpop')) return;
+    unwatchJoin();
+    opts.progress?.(
+      `the Temporal server's services could not join each other within ${MAX_JOIN}: ` +
+        (opts.dbFile ? `${opts.dbFile} names members that sent a heartbeat less than 20 s ago, which no longer answer (a server on it stopped moments ago, or another one uses it); ` : '') +
+        `it tries again every 10 s, up to five times${opts.logFile ? ` (its log: ${opts.logFile})` : ''}`,
+    );
+  };
+  const unwatchJoin = () => {
+    server.child.stdout?.off('data', onJoinFailure);
+    server.child.stderr?.off('data', onJoinFailure);
+  };
+  server.child.stdout?.on('data', onJoinFailure);
+  server.child.stderr?.on('data', onJoinFailure);
   let ui: Spawned | null = null;
   const stopAll = async () => {
+    unwatchJoin();
     await ui?.stop();
     await server.stop();
     logStream?.end();

@@ -112,3 +112,22 @@ test('started again on a kept SQLite file, the server takes the previous run\'s 
     blocker.close();
   }
 });
+
+test('a server whose services cannot join each other says so in a progress line naming the kept file and the log', async () => {
+  const { server: real } = await ensureTemporalServer({ which: ['server'] });
+  const cli = path.join(dir, 'temporal-join-failure');
+  const warn = '{"level":"warn","msg":"unable to bootstrap ringpop. retrying","error":"join duration of 30.1s exceeded max 30s"}';
+  writeFileSync(cli, `#!/bin/sh\necho '${warn}'\nexec '${real}' "$@"\n`);
+  chmodSync(cli, 0o755);
+  const dbFile = path.join(dir, 'join.db');
+  const logFile = path.join(dir, 'join.log');
+  const lines: string[] = [];
+  const server = await startDevServer({ serverPath: cli, dbFile, logFile, progress: (l) => lines.push(l) });
+  await server.stop();
+  assert.deepEqual(
+    lines.filter((l) => /could not join/.test(l)),
+    [
+      `the Temporal server's services could not join each other within 30s: ${dbFile} names members that sent a heartbeat less than 20 s ago, which no longer answer (a server on it stopped moments ago, or another one uses it); it tries again every 10 s, up to five times (its log: ${logFile})`,
+    ],
+  );
+});
