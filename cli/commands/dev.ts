@@ -131,7 +131,9 @@ export async function dev(opts: DevOptions, io: CliIo): Promise<void> {
     const lbaas = new LbaasClient(client, DEFAULT_TASK_QUEUE);
     const { revision, workflowId } = await step(lbaas.apply(example.raw, example.spec));
     io.stdout(`applied ${opts.example}: service ${example.spec.serviceUid} revision ${revision}, waiting for it to converge …\n`);
-    const result = await step(lbaas.waitConverged(example.spec.serviceUid, revision));
+    // On a signal the wait's call is cancelled before the worker closes the connection under it: a retry of the call on
+    // a closed connection throws outside any promise and ends the process.
+    const result = await step(lbaas.waitConverged(example.spec.serviceUid, revision, { signal: interrupt.signal }));
     const link = `${server.uiUrl}/namespaces/${server.namespace}/workflows/${encodeURIComponent(workflowId)}`;
     io.stdout(`${result.converged ? 'converged' : `not converged: ${result.error ?? ''}`} on ${Object.keys(result.loadBalancers).length} load balancers\n`);
     for (const [address, ports] of Object.entries(result.status)) io.stdout(`  ${address.padEnd(16)} ${ports.join(', ')}\n`);

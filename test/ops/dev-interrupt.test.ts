@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { freePort } from '../../dev/devserver';
 import { REPO_ROOT, startLongRun } from '../helpers/cli';
 import { until } from '../helpers/workflows';
@@ -32,7 +32,8 @@ const alive = (pid: number): boolean => {
   }
 };
 
-test('Ctrl-C while lbaas dev starts the Temporal dev server: it exits 0 within seconds, says it stopped during start-up, and no process it started remains', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
+/** Starts `lbaas dev`, sends SIGINT once `ready` says so, and checks exit, message and that nothing it started runs. */
+async function interruptDev(t: TestContext, ready: (out: string) => boolean): Promise<void> {
   const cwd = await mkdtemp(path.join(os.tmpdir(), 'lbaas-dev-interrupt-'));
   t.after(() => rm(cwd, { recursive: true, force: true }));
   const [port, ui, sim] = [await freePort(), await freePort(), await freePort()];
@@ -45,11 +46,11 @@ test('Ctrl-C while lbaas dev starts the Temporal dev server: it exits 0 within s
     for (const p of seen) if (alive(p)) process.kill(p, 'SIGKILL');
   });
 
-  await until('lbaas dev to start the Temporal server', async () => {
+  await until('lbaas dev to reach the moment to interrupt', async () => {
     if (dev.proc.exitCode !== null) assert.fail(dev.out());
-    return /starting the Temporal dev server/.test(dev.out()) && [...seen].some((p) => alive(p) && /temporal-server/.test(command(p)));
-  }, 60_000, 20);
-  assert.doesNotMatch(dev.out(), /Temporal Web UI/, 'still starting when interrupted');
+    return ready(dev.out()) && [...seen].some((p) => alive(p) && /temporal-server/.test(command(p)));
+  }, 120_000, 20);
+  assert.doesNotMatch(dev.out(), /Ctrl-C stops everything/, 'still starting when interrupted');
   const started = [...seen].filter(alive).map((p) => `${p} ${command(p)}`);
 
   dev.proc.kill('SIGINT');
@@ -60,4 +61,14 @@ test('Ctrl-C while lbaas dev starts the Temporal dev server: it exits 0 within s
   assert.match(dev.out(), /^SIGINT during start-up: stopping what has started …$/m, dev.out());
   await until('the processes lbaas dev started to end', async () => [...seen].every((p) => !alive(p)), 2_000, 50).catch(() => undefined);
   assert.deepEqual([...seen].filter(alive).map((p) => `${p} ${command(p)}`), [], `left behind ${Date.now() - sent} ms after SIGINT`);
+}
+
+const linuxOnly = { skip: process.platform !== 'linux' && 'reads /proc' };
+
+test('Ctrl-C while lbaas dev starts the Temporal dev server: it exits 0 within seconds, says it stopped during start-up, and no process it started remains', linuxOnly, async (t) => {
+  await interruptDev(t, (out) => /starting the Temporal dev server/.test(out) && !/Temporal Web UI/.test(out));
+});
+
+test('Ctrl-C while lbaas dev waits for the example service to converge: the same (the wait is cancelled before the worker closes its connection)', linuxOnly, async (t) => {
+  await interruptDev(t, (out) => /^applied .*waiting for it to converge/m.test(out) && !/^converged on/m.test(out));
 });
