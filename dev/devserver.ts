@@ -435,10 +435,10 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   await writeFile(configFile, renderDevServerConfig({ ip, ports, ...(opts.dbFile ? { dbFile: path.resolve(opts.dbFile) } : {}), dynamicConfigFile, logLevel: 'warn' }));
   let logStream: WriteStream | null = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a' }) : null;
   const args = ['--config-file', configFile, '--allow-no-auth', 'start'];
-  const server = spawnLogged(serverPath, args, logStream);
   if (opts.dbFile) await writeFile(membershipPortsFile(opts.dbFile), `${JSON.stringify(membership)}\n`);
+  const server = spawnLogged(serverPath, args, logStream);
   // The server's join retries (30 s each, up to five) would otherwise pass in silence, also once the frontend answers
-  // (another of its services may be the one that cannot join).
+  // (another of its services may be the one that cannot join). Watched before any await: output may come then.
   const onJoinFailure = (chunk: Buffer) => {
     if (!chunk.toString('utf8').includes('unable to bootstrap ringpop')) return;
     unwatchJoin();
