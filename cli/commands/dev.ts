@@ -62,7 +62,7 @@ export async function dev(opts: DevOptions, io: CliIo): Promise<void> {
     };
     for (const s of STOP_SIGNALS) process.on(s, onSignal);
   });
-  /** The step's result, or null once a signal came first (what the step still starts is stopped by `stopLate`). */
+  /** The step's result; Interrupted when a signal comes first (what the step still starts is then stopped by `stopLate`). */
   const step = async <T>(work: Promise<T>, stopLate?: (started: T) => Promise<void>): Promise<T> => {
     const first = await Promise.race([work.then((value) => ({ value })), stopped.then(() => null)]);
     if (first) return first.value;
