@@ -82,20 +82,23 @@ export class LbaasClient {
    */
   async applyAccepted(raw: unknown, spec: ValidatedSpec): Promise<{ workflowId: string; converged: () => Promise<{ revision: number; result: PassResult }> }> {
     if (spec.serverPool !== undefined) await this.pools.require(spec.serverPool);
-    const workflowId = workflowIds.controller(spec.serviceUid);
     const updateId = `apply-${randomUUID()}`;
-    try {
-      const handle = await untilAnswered(
-        () => this.client.workflow.startUpdateWithStart(applyAndWaitUpdate, { args: [raw], updateId, waitForStage: 'ACCEPTED', startWorkflowOperation: this.#startController(spec) }),
-        { rpcTimeouts: 'throw' },
-      );
-      // The poll for the outcome is sent again when its deadline passes: the pass may take longer than one.
-      return { workflowId, converged: () => untilAnswered(() => handle.result()) };
-    } catch (err) {
-      if (!isUnknownUpdate(err, applyAndWaitUpdate.name)) throw err;
-      const { revision } = await this.apply(raw, spec);
-      return { workflowId, converged: async () => ({ revision, result: await this.waitConverged(spec.serviceUid, revision) }) };
-    }
+    const handle = await untilAnswered(
+      () => this.client.workflow.startUpdateWithStart(applyAndWaitUpdate, { args: [raw], updateId, waitForStage: 'ACCEPTED', startWorkflowOperation: this.#startController(spec) }),
+      { rpcTimeouts: 'throw' },
+    );
+    const converged = async (): Promise<{ revision: number; result: PassResult }> => {
+      try {
+        // The poll for the outcome is sent again when its deadline passes: the pass may take longer than one.
+        return await untilAnswered(() => handle.result());
+      } catch (err) {
+        // A refused update comes back as its outcome, which only the result reads.
+        if (!isUnknownUpdate(err, applyAndWaitUpdate.name)) throw err;
+        const { revision } = await this.apply(raw, spec);
+        return { revision, result: await this.waitConverged(spec.serviceUid, revision) };
+      }
+    };
+    return { workflowId: workflowIds.controller(spec.serviceUid), converged };
   }
 
   /** The start of a service's controller for an update-with-start: a new operation per send (one can be used once). */

@@ -335,9 +335,11 @@ describe('applyAndWait', () => {
     assert.deepEqual({ revision, resultRevision: result.revision, converged: result.converged }, { revision: 1, resultRevision: 2, converged: true });
   });
 
-  test('a workflow without the applyAndWait handler refuses it with the error isUnknownUpdate recognises; the handler it has is not mistaken for one', async () => {
-    // A pool workflow stands in for a controller of an earlier build: it has no applyAndWait handler.
-    const pool = await fast.ts.env.client.workflow.start(workflowTypes.serverPool, { workflowId: workflowIds.pool('fast-unknown-update'), taskQueue: fast.taskQueue, args: [{ v: 2, name: 'fast-unknown-update' }] });
+  test('a workflow without the applyAndWait handler refuses it with the error isUnknownUpdate recognises, and applyAccepted then falls back to apply', async () => {
+    // A pool workflow at a controller's id stands in for a controller of an earlier build: it has no applyAndWait
+    // handler (and no apply either, so the fallback's own refusal shows that it was tried).
+    const uid = 'fast-stand-in';
+    const pool = await fast.ts.env.client.workflow.start(workflowTypes.serverPool, { workflowId: workflowIds.controller(uid), taskQueue: fast.taskQueue, args: [{ v: 2, name: 'fast-stand-in' }] });
     const err = await pool.executeUpdate(applyAndWaitUpdate, { args: [{}] }).then(
       () => assert.fail('the pool accepted applyAndWait'),
       (e: unknown) => e,
@@ -345,6 +347,13 @@ describe('applyAndWait', () => {
     assert.ok(err instanceof WorkflowUpdateFailedError, String(err));
     assert.equal(isUnknownUpdate(err, applyAndWaitUpdate.name), true);
     assert.equal(isUnknownUpdate(err, 'apply'), false);
+
+    const raw = spec(uid);
+    const v = validateSpec(raw);
+    if (!v.ok) throw new Error('bad test spec');
+    const applied = await fast.lbaas.applyAccepted(raw, v.spec);
+    await assert.rejects(applied.converged(), (e: unknown) => isUnknownUpdate(e, 'apply'));
+
     const known = await fast.lbaas.controller('fast-apply-wait').executeUpdate(applyAndWaitUpdate, { args: [{ serviceUid: 'another' }] }).then(
       () => assert.fail('a spec of another service was accepted'),
       (e: unknown) => e,
