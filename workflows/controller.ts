@@ -69,7 +69,7 @@ import {
   type PoolReport,
   type ReconcileServiceResult,
 } from '../contract';
-import { advancePoolIndex, isServiceUid, membersOf, resolveSpecDocument, SERVICE_UID_RULE, type DeltaPlan, type ObjectStatus, type PoolIndex } from '../domain';
+import { advancePoolIndex, isServiceUid, membersOf, SERVICE_UID_RULE, withOnlyServers, type DeltaPlan, type ObjectStatus, type PoolIndex } from '../domain';
 import { reconcilePoolDelta, type ReconcilePoolDeltaResult } from './reconcile-delta';
 import { legacyServiceController } from './legacy/controller';
 import { runsPreviousLoop } from './legacy/dispatch';
@@ -364,11 +364,10 @@ export async function serviceController(input: ServiceControllerInput): Promise<
     const last = state.lastResult;
     const pass = state.beginPass({ delta: true });
     const members = pass.pool;
-    const doc = pass.spec as Record<string, unknown>;
-    // The spec with every member must stay valid (the validator's limits): else the full pass reports why.
-    const whole = members ? resolveSpecDocument(doc, members.servers) : null;
-    const joining = resolveSpecDocument(doc, plan.joins);
-    if (!members || !last || !whole?.ok || !joining.ok) {
+    // The spec with every member must stay within the limits (resolvePool checks the members): else the full pass
+    // reports why. The joining members are a subset of it, handed down as they are.
+    const whole = members ? passSpec(pass) : null;
+    if (!members || !last || !whole?.ok) {
       state.endPass(pass, null);
       return null;
     }
@@ -387,7 +386,7 @@ export async function serviceController(input: ServiceControllerInput): Promise<
         traces.startUnderLatest(() =>
           executeChild(reconcilePoolDelta, {
             workflowId: workflowIds.pass(uid, pass.number),
-            args: [{ spec: joining.raw, revision: pass.revision, backends, destroys: plan.destroys }],
+            args: [{ spec: withOnlyServers(whole.spec, new Set(plan.joins.map((j) => j.name))), revision: pass.revision, backends, destroys: plan.destroys }],
             staticSummary: `pool delta ${uid} revision ${pass.revision} (pass ${pass.number}): ${plan.joins.length} joining, ${plan.leaves.length} leaving`,
             typedSearchAttributes: [
               { key: searchAttributes.serviceUid, value: uid },
