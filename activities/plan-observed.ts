@@ -32,8 +32,8 @@ export interface PlanObservedInput {
   listUpTo?: number;
   /**
    * Hand back, with the objects, the plan made of them while the plans' entries (objects and destroys) total at most
-   * this many (default 0): a load balancer with nothing to do is reported from it, and a child acts on it in its first
-   * round, without planning the same observation again.
+   * this many (default 0). Only passes started by earlier builds ask: today's reconcileService plans from the objects
+   * in the workflow, since a plan repeats every desired object and would be written into its history and each child's.
    */
   planUpTo?: number;
   /**

@@ -41,7 +41,10 @@ export interface ReconcileLoadBalancerInput {
   known?: string[];
   /** What the parent just observed on this load balancer: the first pass plans from it instead of reading again. */
   observed?: ObservedObject[];
-  /** The plan the parent's planObservedService made of `observed`: the first pass acts on it instead of planning again. */
+  /**
+   * A plan planObservedService made of `observed`: the first pass acts on it instead of planning again. Parents of
+   * earlier builds hand it down; today's hands `observed` alone, which costs less history than the plan saves.
+   */
   planned?: Plan;
   /**
    * The mark of the worker's clock taken when the parent's observation of the service began: this run's
