@@ -119,33 +119,22 @@ export function scheduledActivities(events: readonly HistoryEvent[]): string[] {
 /**
  * An asynchronous probe asks Temporal (a query runs a workflow task on the worker, a describe reads the server):
  * repeated every 10 ms it loads the very worker and server the test waits on, and the other test files running
- * beside it. The first probes come 50 ms apart, so a state that comes at once is noticed within a twentieth of a
- * second; each unanswered one stretches the next gap by half, up to 250 ms, which a wait of seconds reaches after
- * 0.4 s. Measured on the dev server, a query costs about 9 ms of CPU (server, worker and client together): at 20 a
- * second a test waiting on one took a sixth of a core, at 4 a second a thirtieth, and `npm test` runs eight files
- * at once on two cores.
+ * beside it. 50 ms still notices a state within a twentieth of a second.
  */
 const ASYNC_PROBE_MIN_INTERVAL_MS = 50;
-const ASYNC_PROBE_MAX_INTERVAL_MS = 250;
 
 /**
- * Polls `probe` every `intervalMs` (an asynchronous probe at least every ASYNC_PROBE_MIN_INTERVAL_MS, stretching to
- * ASYNC_PROBE_MAX_INTERVAL_MS while it waits) until it returns something other than undefined/false.
+ * Polls `probe` every `intervalMs` (an asynchronous probe at least every ASYNC_PROBE_MIN_INTERVAL_MS) until it
+ * returns something other than undefined/false.
  */
 export async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 20_000, intervalMs = 10): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  let asyncGap = Math.max(intervalMs, ASYNC_PROBE_MIN_INTERVAL_MS);
   for (;;) {
     const answer = probe();
     const v = await answer;
     if (v !== undefined && v !== false) return v;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    let gap = intervalMs;
-    if (answer instanceof Promise) {
-      gap = asyncGap;
-      asyncGap = Math.max(intervalMs, Math.min(ASYNC_PROBE_MAX_INTERVAL_MS, Math.round(asyncGap * 1.5)));
-    }
-    await new Promise((r) => setTimeout(r, gap));
+    await new Promise((r) => setTimeout(r, answer instanceof Promise ? Math.max(intervalMs, ASYNC_PROBE_MIN_INTERVAL_MS) : intervalMs));
   }
 }
 
