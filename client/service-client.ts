@@ -76,8 +76,8 @@ export class LbaasClient {
   /**
    * `apply` and `waitConverged` as one update (applyAndWait), for a caller with nothing to show before the pass has
    * finished: resolves once the controller (started if there was none) has accepted the spec, with `converged()`,
-   * which resolves with the revision and the result of its pass. One update per apply instead of two: one workflow
-   * task and two history events fewer. A controller still running an earlier build without that update (until it
+   * which resolves with the revision and the result of its pass. One update per apply instead of two: two history
+   * events and a call fewer. A controller still running an earlier build without that update (until it
    * moves to the current one) gets `apply` and `waitConverged` instead.
    */
   async applyAccepted(raw: unknown, spec: ValidatedSpec): Promise<{ workflowId: string; converged: () => Promise<{ revision: number; result: PassResult }> }> {

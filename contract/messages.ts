@@ -23,7 +23,7 @@ export const applyUpdate = defineUpdate<{ revision: number }, [spec: unknown]>('
 export const waitConvergedUpdate = defineUpdate<PassResult, [revision: number]>('waitConverged');
 /**
  * `apply` and `waitConverged` of the revision it set, as one update: for a client that has nothing to show before the
- * pass ends (`lbaas kube`), one message and one workflow task fewer per apply. Sent with update-with-start, accepted at
+ * pass ends (`lbaas kube`), one update (two history events and an RPC) fewer per apply. Sent with update-with-start, accepted at
  * once (the caller is not held), answered when the first pass of that revision or a newer one has finished.
  */
 export const applyAndWaitUpdate = defineUpdate<{ revision: number; result: PassResult }, [spec: unknown]>('applyAndWait');

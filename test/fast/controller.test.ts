@@ -284,12 +284,12 @@ describe('continue-as-new', () => {
 });
 
 describe('applyAndWait', () => {
-  /** How many updates the controller's history holds (accepted), and how many workflow tasks it ran. */
-  async function historyCounts(uid: string): Promise<{ updates: number; workflowTasks: number }> {
+  /** How many updates the controller's history holds (accepted). */
+  async function historyCounts(uid: string): Promise<{ updates: number }> {
     const events = (await fast.lbaas.controller(uid).fetchHistory()).events ?? [];
     const { EventType } = temporal.api.enums.v1;
     const count = (type: number) => events.filter((e) => e.eventType === type).length;
-    return { updates: count(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED), workflowTasks: count(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) };
+    return { updates: count(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED) };
   }
 
   test('applyAccepted returns once the spec is accepted, while its pass still runs; converged() answers with the revision and the pass result; the history holds one update where apply and waitConverged hold two', async () => {
@@ -317,8 +317,8 @@ describe('applyAndWait', () => {
     assert.equal((await fast.lbaas.waitConverged(other, r1)).converged, true);
     const one = await historyCounts(uid);
     const two = await historyCounts(other);
+    // Workflow tasks are not compared: a second update often rides in a task the pass needed anyway.
     assert.deepEqual({ one: one.updates, two: two.updates }, { one: 1, two: 2 });
-    assert.ok(one.workflowTasks < two.workflowTasks, `workflow tasks: applyAndWait ${one.workflowTasks}, apply and waitConverged ${two.workflowTasks}`);
   });
 
   test('a later apply answers an earlier applyAndWait with the pass of the newer revision, as waitConverged does', async () => {
