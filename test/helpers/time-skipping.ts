@@ -71,18 +71,7 @@ async function launch(launcher: string): Promise<{ child: ChildProcess; port: nu
   }
 }
 
-/**
- * The client's keepalive pings no more often than the test server allows. The client library pings every 30 s by
- * default; the test server (grpc-java) permits one ping per 5 minutes and answers the third early one with a GOAWAY
- * (too_many_pings), after which the client's calls stall for tens of seconds. A file that runs a minute or more (a
- * busy machine) met that mid-test; alone it ends before the first ping. The worker's connection is the core's, whose
- * polls keep it busy.
- */
-const CLIENT_CHANNEL_ARGS = { 'grpc.keepalive_time_ms': 6 * 60_000 };
-
-type EnvFactory = {
-  create(o: { server: { type: 'existing' }; address: string; namespace: string; supportsTimeSkipping: boolean; connectionOptions: { channelArgs: Record<string, number> } }): Promise<TestWorkflowEnvironment>;
-};
+type EnvFactory = { create(o: { server: { type: 'existing' }; address: string; namespace: string; supportsTimeSkipping: boolean }): Promise<TestWorkflowEnvironment> };
 
 /** A time-skipping server of this file's own and the SDK's test environment over it. */
 export async function startTimeSkippingServer(): Promise<TimeSkippingServer> {
@@ -90,7 +79,7 @@ export async function startTimeSkippingServer(): Promise<TimeSkippingServer> {
   const { child, port } = await launch(launcher);
   const address = `127.0.0.1:${port}`;
   try {
-    const env = await (TestWorkflowEnvironment as unknown as EnvFactory).create({ server: { type: 'existing' }, address, namespace: 'default', supportsTimeSkipping: true, connectionOptions: { channelArgs: CLIENT_CHANNEL_ARGS } });
+    const env = await (TestWorkflowEnvironment as unknown as EnvFactory).create({ server: { type: 'existing' }, address, namespace: 'default', supportsTimeSkipping: true });
     await registerSearchAttributes(env);
     return {
       env,
