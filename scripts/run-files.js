@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 'use strict';
 // The test runner that scripts/test.js starts: Node's `run()` over the *.test.js files given, in the order given,
-// LBAAS_TEST_FILES_AT_ONCE at a time, each in a process of its own, reported by the spec reporter and
+// LBAAS_TEST_FILES_AT_ONCE at a time, each in a process of its own (scripts/test.js gives the serverless files as a
+// few entry files that each run several), reported by the spec reporter and
 // scripts/test-times.js on stdout. Not `node --test <files>`: Node 20 sorts the files it is given by path, so the
 // longest files (scripts/test.js puts them first) would start last and stretch the run; `run()` keeps the order, on
 // Node 20 and 24 alike. Exits 1 when a test or a file failed.
