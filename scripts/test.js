@@ -48,8 +48,6 @@ const LONGEST = [
   'cli/service.test.js',
   'ops/first-install.test.js',
   'workflow/pools.test.js',
-  // Its own time-skipping server (a JVM) as well; in the fast directory, which ORDER puts last.
-  'fast/controller.test.js',
   'workflow/bad-input.test.js',
   'workflow/reconcile-crash.test.js',
   // Mostly waiting: a killed worker's Engine calls are retried after their 15 s heartbeat timeout.
