@@ -3,13 +3,14 @@
  * desired objects are a pure function of the spec and the load balancer (domain/desired.ts), so whoever holds the spec
  * gets the whole plan back from its outline (`planOfOutline`) without planning again. An outline is what a pass hands
  * from its observation to the workflows (activities/plan-observed.ts): a plan repeats every desired object's fields,
- * an outline only its key, its action, and for an existing object its identifier and the state observed (the status
- * a pass reports), and each object to destroy.
+ * an outline only what acts on existing objects: per desired object matched to one, its key, its action, the object's
+ * identifier and the state observed (the status a pass reports); how many are to be created (every other desired
+ * object); and each object to destroy. Its size grows with the objects there, not with the spec's fields.
  */
 import type { Destroy, DesiredObject, Plan, Snapshot, StateName } from './types';
 
-/** `create`, or the action on an existing object: its identifier and the state it was observed in. */
-export type OutlinedAction = readonly ['create'] | readonly ['keep' | 'wait' | 'recover', string, StateName];
+/** The action on an existing object, its identifier and the state it was observed in. */
+export type OutlinedAction = readonly ['keep' | 'wait' | 'recover', string, StateName];
 
 /** An object to destroy, with the state it was observed in. */
 export interface OutlinedDestroy extends Destroy {
@@ -17,8 +18,10 @@ export interface OutlinedDestroy extends Destroy {
 }
 
 export interface PlanOutline {
-  /** Every desired object's action, by its key. */
+  /** The action of every desired object matched to an existing one, by its key. */
   actions: Record<string, OutlinedAction>;
+  /** How many desired objects are to be created: all the others. */
+  creates: number;
   /** The plan's destroys, in order. */
   destroy: OutlinedDestroy[];
 }
@@ -28,8 +31,12 @@ export function outlineOf(plan: Plan, snapshot: Snapshot): PlanOutline {
   // A planned identifier always comes from the snapshot; Unknown only keeps the type honest.
   const state = (identifier: string): StateName => stateOf.get(identifier) ?? 'Unknown';
   const actions: Record<string, OutlinedAction> = {};
-  for (const { desired, action } of plan.objects) actions[desired.key] = action.type === 'create' ? ['create'] : [action.type, action.identifier, state(action.identifier)];
-  return { actions, destroy: plan.destroy.map((d) => ({ ...d, state: state(d.identifier) })) };
+  let creates = 0;
+  for (const { desired, action } of plan.objects) {
+    if (action.type === 'create') creates++;
+    else actions[desired.key] = [action.type, action.identifier, state(action.identifier)];
+  }
+  return { actions, creates, destroy: plan.destroy.map((d) => ({ ...d, state: state(d.identifier) })) };
 }
 
 /**
@@ -38,20 +45,23 @@ export function outlineOf(plan: Plan, snapshot: Snapshot): PlanOutline {
  * plan can answer.
  */
 export function planOfOutline(desired: readonly DesiredObject[], outline: PlanOutline, loadBalancer: string): Plan | null {
-  if (Object.keys(outline.actions).length !== desired.length) return null;
+  if (Object.keys(outline.actions).length + outline.creates !== desired.length) return null;
   const objects: Plan['objects'] = [];
+  let matched = 0;
   for (const d of desired) {
     const a = Object.hasOwn(outline.actions, d.key) ? outline.actions[d.key] : undefined;
-    if (a === undefined) return null;
-    objects.push({ desired: d, action: a[0] === 'create' ? { type: 'create' } : { type: a[0], identifier: a[1] } });
+    if (a !== undefined) matched++;
+    objects.push({ desired: d, action: a === undefined ? { type: 'create' } : { type: a[0], identifier: a[1] } });
   }
+  // A key of the outline that no desired object has: it was made from other desired objects.
+  if (matched !== Object.keys(outline.actions).length) return null;
   return { loadBalancer, objects, destroy: outline.destroy.map(({ kind, identifier, name, reason }) => ({ kind, identifier, name, reason })) };
 }
 
 /** The identifiers and observed states an outline names: what a status book shows of them (workflows/status-book.ts). */
 export function outlinedStates(outline: PlanOutline): { identifier: string; state: StateName }[] {
   const states: { identifier: string; state: StateName }[] = [];
-  for (const a of Object.values(outline.actions)) if (a[0] !== 'create') states.push({ identifier: a[1], state: a[2] });
+  for (const a of Object.values(outline.actions)) states.push({ identifier: a[1], state: a[2] });
   for (const d of outline.destroy) states.push({ identifier: d.identifier, state: d.state });
   return states;
 }
@@ -64,7 +74,7 @@ export function outlineBytes(outline: PlanOutline): number {
 /**
  * Bytes of outlines one observation hands back, in all: a fifth of a MiB keeps the observation's result (with its
  * pool indexes, domain/pool-index.ts) and a child's start (with the spec) well inside Temporal's 2 MiB payload limit.
- * About 5,000 objects to create or 2,500 existing ones fit; a load balancer whose outline does not fit is read again
+ * About 2,500 existing objects fit, and any number to create; a load balancer whose outline does not fit is read again
  * by its child (docs/scaling.md, "Temporal's limits").
  */
 export const MAX_OUTLINE_BYTES = 200 * 1024;

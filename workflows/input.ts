@@ -116,16 +116,16 @@ const isName = (v: unknown) => typeof v === 'string' && v.length <= 256;
 export function optionalOutline(fields: Record<string, unknown>, workflow: string): PlanOutline | undefined {
   const v = fields.outline;
   if (v === undefined || v === null) return undefined;
-  const o = v as { actions?: unknown; destroy?: unknown };
-  const action = (a: unknown) =>
-    Array.isArray(a) && (a.length === 1 ? a[0] === 'create' : a.length === 3 && OUTLINED_TYPES.includes(a[0] as string) && isIdentifier(a[1]) && isName(a[2]));
+  const o = v as { actions?: unknown; creates?: unknown; destroy?: unknown };
+  const action = (a: unknown) => Array.isArray(a) && a.length === 3 && OUTLINED_TYPES.includes(a[0] as string) && isIdentifier(a[1]) && isName(a[2]);
+  const creates = typeof o.creates === 'number' && Number.isInteger(o.creates) && o.creates >= 0 && o.creates <= MAX_KNOWN;
   const destroy = (d: unknown) => {
     const x = d as OutlinedDestroy | null;
     return typeof x === 'object' && x !== null && KINDS.includes(x.kind) && isIdentifier(x.identifier) && isName(x.name) && DESTROY_REASONS.includes(x.reason) && isName(x.state);
   };
   const actions = typeof o === 'object' && o !== null && typeof o.actions === 'object' && o.actions !== null && !Array.isArray(o.actions) ? Object.values(o.actions) : null;
-  if (actions === null || actions.length > MAX_KNOWN || !actions.every(action) || !Array.isArray(o.destroy) || o.destroy.length > MAX_KNOWN || !o.destroy.every(destroy)) {
-    throw invalidInput(`${workflow}: outline: must be a plan's outline {actions, destroy} as planObservedService returns it`);
+  if (actions === null || !creates || actions.length > MAX_KNOWN || !actions.every(action) || !Array.isArray(o.destroy) || o.destroy.length > MAX_KNOWN || !o.destroy.every(destroy)) {
+    throw invalidInput(`${workflow}: outline: must be a plan's outline {actions, creates, destroy} as planObservedService returns it`);
   }
   return v as PlanOutline;
 }
