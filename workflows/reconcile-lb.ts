@@ -297,6 +297,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
         metrics.total().record((Date.now() - startedAt) / 1000);
         const index = cleanup || fields.index !== true ? null : indexOfPlan(plan);
         const indexed = index !== null && indexBytes(index) <= MAX_INDEX_BYTES ? { index } : {};
+        // An empty plan is always one of a read: a first round acts on an outline only when it has work.
         return { serviceUid: uid, revision, loadBalancer, converged: true, status: statusFromSnapshot(read as Snapshot), ...counts, passes: pass, ...listedObjects(book.list()), ...indexed };
       }
       if (pass > maxPasses) {
