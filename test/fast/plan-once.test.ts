@@ -6,10 +6,16 @@
  * workflows make from their DEBUG lines (workflows/planning.ts, recorded by test/helpers/fast-kit.ts). The pass is
  * started by a controller, so this is also the path on which the spec is validated once, by the apply: the activity
  * is handed the canonical value, never the document.
+ *
+ * Here too, on the same fakes (one time-skipping server per file is most of a file's cost): a reconcileLoadBalancer
+ * already running for a (service, load balancer), started by someone else, makes reconcileService wait for it instead
+ * of failing (docs/spec.md#reconciliation-semantics), and its own child then reads what the other left.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { tsToMs } from '@temporalio/common/lib/time';
 import { LbaasClient } from '../../client/service-client';
+import { workflowIds } from '../../contract';
 import type { LoadBalancerOutlook, PlanObservedInput, PlanObservedResult } from '../../activities/plan-observed';
 import type { DestroyedObject, DestroyObjectsInput } from '../../activities/destroy';
 import type { RealizedObject, RealizeObjectsInput } from '../../activities/realize';
@@ -18,6 +24,7 @@ import { completeFields, desiredObjects, isPlanEmpty, outlineOf, planLoadBalance
 import { StatusBook } from '../../workflows/status-book';
 import { runFastWorker, workflowPlans } from '../helpers/fast-kit';
 import { exampleSpec } from '../helpers/fixtures';
+import { eventsOf, Runs, until } from '../helpers/workflows';
 import { startTimeSkippingServer, type TimeSkippingServer } from '../helpers/time-skipping';
 
 /** Converged before the pass: nothing to do. */
@@ -47,6 +54,13 @@ function seedConverged(spec: ValidatedSpec, lb: string): void {
   engine.set(lb, objects);
 }
 
+/** Object creation waits here while the gate is closed: the run creating is busy for as long as a test wants. */
+let gate: Promise<void> = Promise.resolve();
+let openGate: () => void = () => {};
+const closeGate = () => {
+  gate = new Promise<void>((resolve) => (openGate = resolve));
+};
+
 const calls = { plan: [] as PlanObservedInput[], retrieve: [] as string[], realize: [] as RealizeObjectsInput[], destroy: [] as DestroyObjectsInput[] };
 /** What the activity's one plan of each load balancer was, with the snapshot it planned. */
 const activityPlans: { loadBalancer: string; plan: ReturnType<typeof planLoadBalancer>; snapshot: { loadBalancer: string; objects: ObservedObject[] } }[] = [];
@@ -68,6 +82,7 @@ const activities = {
   },
   async realizeObjects(input: RealizeObjectsInput): Promise<RealizedObject[]> {
     calls.realize.push(input);
+    await gate;
     return input.members.map((m) => {
       const identifier = newId();
       engine.set(input.loadBalancer, [...on(input.loadBalancer), { kind: input.kind, identifier, name: m.fields.name, state: 'Deployed', tagged: true, fields: m.fields } as ObservedObject]);
@@ -153,4 +168,73 @@ test('one plan per load balancer before its first write: the activity plans each
     { converged: result.loadBalancers[OLD]?.converged, cleanup: result.loadBalancers[OLD]?.cleanup, passes: result.loadBalancers[OLD]?.passes, destroyed: result.loadBalancers[OLD]?.destroyed },
     { converged: true, cleanup: true, passes: 2, destroyed: 1 },
   );
+});
+
+/** Where another client's reconcileLoadBalancer is busy creating when the service's pass starts. */
+const BUSY = 'fa5700000000000000000000000000dd';
+
+test('a reconcileLoadBalancer already running for the same service and load balancer: reconcileService waits for it (1 s, then doubling), then reconciles what it left and succeeds', async () => {
+  const runs = new Runs(ts.env.client, worker.taskQueue);
+  const uid = 'fast-busy-child';
+  const spec = exampleSpec([BUSY], { serviceUid: uid });
+  const v = validateSpec(spec);
+  assert.ok(v.ok);
+  const desired = desiredObjects(v.spec, BUSY)
+    .map((d) => `${d.kind} ${d.name}`)
+    .sort();
+  // The fake Engine holds only this service's objects: the pass plans no cleanup of the earlier test's load balancers.
+  engine.clear();
+  closeGate();
+
+  try {
+    // Started directly, as another client would: its creation is held at the gate, so it is still running.
+    const running = await runs.loadBalancer({ spec, loadBalancer: BUSY });
+    await until('the running reconciliation creating objects', () => calls.realize.some((c) => c.loadBalancer === BUSY), 60_000);
+
+    const parent = await runs.service({ spec }, 'busy');
+    const refused = await until(
+      'reconcileService refused the busy child id twice and waiting',
+      async () => {
+        const events = await eventsOf(parent);
+        const failedStart = events.find((e) => e.startChildWorkflowExecutionFailedEventAttributes);
+        // Two waits: the second is the first one doubled.
+        const waiting = events.filter((e) => e.timerStartedEventAttributes).length >= 2;
+        return failedStart && waiting ? failedStart.startChildWorkflowExecutionFailedEventAttributes : undefined;
+      },
+      60_000,
+      50,
+    );
+    assert.equal(refused?.workflowId, workflowIds.loadBalancer(uid, BUSY));
+    assert.equal((await parent.describe()).status.name, 'RUNNING');
+    assert.equal((await running.describe()).status.name, 'RUNNING');
+
+    openGate();
+    const firstResult = await running.result();
+    const r = await parent.result();
+
+    assert.deepEqual([firstResult.converged, firstResult.created, firstResult.destroyed], [true, desired.length, 0]);
+    assert.equal(r.converged, true);
+    // The parent's child found the other run's work done: nothing created, one pass.
+    assert.deepEqual(r.loadBalancers[BUSY], { converged: true, status: r.status, created: 0, destroyed: 0, recovered: 0, passes: 1, cleanup: false });
+    const events = await eventsOf(parent);
+    assert.equal(events.filter((e) => e.workflowTaskFailedEventAttributes).length, 0, 'the parent never crashed');
+    assert.equal(events.filter((e) => e.childWorkflowExecutionCompletedEventAttributes).length, 1);
+    // Each refused start was followed by a wait of 1 s, 2 s, 4 s ... (at most 30 s), then a start tried again.
+    const waits = events.filter((e) => e.timerStartedEventAttributes).map((e) => tsToMs(e.timerStartedEventAttributes?.startToFireTimeout));
+    assert.ok(waits.length >= 2);
+    assert.deepEqual(
+      waits,
+      waits.map((_, i) => Math.min(30_000, 1000 * 2 ** i)),
+    );
+    assert.equal(events.filter((e) => e.startChildWorkflowExecutionFailedEventAttributes).length, waits.length);
+    // The parent's child is a run of its own under the same id, after the first one.
+    const latest = await ts.env.client.workflow.getHandle(workflowIds.loadBalancer(uid, BUSY)).describe();
+    assert.notEqual(latest.runId, running.firstExecutionRunId);
+    assert.equal(latest.status.name, 'COMPLETED');
+    // Exactly the desired objects, each created once.
+    assert.deepEqual(on(BUSY).map((o) => `${o.kind} ${o.name}`).sort(), desired);
+  } finally {
+    openGate();
+    await runs.terminateRunning();
+  }
 });
