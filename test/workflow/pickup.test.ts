@@ -104,6 +104,20 @@ describe('diagnosePickup and PickupWatch', { concurrency: true }, () => {
     // Temporal 1.32 refuses to pin a run to a Version its task queue has never seen: a worker of b1 polls first.
     const b1 = await worker(taskQueue, { deploymentName, buildId: 'b1' }, false);
     await t.untilPolled(taskQueue);
+    // Listed as a poller is not yet registered: the Version records its task queue a moment later, and a worker stopped
+    // before that leaves a Version the server refuses to pin to (FAILED_PRECONDITION "is not present in task queue",
+    // for the whole 30 s of a loaded CI run). b1 stops once the Version lists this task queue's workflow tasks.
+    await until(
+      `Version ${deploymentName}.b1 to list task queue ${taskQueue}`,
+      async () => {
+        const answer = await t.client.workflowService
+          .describeWorkerDeploymentVersion({ namespace: t.namespace, deploymentVersion: { deploymentName, buildId: 'b1' } })
+          .catch((err: unknown) => ((err as { code?: number }).code === 5 ? null : Promise.reject(err)));
+        return (answer?.workerDeploymentVersionInfo?.taskQueueInfos ?? []).some((q) => q.name === taskQueue && q.type === 1);
+      },
+      30_000,
+      200,
+    );
     await b1.stop();
     await worker(taskQueue, { deploymentName, buildId: 'b2' }, true);
     const { workflowId } = await startController(taskQueue, { deploymentName, buildId: 'b1' });
