@@ -81,9 +81,7 @@ export class Draws {
     const { min, max } = this.model.deployMs;
     const nth = this.deploysOf.get(key) ?? 0;
     this.deploysOf.set(key, nth + 1);
-    const prng = new Prng(this.seed ^ fnv1a(`${key}\u0000${nth}`), STREAM_DEPLOY);
-    const ms = prng.int(min, max);
-    return { ms, failed: prng.chance(this.model.rates.deploymentError) };
+    return deployDraw(this.seed, key, nth, { min, max }, this.model.rates.deploymentError);
   }
 
   /** How long a deleted object is deprovisioned (0: gone at once; no draw then). */
@@ -97,6 +95,21 @@ export class Draws {
     const { min, max } = this.model.tagLagMs;
     return max > 0 ? this.lagPrng.int(min, max) : 0;
   }
+}
+
+/** What a deploy's draw is keyed on: kind, name and the identifier of the load balancer the object hangs under. */
+export function deployKey(kind: string, name: string, loadBalancer: string): string {
+  return `${kind}\u0000${name}\u0000${loadBalancer}`;
+}
+
+/**
+ * The delay and outcome of the `nth` deploy (0: the first) of the object `key` under `seed`: pure, so a test can
+ * pick a seed that makes a given object's first deploy fail.
+ */
+export function deployDraw(seed: number, key: string, nth: number, range: { min: number; max: number }, errorRate: number): { ms: number; failed: boolean } {
+  const prng = new Prng(seed ^ fnv1a(`${key}\u0000${nth}`), STREAM_DEPLOY);
+  const ms = prng.int(range.min, range.max);
+  return { ms, failed: prng.chance(errorRate) };
 }
 
 /** FNV-1a, 32 bits: mixes an object's key into the seed of its own deploy draws. */

@@ -18,6 +18,7 @@ export type { SeedInput, PatchInput } from './fixtures';
 export type { FaultModel, FaultInput } from './faults';
 export type { Manners, Profile, RateLimit, Sparse } from './manners';
 export { PROFILES, REALISTIC, REALISTIC_DELETE_MS } from './manners';
+export { deployDraw, deployKey } from './draws';
 export type { StatsSnapshot } from './stats';
 export { Simulator } from './sim';
 export { SimError } from './errors';

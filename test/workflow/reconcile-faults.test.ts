@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadBalancerStatusQuery, workflowIds } from '../../contract';
+import { deployDraw, deployKey } from '../../simulator';
 import {
   admin,
   describeObjects,
@@ -94,9 +95,14 @@ for (const policy of POLICIES) {
 
   test(`DeploymentError from the Engine (seeded rate 0.3, both first deploys fail), failedResources ${policy}: converges to exactly the desired objects`, async () => {
     const { tag, lb, spec } = fresh({ failedResources: policy });
-    // Seed 3 makes the first two deploys the Engine starts (the two Backends, whichever comes first) fail; what follows
-    // depends on scheduling, so the counts below are bounds where they have to be.
-    stack.sim.setFaults({ seed: 3, deployMs: { min: 20, max: 60 }, rates: { deploymentError: 0.3 } });
+    // The first seed whose draws fail the first deploy of both Backends on this load balancer (the simulator draws a
+    // deploy for the object: seed, kind, name, load balancer); what follows depends on scheduling, so the counts below
+    // are bounds where they have to be.
+    const deployMs = { min: 20, max: 60 };
+    const backendsFail = (seed: number) => ['http', 'https'].every((port) => deployDraw(seed, deployKey('backend', n(port), lb), 0, deployMs, 0.3).failed);
+    const seed = Array.from({ length: 1_000 }, (_, i) => i).find(backendsFail);
+    assert.ok(seed !== undefined, 'a seed below 1,000 fails both Backends first deploys');
+    stack.sim.setFaults({ seed, deployMs, rates: { deploymentError: 0.3 } });
 
     const r = await (await runs.service({ spec })).result();
 
