@@ -540,34 +540,81 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   await writeFile(dynamicConfigFile, renderDevDynamicConfig({ started: true }));
 
   if (uiPath !== null && uiPort !== null) {
-    const uiConfig = {
-      temporalGrpcAddress: address,
-      host: ip,
-      port: uiPort,
-      enableUi: true,
-      defaultNamespace: namespace,
-      cors: { cookieInsecure: true, allowOrigins: [] },
-      hideLogs: true,
-      disableNewsFetch: true,
-      notifyOnNewVersion: false,
-      refreshInterval: '1m',
-    };
-    await mkdir(path.join(work, 'ui'));
-    await writeFile(path.join(work, 'ui', 'development.yaml'), stringify(uiConfig));
-    ui = spawnLogged(uiPath, ['--root', work, '--config', 'ui', '--env', 'development', 'start'], logStream);
-    const uiDeadline = Date.now() + 30_000;
-    while (!(await answers(ip, uiPort))) {
-      await abortIfAsked();
-      if (ui.hasExited() || Date.now() > uiDeadline) {
-        const why = ui.tail().slice(-1500);
-        await stopAll();
-        throw new Error(`the Temporal Web UI server did not start on ${ip}:${uiPort}: ${why || 'no output'}`);
-      }
-      await new Promise((r) => setTimeout(r, 200));
+    try {
+      ui = await launchWebUi({ uiPath, dir: work, address, namespace, ip, port: uiPort, logStream, signal: opts.signal });
+    } catch (err) {
+      await stopAll();
+      throw err;
     }
   }
   await abortIfAsked();
   return dev;
+}
+
+export interface WebUi {
+  url: string;
+  port: number;
+  /** SIGTERM, then SIGKILL after a grace time; resolves when the process has exited. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The Web UI server alone, in front of a Temporal server that already runs at `address` (one `npm test` shares
+ * between its files, say): what startDevServer's `ui` starts beside a server of its own.
+ */
+export async function startWebUi(opts: { address: string; namespace: string; uiPath?: string; ip?: string; port?: number; progress?: (line: string) => void }): Promise<WebUi> {
+  const uiPath = opts.uiPath ?? (await ensureTemporalServer({ which: ['ui'], progress: opts.progress })).ui;
+  const ip = opts.ip ?? '127.0.0.1';
+  const port = opts.port ?? (await freePort(ip));
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'lbaas-webui-'));
+  try {
+    const ui = await launchWebUi({ uiPath, dir, address: opts.address, namespace: opts.namespace, ip, port, logStream: null });
+    return {
+      url: `http://${ip === '127.0.0.1' ? 'localhost' : ip}:${port}`,
+      port,
+      async stop() {
+        await ui.stop();
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** Starts the Web UI server (config written below `dir`) and waits until it accepts connections; stopped on failure. */
+async function launchWebUi(o: { uiPath: string; dir: string; address: string; namespace: string; ip: string; port: number; logStream: WriteStream | null; signal?: AbortSignal }): Promise<Spawned> {
+  const uiConfig = {
+    temporalGrpcAddress: o.address,
+    host: o.ip,
+    port: o.port,
+    enableUi: true,
+    defaultNamespace: o.namespace,
+    cors: { cookieInsecure: true, allowOrigins: [] },
+    hideLogs: true,
+    disableNewsFetch: true,
+    notifyOnNewVersion: false,
+    refreshInterval: '1m',
+  };
+  const configDir = path.join(o.dir, 'ui');
+  await mkdir(configDir, { recursive: true });
+  await writeFile(path.join(configDir, 'development.yaml'), stringify(uiConfig));
+  const ui = spawnLogged(o.uiPath, ['--root', o.dir, '--config', 'ui', '--env', 'development', 'start'], o.logStream);
+  const uiDeadline = Date.now() + 30_000;
+  while (!(await answers(o.ip, o.port))) {
+    if (o.signal?.aborted) {
+      await ui.stop();
+      throw new DevServerAbortedError();
+    }
+    if (ui.hasExited() || Date.now() > uiDeadline) {
+      const why = ui.tail().slice(-1500);
+      await ui.stop();
+      throw new Error(`the Temporal Web UI server did not start on ${o.ip}:${o.port}: ${why || 'no output'}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return ui;
 }
 
 /** A connection to the server, tried every 200 ms until `deadline` (the last failure is thrown). */

@@ -45,6 +45,12 @@ export interface ChaosOptions {
   /** Keep the work directory (SQLite file, logs) even when every invariant held. */
   keep: boolean;
   serverPath?: string;
+  /**
+   * A Temporal server that already runs (`npm test`'s shared dev server) and the namespace to use on it, instead of a
+   * dev server of the run's own. Without `serverRestart` only, which stops and starts the run's own; the invariant
+   * "Engine token absent from every log" then covers the workers' and the simulator's logs, not that server's.
+   */
+  temporal?: { address: string; namespace: string };
   /** A prebuilt workflow bundle for the worker processes (LBAAS_WORKFLOW_BUNDLE); they bundle at start without one. */
   workflowBundle?: string;
   progress?: (line: string) => void;

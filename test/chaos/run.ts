@@ -45,6 +45,7 @@ export function abortChaos(): Promise<void> {
 
 export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<ChaosReport> {
   const o: ChaosOptions = { ...DEFAULT_OPTIONS, ...input, rates: { ...DEFAULT_OPTIONS.rates, ...input.rates } };
+  if (o.temporal && o.serverRestart) throw new Error('chaos: serverRestart stops and starts a Temporal server of the run\'s own; it cannot be combined with temporal (a server that already runs)');
   const started = Date.now();
   const say = (line: string) => o.progress?.(`[chaos ${((Date.now() - started) / 1000).toFixed(1).padStart(6)}s] ${line}`);
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'lbaas-chaos-'));
@@ -125,21 +126,29 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
     await faults(o.rates);
 
     // --- Temporal, workers --------------------------------------------------------------------------------------
-    const serverPath = o.serverPath ?? (await ensureTemporalServer({ which: ['server'], progress: (l) => say(l) })).server;
-    const port = await freePort();
     const dbFile = path.join(workDir, 'temporal.db');
-    const serverLog = path.join(workDir, 'temporal-server.log');
-    const startServer = () => startDevServer({ serverPath, port, dbFile, logFile: serverLog, startTimeoutMs: 120_000 });
-    server = await startServer();
-    say(`Temporal dev server ${server.address} (SQLite ${dbFile})`);
-    connection = await Connection.connect({ address: server.address });
-    const client = new Client({ connection, namespace: server.namespace });
+    // The Temporal server's own log, checked for the token with the others; none when the server is not the run's.
+    const serverLog = o.temporal ? null : path.join(workDir, 'temporal-server.log');
+    const serverPath = o.temporal ? undefined : (o.serverPath ?? (await ensureTemporalServer({ which: ['server'], progress: (l) => say(l) })).server);
+    const port = o.temporal ? undefined : await freePort();
+    const startServer = () => startDevServer({ serverPath, port, dbFile, logFile: serverLog ?? undefined, startTimeoutMs: 120_000 });
+    let temporal: { address: string; namespace: string };
+    if (o.temporal) {
+      temporal = o.temporal;
+      say(`Temporal server ${temporal.address} (not the run's own), namespace ${temporal.namespace}`);
+    } else {
+      server = await startServer();
+      temporal = { address: server.address, namespace: server.namespace };
+      say(`Temporal dev server ${server.address} (SQLite ${dbFile})`);
+    }
+    connection = await Connection.connect({ address: temporal.address });
+    const client = new Client({ connection, namespace: temporal.namespace });
     const taskQueue = `chaos-${o.seed}`;
     const lbaas = new LbaasClient(client, taskQueue);
     const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TEMPORAL_') && !k.startsWith('LBAAS_') && k !== 'ANEXIA_TOKEN'));
     Object.assign(env, {
-      TEMPORAL_ADDRESS: server.address,
-      TEMPORAL_NAMESPACE: server.namespace,
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_NAMESPACE: temporal.namespace,
       LBAAS_TASK_QUEUE: taskQueue,
       ANEXIA_ENGINE_URL: sim.url,
       ANEXIA_TOKEN: token,
@@ -278,9 +287,9 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
       held: died.length === 0,
       detail: died.length ? died.map((x) => `${x.name} exited: ${x.how} (see its log in the work directory)`) : [`${pool.starts} worker processes, every exit ours or at start-up while the server was down`],
     });
-    await server.stop();
+    await server?.stop();
     await new Promise<void>((r) => simLog.end(() => r()));
-    const logs = [...pool.logFiles, serverLog, simLogFile];
+    const logs = [...pool.logFiles, ...(serverLog ? [serverLog] : []), simLogFile];
     const logProblems: string[] = [];
     let logBytes = 0;
     for (const file of logs) {
@@ -293,7 +302,7 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
     invariants.push({
       name: 'Engine token absent from every log',
       held: logProblems.length === 0,
-      detail: logProblems.length ? logProblems : [`${logs.length} logs, ${(logBytes / 1024).toFixed(0)} KiB (workers, Temporal server, simulator)`],
+      detail: logProblems.length ? logProblems : [`${logs.length} logs, ${(logBytes / 1024).toFixed(0)} KiB (workers, ${serverLog ? 'Temporal server, ' : ''}simulator)`],
     });
     timings.checkMs = Date.now() - k0;
     ok = invariants.every((i) => i.held);

@@ -6,12 +6,16 @@
  * controller's messages and its status query.
  */
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, test } from 'node:test';
 import { WorkflowUpdateFailedError, WithStartWorkflowOperation } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { applyAndWaitUpdate, applyUpdate, controllerStatusQuery, workflowIds, workflowTypes, type ControllerStatus, type ServiceControllerWorkflow } from '../../contract';
 import { validateSpec } from '../../domain';
 import { RETRY_FIRST_MS, RETRY_MAX_MS } from '../../workflows/controller-state';
+import { cliEnv, runInProcess } from '../helpers/cli';
 import { FakeEngine, fastStack } from '../helpers/fast-kit';
 import { exampleSpec } from '../helpers/fixtures';
 import { until } from '../helpers/workflows';
@@ -123,6 +127,29 @@ describe('supersede', () => {
     const st = await status(uid);
     assert.deepEqual({ phase: st.phase, failures: st.consecutiveFailures, lastPass: st.lastPass?.pass }, { phase: 'Converged', failures: 0, lastPass: 2 });
     assert.equal((await fast.ts.env.client.workflow.getHandle(workflowIds.pass(uid, 1)).describe()).status.name, 'CANCELLED');
+  });
+
+  test('lbaas apply --wait -o json waiting for revision 1 when revision 2 supersedes it: exit 0, the result document of revision 2 (appliedRevision 1) on stdout, the supersede said on stderr', async () => {
+    const uid = 'fast-cli-superseded';
+    engine.set(uid, 'block');
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'lbaas-fast-cli-'));
+    try {
+      const file = path.join(dir, 'rev1.json');
+      await writeFile(file, JSON.stringify(spec(uid, 80)));
+      // The CLI's main in this process, as cli/service.test.ts runs most commands: what is tested is what apply --wait
+      // makes of a superseded wait, not a process's streams (cli/service.test.ts and cli/waits.test.ts run those).
+      const waiting = runInProcess(['apply', '-f', file, '--wait', '-o', 'json'], cliEnv({ address: fast.ts.address, namespace: fast.ts.env.namespace ?? 'default', taskQueue: fast.taskQueue }));
+      await until('pass 1 observing', () => engine.of(uid).length === 1);
+      engine.set(uid, 'converge');
+      assert.equal(await apply(spec(uid, 8080)), 2);
+      const r = await waiting;
+      assert.equal(r.code, 0, r.stderr);
+      const doc = JSON.parse(r.stdout);
+      assert.deepEqual({ serviceUid: doc.serviceUid, revision: doc.revision, appliedRevision: doc.appliedRevision, converged: doc.converged }, { serviceUid: uid, revision: 2, appliedRevision: 1, converged: true });
+      assert.equal(r.stderr, 'revision 1 was superseded by revision 2 (applied meanwhile); the result is for revision 2\n');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test('three applies in quick succession while a pass runs end at the latest revision with one more pass, not one per apply', async () => {
