@@ -24,12 +24,14 @@ import { workflowsPath } from '../../worker/main';
 import { setCurrentVersion } from '../../worker/versioning';
 import { FakeEngine } from '../helpers/fast-kit';
 import { exampleSpec } from '../helpers/fixtures';
+import { namespaceOfTestFile } from '../helpers/namespace';
 import { until } from '../helpers/workflows';
 import type { HoldSinks } from '../helpers/hold-child-start';
 
 const LB = 'fa5700000000000000000000000000bb';
 const engine = new FakeEngine();
-let server: DevServer;
+/** `npm test`'s shared dev server and this file's namespace there (scripts/test.js), else a dev server of its own. */
+let server: { address: string; namespace: string; own: DevServer | null };
 let client: Client;
 let lbaas: LbaasClient;
 let worker: Worker;
@@ -42,7 +44,12 @@ let release: () => void = () => {};
 let gate: Promise<void> = Promise.resolve();
 
 before(async () => {
-  server = await startDevServer({});
+  const shared = process.env.LBAAS_TEST_TEMPORAL_ADDRESS;
+  if (shared) server = { address: shared, namespace: namespaceOfTestFile(process.argv[1] ?? '') ?? 'default', own: null };
+  else {
+    const own = await startDevServer({});
+    server = { address: own.address, namespace: own.namespace, own };
+  }
   const connection = await Connection.connect({ address: server.address });
   const native = await NativeConnection.connect({ address: server.address });
   connections = [connection, native];
@@ -87,7 +94,7 @@ after(async () => {
   if (worker?.getState() === 'RUNNING') worker.shutdown();
   await running;
   for (const c of connections) await c.close();
-  await server?.stop();
+  await server?.own?.stop();
 });
 
 function spec(uid: string, port: number): Record<string, unknown> {
