@@ -26,11 +26,12 @@ import {
   ApplicationFailure,
   CancellationScope,
   ChildWorkflowFailure,
+  type ChildWorkflowHandle,
   condition,
   continueAsNew,
   makeContinueAsNewFunc,
-  executeChild,
   getExternalWorkflowHandle,
+  startChild,
   isCancellation,
   ParentClosePolicy,
   setCurrentDetails,
@@ -299,11 +300,7 @@ export async function serviceController(input: ServiceControllerInput): Promise<
   async function runPass(state: ControllerState, o: { teardown: boolean }): Promise<PassResult> {
     const pass = state.beginPass();
     publish();
-    const scope = new CancellationScope();
-    // Cancel the pass when it becomes obsolete; the watch ends with the pass either way.
-    void condition(() => state.running !== pass || state.isSuperseded(pass)).then(() => {
-      if (state.isSuperseded(pass)) scope.cancel();
-    });
+    const cancel = supersedeWatch(state, pass);
     let result: PassResult;
     const pool = pass.pool ? { pool: { name: pass.pool.pool, revision: pass.pool.revision } } : {};
     const resolved = passSpec(pass);
@@ -314,9 +311,9 @@ export async function serviceController(input: ServiceControllerInput): Promise<
     }
     const spec = resolved.spec;
     try {
-      const { index, ...r }: ReconcileServiceResult = await scope.run(() =>
+      const { index, ...r }: ReconcileServiceResult = await cancel.run(() =>
         traces.startUnderLatest(() =>
-          executeChild(reconcileService, {
+          startChild(reconcileService, {
             workflowId: workflowIds.pass(uid, pass.number),
             args: [{ spec, revision: pass.revision, ...(o.teardown ? { teardown: true } : {}), ...(pass.pool && !o.teardown ? { index: true } : {}), ...knownOf(state) }],
             staticSummary: `${o.teardown ? 'delete' : 'reconcile'} ${uid} revision ${pass.revision} (pass ${pass.number})`,
@@ -372,19 +369,16 @@ export async function serviceController(input: ServiceControllerInput): Promise<
       return null;
     }
     publish();
-    const scope = new CancellationScope();
-    void condition(() => state.running !== pass || state.isSuperseded(pass)).then(() => {
-      if (state.isSuperseded(pass)) scope.cancel();
-    });
+    const cancel = supersedeWatch(state, pass);
     const backends: Record<string, Record<string, string>> = {};
     for (const [lb, ids] of Object.entries(index.loadBalancers)) {
       for (const [key, id] of Object.entries(ids)) if (key.startsWith('backend:')) (backends[lb] ??= {})[key.slice('backend:'.length)] = id;
     }
     let r: ReconcilePoolDeltaResult;
     try {
-      r = await scope.run(() =>
+      r = await cancel.run(() =>
         traces.startUnderLatest(() =>
-          executeChild(reconcilePoolDelta, {
+          startChild(reconcilePoolDelta, {
             workflowId: workflowIds.pass(uid, pass.number),
             args: [{ spec: withOnlyServers(whole.spec, new Set(plan.joins.map((j) => j.name))), revision: pass.revision, backends, destroys: plan.destroys }],
             staticSummary: `pool delta ${uid} revision ${pass.revision} (pass ${pass.number}): ${plan.joins.length} joining, ${plan.leaves.length} leaving`,
@@ -450,6 +444,37 @@ export async function serviceController(input: ServiceControllerInput): Promise<
       return false;
     }
   }
+}
+
+/**
+ * Runs a pass's child in a scope that is cancelled once the pass is superseded. A cancel that comes while the child's
+ * start command is sent but the start not yet recorded goes out at once as a cancel request for a child the server may
+ * not have created yet: nothing orders that request before the start, and one taken first fails as not found, so the
+ * child would run to its end and answer the waiters of its revision. Such a cancel is requested again once the start is
+ * recorded, of the started run. Only then: a child cancelled once started, or before its start command left, is
+ * cancelled by the scope alone, and those histories keep their commands.
+ */
+function supersedeWatch(state: ControllerState, pass: RunningPass) {
+  const scope = new CancellationScope();
+  let started = false;
+  let cancelledWhileStarting = false;
+  // The watch ends with the pass either way.
+  void condition(() => state.running !== pass || state.isSuperseded(pass)).then(() => {
+    if (!state.isSuperseded(pass)) return;
+    if (!started) cancelledWhileStarting = true;
+    scope.cancel();
+  });
+  return {
+    async run<R>(start: () => Promise<ChildWorkflowHandle<() => Promise<R>>>): Promise<R> {
+      const child = await scope.run(start);
+      started = true;
+      if (cancelledWhileStarting) {
+        // Outside the cancelled scope: a request made inside it would be refused at once.
+        await CancellationScope.nonCancellable(() => getExternalWorkflowHandle(child.workflowId, child.firstExecutionRunId).cancel());
+      }
+      return (await child.result()) as R;
+    },
+  };
 }
 
 /**

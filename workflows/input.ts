@@ -57,6 +57,18 @@ function resolvedOnly(spec: ValidatedSpec, workflow: string): ValidatedSpec {
   return spec;
 }
 
+/**
+ * Refuses a field the workflow does not read: a misspelt or outdated field would otherwise be ignored without a word.
+ * `retired` are fields an earlier build's parent still sends while it runs (a pass of the previous release starting
+ * its children): accepted and not read.
+ */
+export function onlyKnownFields(fields: Record<string, unknown>, workflow: string, known: readonly string[], retired: readonly string[] = []): void {
+  for (const name of Object.keys(fields)) {
+    if (known.includes(name) || retired.includes(name)) continue;
+    throw invalidInput(`${workflow}: ${name}: not a field of its input (it takes ${known.join(', ')})`);
+  }
+}
+
 export function optionalInteger(fields: Record<string, unknown>, name: string, workflow: string, min: number, max: number): number | undefined {
   const v = fields[name];
   if (v === undefined || v === null) return undefined;

@@ -5,13 +5,14 @@
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { specOf } from './input';
+import { onlyKnownFields, specOf } from './input';
 import { ENGINE_CALL } from './options';
 import type { PlanServiceResult } from '../contract';
 
 export async function planService(input: { spec: unknown }): Promise<PlanServiceResult> {
   // Only clients start a dry run: its input is validated here, and the activity is handed the validated spec.
-  const { spec } = specOf(input, 'planService');
+  const { spec, fields } = specOf(input, 'planService');
+  onlyKnownFields(fields, 'planService', ['spec']);
   const engine = proxyActivities<Activities>(ENGINE_CALL);
   return engine.describeServicePlan.executeWithOptions({ summary: `observe and plan ${spec.serviceUid}` }, [{ spec }]);
 }

@@ -13,7 +13,7 @@ import type { CreateObjectInput, ReadyOutcome } from '../activities/objects';
 import type { RealizedObject } from '../activities/realize';
 import type { DestroyedObject, DestroyOutcome } from '../activities/destroy';
 import { causeOf } from './failures';
-import { invalidInput, loadBalancerId, optionalIdentifiers, optionalInteger, optionalOutline, optionalReadMark, passSpecOf } from './input';
+import { invalidInput, loadBalancerId, onlyKnownFields, optionalIdentifiers, optionalInteger, optionalOutline, optionalReadMark, passSpecOf } from './input';
 import { ENGINE_CALL, listed, readinessOptions, short } from './options';
 import { FAILURE_TYPES, isReadMark, loadBalancerStatusQuery, SCHEMA_VERSION, supersededCreatesSignal, workflowIds, type LoadBalancerProgress, type ReadMark } from '../contract';
 import { completeFields, desiredObjects, indexBytes, indexOfPlan, isPlanEmpty, MAX_INDEX_BYTES, outlinedStates, planOfOutline, statusFromSnapshot, type PlanOutline, type LoadBalancerIndex } from '../domain';
@@ -109,6 +109,9 @@ const metrics = {
 export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): Promise<ReconcileLoadBalancerResult> {
   const wf = 'reconcileLoadBalancer';
   const { spec, fields } = passSpecOf(input, wf);
+  // `observed` (the parent's observation, before outlines) is what the previous release's reconcileService still sends:
+  // this build reads the Engine in its first round instead.
+  onlyKnownFields(fields, wf, ['spec', 'loadBalancer', 'cleanup', 'revision', 'maxPasses', 'known', 'outline', 'observedSince', 'index'], ['observed']);
   const loadBalancer = loadBalancerId(fields, wf);
   const cleanup = fields.cleanup === true;
   if (!cleanup && !spec.loadBalancers.includes(loadBalancer)) {

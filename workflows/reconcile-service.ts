@@ -6,7 +6,7 @@
 import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ChildWorkflowFailure, executeChild, isCancellation, ParentClosePolicy, proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { optionalIdentifiers, optionalInteger, passSpecOf } from './input';
+import { onlyKnownFields, optionalIdentifiers, optionalInteger, passSpecOf } from './input';
 import { ENGINE_CALL } from './options';
 import { FAILURE_TYPES, isReadMark, searchAttributes, workflowIds, type LoadBalancerSummary, type ReadMark, type ReconcileServiceResult } from '../contract';
 import { desiredObjects, indexBytes, indexOfPlan, MAX_INDEX_BYTES, MAX_OUTLINE_BYTES, mergeStatus, outlinedStates, planOfOutline, type LoadBalancerIndex, type PlanOutline } from '../domain';
@@ -47,6 +47,7 @@ interface Run {
 export async function reconcileService(input: ReconcileServiceInput): Promise<ReconcileServiceResult> {
   const wf = 'reconcileService';
   const { spec, fields } = passSpecOf(input, wf);
+  onlyKnownFields(fields, wf, ['spec', 'revision', 'teardown', 'index', 'known']);
   const revision = optionalInteger(fields, 'revision', wf, 0, Number.MAX_SAFE_INTEGER) ?? null;
   const teardown = fields.teardown === true;
   const wantIndex = fields.index === true && !teardown;

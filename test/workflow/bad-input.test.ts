@@ -14,7 +14,7 @@ import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/clie
 import { MAX_SPEC_BYTES, parseSpec } from '../../client/spec-file';
 import { applyUpdate, controllerStatusQuery } from '../../contract';
 import { serviceController } from '../../workflows';
-import { exampleSpec } from '../helpers/fixtures';
+import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
 import { committedBadSpecs, eachLimit, generatedBadSpecs, names, type Expectation } from '../cli/bad-specs';
 import { startStack, stopTemporalServer, type Stack } from '../helpers/stack';
 import { chainOf, eventsOf, failureOf, Runs } from '../helpers/workflows';
@@ -120,6 +120,38 @@ test("reconcileLoadBalancer started with a malformed outline of its parent's pla
   }
   assert.deepEqual(failures, []);
   assert.equal(stack.sim.stats().total, 0, 'no Engine request');
+});
+
+test('each pass workflow and planService started with a field it does not take fail at once, non-retryably, type InvalidInput, naming the workflow and the field; no Engine request', async () => {
+  stack.sim.resetStats();
+  const lb = 'lb-bad-input-2';
+  const spec = exampleSpec([lb], { serviceUid: 'bad-field' });
+  const inputs: [string, Record<string, unknown>][] = [
+    ['reconcileLoadBalancer', { spec, loadBalancer: lb, observedSnce: { reader: 'w', at: 1 } }],
+    ['reconcileService', { spec, revision: 1, teardwn: true }],
+    ['reconcilePoolDelta', { spec, revision: 1, backends: {}, destroys: [], joins: [] }],
+    ['planService', { spec, revision: 3 }],
+  ];
+  const failures: string[] = [];
+  for (const [workflowType, input] of inputs) {
+    const field = Object.keys(input).at(-1) as string;
+    const chain = chainOf(await failureOf((await runs.raw(workflowType, input)).result()));
+    const first = chain[0];
+    if (chain.length !== 1 || first?.type !== 'InvalidInput' || first.nonRetryable !== true || !first.message.startsWith(`${workflowType}: ${field}: not a field of its input`)) {
+      failures.push(`${workflowType}: ${JSON.stringify(chain)}`);
+    }
+  }
+  assert.deepEqual(failures, []);
+  assert.equal(stack.sim.stats().total, 0, 'no Engine request');
+});
+
+test("reconcileLoadBalancer accepts the previous release's `observed` field (its reconcileService sends it) and reads the Engine itself: it converges", async () => {
+  const lb = seedLoadBalancer(stack.sim, 'lb-bad-input-3');
+  const spec = exampleSpec([lb], { serviceUid: 'legacy-observed' });
+  const handle = await runs.raw('reconcileLoadBalancer', { spec, loadBalancer: lb, observed: [] });
+  const result = (await handle.result()) as { converged: boolean; loadBalancer: string };
+  assert.equal(result.converged, true);
+  assert.equal(result.loadBalancer, lb);
 });
 
 test("serviceController's apply update rejects each bad spec in its validator, naming the field; the controller records nothing", async () => {
