@@ -470,7 +470,8 @@ function supersedeWatch(state: ControllerState, pass: RunningPass) {
       started = true;
       if (cancelledWhileStarting) {
         // Outside the cancelled scope: a request made inside it would be refused at once.
-        await CancellationScope.nonCancellable(() => getExternalWorkflowHandle(child.workflowId, child.firstExecutionRunId).cancel());
+        // Refused when the first request did reach the child and it has already closed: nothing left to cancel.
+        await CancellationScope.nonCancellable(() => getExternalWorkflowHandle(child.workflowId, child.firstExecutionRunId).cancel()).catch(() => undefined);
       }
       return (await child.result()) as R;
     },
