@@ -16,12 +16,16 @@ import { msToTs } from '@temporalio/common/lib/time';
 import { ensureTemporalServer, TEMPORAL_SERVER_VERSION } from './temporal-server';
 
 /** Custom search attributes of docs/spec.md#search-attributes, with their Temporal types. */
-export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'KeywordList'> = {
+export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'KeywordList' | 'Int'> = {
   LbaasServiceUid: 'Keyword',
   LbaasLoadBalancers: 'KeywordList',
   LbaasPhase: 'Keyword',
   LbaasServerPool: 'Keyword',
+  LbaasPoolRevision: 'Int',
 };
+
+/** The SDK's name of each type (encodeSearchAttributeIndexedValueType), for the registrations that use it. */
+export const SEARCH_ATTRIBUTE_SDK_TYPES = { Keyword: 'KEYWORD', KeywordList: 'KEYWORD_LIST', Int: 'INT' } as const;
 
 /**
  * Dynamic configuration Worker Versioning needs (worker/versioning.ts). Both are on by default in Temporal 1.29; set
@@ -217,7 +221,7 @@ export function renderDevDynamicConfig(): string {
 
 const GRPC_ALREADY_EXISTS = 6;
 /** temporal.api.enums.v1.IndexedValueType's numbers for the types we register. */
-const INDEXED_VALUE_TYPES = { Keyword: 2, KeywordList: 7 } as const;
+const INDEXED_VALUE_TYPES = { Keyword: 2, Int: 3, KeywordList: 7 } as const;
 
 /** Registers a namespace with a day's retention and our search attributes; both may exist already (a kept file). */
 async function prepareNamespace(connection: Connection, namespace: string): Promise<void> {

@@ -9,6 +9,7 @@ import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { Runtime, Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivitiesOptions } from '../activities';
 import { createControlActivities } from '../activities/control';
+import { createPoolActivities } from '../activities/pools';
 import { createImportActivities } from '../activities/import';
 import type { EngineClient } from '../activities/engine';
 import type { Tracing } from '../common/tracing';
@@ -109,6 +110,7 @@ export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> 
     activities: {
       ...createActivities(o.engine, o.activities),
       ...createControlActivities(o.temporalClient),
+      ...createPoolActivities(o.temporalClient),
       ...createImportActivities(o.engine),
     },
     maxConcurrentActivityTaskExecutions: o.maxConcurrentActivityTaskExecutions ?? DEFAULT_MAX_CONCURRENT_ACTIVITIES,

@@ -5,7 +5,7 @@
  */
 import type { SchemaVersion } from '../contract';
 import type { ControllerSnapshot } from './controller-state';
-import type { PoolSnapshot } from './pool-state';
+import type { ServerPoolSnapshot } from './pool-members';
 
 export interface ServiceControllerInput {
   /** The input's schema version (contract/schema.ts); without it, a run of the previous release. */
@@ -21,10 +21,15 @@ export interface ServerPoolInput {
   /** The input's schema version (contract/schema.ts); without it, a run of the previous release. */
   v: SchemaVersion;
   name: string;
-  /** Carried over by continue-as-new. */
-  state?: PoolSnapshot;
+  /** Carried over by continue-as-new (from the loops before thin pools too: their subscribers are dropped). */
+  state?: ServerPoolSnapshot;
   /** Continue as new once the history has this many events (default POOL_CONTINUE_AS_NEW_EVENTS; tests set it low). */
   historyLimit?: number;
-  /** Subscribers signalled per delivery round, at most (default MAX_SIGNALS_AT_ONCE; tests set it low). */
+  /**
+   * Read by the loops before thin pools only (subscribers signalled per delivery round); today's loop ignores it, and
+   * passes `roundPageSize` to its rounds instead.
+   */
   deliveryRound?: number;
+  /** Services listed and signalled per page of a delivery round (default ROUND_PAGE_SIZE; tests set it low). */
+  roundPageSize?: number;
 }

@@ -1,34 +1,35 @@
 /**
  * serverPool: the long-lived workflow of one server pool (id `lbaas-pool/<name>`). It holds the members and a
- * revision that grows with every real change, knows the services whose controllers subscribed, and sends every
- * change to each of them (contract/messages.ts has the protocol; docs/architecture.md, "Server pools", the design).
+ * revision that grows with every real change, and nothing about the services using it: each revision is sent to them
+ * by a delivery round, a child workflow that finds them through visibility (workflows/pool-round.ts), and a service
+ * starting to use the pool reads the members itself (activities/pools.ts). docs/architecture.md, "Server pools", has
+ * the design and the ordering argument.
  *
- *   idle ──change, subscribe or resync──▶ deliver a round (one signal to each of at most `deliveryRound` subscribers
- *        owed, concurrently) ──▶ idle
- *   idle ──delete accepted (no subscribers)──▶ end
- *   idle ──history long──▶ continue-as-new (members, subscribers and what is still owed carried over), between
- *        rounds too (a pool with thousands of subscribers joining never stops owing someone), and also while a
- *        `waitConverged` waits: Temporal fails that wait, and the client sends it again to the new run
- *   idle or between rounds ──a new target build──▶ continue-as-new onto that build (waits as on a long history)
+ *   idle ──change or resync──▶ start a round for the current revision (the previous round told it is superseded) ──▶ idle
+ *   idle ──delete accepted──▶ end
+ *   idle ──history long, or a new target build──▶ continue-as-new (members, revision, the newest round carried over)
  *
  * PINNED (workflows/versioning.ts), and it moves to a new build by continue-as-new as the controller does
- * (workflows/controller.ts): only the input and the messages cross builds (contract/schema.ts), so this loop carries
- * no patch. Inputs without `v: 2` are runs of the previous release and run its loop (workflows/legacy/pool.ts).
+ * (workflows/controller.ts): only the input and the messages cross builds (contract/schema.ts). Inputs without `v: 2`
+ * are runs of the previous release and run its loop (workflows/legacy/pool.ts); its continue-as-new input (members,
+ * revision and subscribers) is read here, the subscribers dropped (workflows/pool-members.ts).
  */
-import { HandlerUnfinishedPolicy } from '@temporalio/common';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   allHandlersFinished,
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
   makeContinueAsNewFunc,
+  ParentClosePolicy,
   patched,
   setCurrentDetails,
   setHandler,
+  startChild,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { concurrencyLimit, formatIssues, isPoolName, POOL_NAME_RULE, SPEC_LIMITS, validateMembers, type ServerSpec } from '../domain';
+import { formatIssues, isPoolName, POOL_NAME_RULE, SPEC_LIMITS, validateMembers, type ServerSpec } from '../domain';
 import { invalidInput, optionalInteger } from './input';
 import { ENTITY_LOOP_PATCH } from './legacy/controller';
 import { legacyServerPool } from './legacy/pool';
@@ -39,37 +40,25 @@ import {
   poolRemoveUpdate,
   poolReportSignal,
   poolResyncSignal,
+  poolRoundSupersedeSignal,
   poolSetUpdate,
   poolStatusQuery,
   poolSubscribeSignal,
   poolUnsubscribeSignal,
-  poolWaitUpdate,
   searchAttributes,
   poolWakeSignal,
   workflowIds,
-  readPoolReport,
   readServiceRef,
   SCHEMA_VERSION,
 } from '../contract';
-import { PoolState } from './pool-state';
+import { PoolMembersState } from './pool-members';
+import { poolRound } from './pool-round';
 import type { ServerPoolInput } from './entity-inputs';
 
 export type { ServerPoolInput } from './entity-inputs';
 
-/**
- * A change to 300 subscribers costs about 600 events (a signal initiated and completed each), so pools rotate at
- * the same 2,000 events as controllers: a few fan-outs per run, replays stay short.
- */
+/** A pool's history grows by a handful of events per change: rotating at 2,000 keeps replays short. */
 export const POOL_CONTINUE_AS_NEW_EVENTS = 2_000;
-
-/**
- * A pool has at most MAX_SIGNALS_AT_ONCE signals to controllers pending: Temporal refuses more than 2,000 pending
- * signals per workflow (`limit.numPendingSignals.error`), and a pool with more subscribers than that would fail its
- * workflow task for good. A delivery round takes at most this many owed subscribers, and a long history rotates
- * between rounds, so that a pool with thousands of subscribers joining (which never stops owing someone) still stays
- * under 2,000 events per run (docs/scaling.md).
- */
-export const MAX_SIGNALS_AT_ONCE = 500;
 
 export async function serverPool(input: ServerPoolInput): Promise<{ name: string; revision: number }> {
   const v = (input as { v?: unknown } | undefined)?.v;
@@ -79,8 +68,8 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
   if (!isPoolName(input?.name)) throw invalidInput(`serverPool: name: ${POOL_NAME_RULE}`);
   const name = input.name;
   const historyLimit = optionalInteger(input as unknown as Record<string, unknown>, 'historyLimit', 'serverPool', 20, 50_000) ?? POOL_CONTINUE_AS_NEW_EVENTS;
-  const deliveryRound = optionalInteger(input as unknown as Record<string, unknown>, 'deliveryRound', 'serverPool', 1, MAX_SIGNALS_AT_ONCE) ?? MAX_SIGNALS_AT_ONCE;
-  const st = new PoolState(name, input.state);
+  const roundPageSize = optionalInteger(input as unknown as Record<string, unknown>, 'roundPageSize', 'serverPool', 1, 1_000);
+  const st = new PoolMembersState(name, input.state);
   const publish = () => setCurrentDetails(st.details());
 
   const members = (value: unknown): ServerSpec[] => {
@@ -111,50 +100,25 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
       return { name, revision: st.revision };
     },
     {
-      validator: () => {
-        notDeleting();
-        const services = st.services();
-        if (services.length > 0) throw new Error(`server pool ${name} is used by ${services.length} ${services.length === 1 ? 'service' : 'services'}: ${services.join(', ')}; move them off the pool (or delete them) first`);
-      },
-      description: 'End the pool; refused while services use it.',
+      validator: notDeleting,
+      // The pool does not know its services: the client refuses a delete while visibility shows any
+      // (client/pool-client.ts), and a service that starts using the pool after it reads it missing.
+      description: 'End the pool (the client checks first that no service uses it).',
     },
   );
-  setHandler(
-    poolWaitUpdate,
-    async (revision) => {
-      await condition(() => st.settled(revision));
-      const services = st.serviceStatus();
-      return { name, revision: st.revision, converged: services.every((s) => (s.convergedRevision ?? 0) >= revision), services };
-    },
-    {
-      validator: (revision: number) => {
-        if (!Number.isInteger(revision) || revision < 0 || revision > st.revision) throw new Error(`revision: must be a revision of the pool from 0 to ${st.revision}`);
-      },
-      description: 'Wait until every service using the pool has finished a pass for this revision or a newer one.',
-      // A long history or a new build continues as new with waits open: their callers send them again.
-      unfinishedPolicy: HandlerUnfinishedPolicy.ABANDON,
-    },
-  );
-  setHandler(poolStatusQuery, () => st.status(), { description: 'Members, revision, and per service the pool revision it has converged.' });
-  setHandler(poolSubscribeSignal, (m) => {
-    const r = readServiceRef(m);
-    if (!r) return;
-    st.subscribe(r.serviceUid);
-    publish();
-  });
-  setHandler(poolUnsubscribeSignal, (m) => {
-    const r = readServiceRef(m);
-    if (!r) return;
-    st.unsubscribe(r.serviceUid);
-    publish();
-  });
-  setHandler(poolReportSignal, (m) => {
-    const r = readPoolReport(m);
-    if (!r) return;
-    st.report(r);
-    publish();
-  });
+  setHandler(poolStatusQuery, () => st.status(), { description: 'Members, revision, and the newest delivery round.' });
   setHandler(poolResyncSignal, () => st.resync());
+  // A controller of the previous release subscribes and waits for the members: answered once, nothing kept.
+  setHandler(poolSubscribeSignal, async (m) => {
+    const r = readServiceRef(m);
+    if (!r || st.revision === 0) return;
+    await getExternalWorkflowHandle(workflowIds.controller(r.serviceUid))
+      .signal(poolMembersSignal, { v: SCHEMA_VERSION, pool: name, revision: st.revision, servers: st.servers })
+      .catch(() => undefined);
+  });
+  // Reports and unsubscribes of the previous release's controllers: nothing to keep (handled, so not buffered).
+  setHandler(poolReportSignal, () => undefined);
+  setHandler(poolUnsubscribeSignal, () => undefined);
   // A worker of a new Current Version wakes every entity still on another build (worker/wake.ts).
   setHandler(poolWakeSignal, () => undefined);
 
@@ -167,51 +131,49 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
   publish();
 
   const historyIsLong = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > historyLimit;
-  /** Another build is the target now: between delivery rounds, nothing is in flight that the snapshot does not carry. */
   const moved = () => workflowInfo().targetWorkerDeploymentVersionChanged;
-  const rotate = () => {
-    const next: ServerPoolInput = { v: SCHEMA_VERSION, name, state: st.snapshot(), ...(input.historyLimit ? { historyLimit } : {}), ...(input.deliveryRound ? { deliveryRound } : {}) };
-    if (moved()) return makeContinueAsNewFunc<typeof serverPool>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(next);
-    return continueAsNew<typeof serverPool>(next);
-  };
   const rotateNow = () => (historyIsLong() || moved()) && !st.deleting;
   for (;;) {
-    await condition(() => st.owed.size > 0 || st.deleting || rotateNow());
-    if (st.owed.size > 0) {
-      // Between rounds a long history (or a new build) rotates, what is owed carried in the snapshot, waits open or
-      // not: Temporal fails the open waits and their callers send them again to the new run.
-      if (rotateNow()) return rotate();
-      await deliver(st.takeOwed(deliveryRound));
+    await condition(() => st.roundDue() || st.deleting || rotateNow());
+    // A round is started before rotating: the next run then has nothing owed but what its snapshot says.
+    if (st.roundDue() && !st.deleting) {
+      await startRound();
       publish();
       continue;
     }
-    // Deliveries go on while waiting for handlers: a waitConverged handler may be waiting for exactly those (their
-    // reports). A long history or a new build rotates meanwhile.
-    await condition(() => allHandlersFinished() || st.owed.size > 0 || rotateNow());
-    if (st.owed.size > 0) continue;
-    if (rotateNow()) return rotate();
-    // A deleting pool woke only once its handlers finished (rotateNow excludes it).
+    // Handlers finish first: an update answered by this run is not left to the next one.
+    await condition(() => allHandlersFinished() || st.roundDue());
+    if (st.roundDue() && !st.deleting) continue;
     if (st.deleting) return { name, revision: st.revision };
+    const next: ServerPoolInput = { v: SCHEMA_VERSION, name, state: st.snapshot(), ...(input.historyLimit ? { historyLimit } : {}), ...(roundPageSize ? { roundPageSize } : {}) };
+    if (moved()) return makeContinueAsNewFunc<typeof serverPool>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(next);
+    return continueAsNew<typeof serverPool>(next);
   }
 
   /**
-   * One signal per subscriber, each with what changed since the revision it was last sent, or every member when it
-   * is new, re-subscribing or too far behind (PoolState.messageFor); a change arriving meanwhile is owed again and
-   * sent next round: the latest revision always reaches everyone. A controller that is gone cannot be signalled; it is
-   * dropped from the subscribers.
+   * Starts the round of the current revision and tells the previous one that it is superseded (it stops before its
+   * next page; one that has ended is not found, which is fine). The round outlives this run (ABANDON): a pool that
+   * continues as new does not cut it short.
    */
-  async function deliver(uids: string[]): Promise<void> {
-    const limit = concurrencyLimit(MAX_SIGNALS_AT_ONCE);
-    await Promise.all(
-      uids.map((uid) =>
-        limit(async () => {
-          try {
-            await getExternalWorkflowHandle(workflowIds.controller(uid)).signal(poolMembersSignal, { v: SCHEMA_VERSION, ...st.messageFor(uid) });
-          } catch {
-            st.drop(uid);
-          }
-        }),
-      ),
-    );
+  async function startRound(): Promise<void> {
+    const chain = workflowInfo().firstExecutionRunId.slice(0, 8);
+    const { round, superseded } = st.beginRound((n) => workflowIds.poolRound(name, `${chain}-${n}`));
+    if (superseded) {
+      await getExternalWorkflowHandle(superseded.workflowId)
+        .signal(poolRoundSupersedeSignal, { v: SCHEMA_VERSION, revision: round.revision })
+        .catch(() => undefined);
+    }
+    try {
+      await startChild(poolRound, {
+        workflowId: round.workflowId,
+        args: [{ v: SCHEMA_VERSION, pool: name, revision: round.revision, servers: st.servers, ...(roundPageSize ? { pageSize: roundPageSize } : {}), ...(input.historyLimit ? { historyLimit } : {}) }],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        staticSummary: `server pool ${name}: deliver revision ${round.revision} (round ${round.number})`,
+        typedSearchAttributes: [{ key: searchAttributes.serverPool, value: name }],
+      });
+    } catch (err) {
+      // Started already: this task ran before and its start went through (the round is running; nothing to redo).
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
   }
 }

@@ -13,7 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
-import { SEARCH_ATTRIBUTES } from '../../dev/devserver';
+import { SEARCH_ATTRIBUTE_SDK_TYPES, SEARCH_ATTRIBUTES } from '../../dev/devserver';
 import { ensureTestServer } from '../../dev/test-server';
 
 export interface TimeSkippingServer {
@@ -107,7 +107,7 @@ export async function startTimeSkippingServer(): Promise<TimeSkippingServer> {
  */
 async function registerSearchAttributes(env: TestWorkflowEnvironment): Promise<void> {
   const searchAttributes = Object.fromEntries(
-    Object.entries(SEARCH_ATTRIBUTES).map(([name, type]) => [name, encodeSearchAttributeIndexedValueType(type === 'Keyword' ? 'KEYWORD' : 'KEYWORD_LIST') as number]),
+    Object.entries(SEARCH_ATTRIBUTES).map(([name, type]) => [name, encodeSearchAttributeIndexedValueType(SEARCH_ATTRIBUTE_SDK_TYPES[type]) as number]),
   );
   try {
     await env.connection.withDeadline(Date.now() + 2_000, () => env.connection.operatorService.addSearchAttributes({ namespace: env.namespace ?? 'default', searchAttributes }));

@@ -65,6 +65,7 @@ describe('docs/spec.md "Temporal surface" matches contract/', () => {
       reconcileService: [workflowIds.pass('<uid>', 7).replace(/7$/, '<n>'), workflowIds.orphanTeardown('<uid>')],
       reconcileLoadBalancer: [workflowIds.loadBalancer('<uid>', '<loadBalancer>')],
       serverPool: [workflowIds.pool('<name>')],
+      poolRound: [workflowIds.poolRound('<name>', '<round>')],
       fullResync: [`${workflowIds.scheduledResync}-<UTC time>`, workflowIds.manualResync(new Date(0)).replace(iso, '<ISO time>')],
       planService: [workflowIds.plan('<uid>', '<random>')],
       importServices: [workflowIds.importRun('<random>')],
@@ -80,6 +81,7 @@ describe('docs/spec.md "Temporal surface" matches contract/', () => {
     serviceController: '### Controller messages',
     reconcileLoadBalancer: '### Load balancer messages',
     serverPool: '### Server pool messages',
+    poolRound: '### Pool round messages',
   };
   for (const [workflow, heading] of Object.entries(tables) as [keyof typeof MESSAGES_BY_WORKFLOW, string][]) {
     test(`"${heading.slice(4)}" lists exactly the messages ${workflow} handles, each with its kind`, () => {
@@ -100,7 +102,7 @@ describe('docs/spec.md "Temporal surface" matches contract/', () => {
   });
 
   test('the search attributes table lists every attribute the contract defines, with its type', () => {
-    const typeName: Record<string, string> = { KEYWORD: 'Keyword', KEYWORD_LIST: 'KeywordList' };
+    const typeName: Record<string, string> = { KEYWORD: 'Keyword', KEYWORD_LIST: 'KeywordList', INT: 'Int' };
     const documented = tableRows(section(SURFACE, '### Search attributes')).map((r) => `${(r[0] ?? '').replace(/`/g, '')} ${r[1] ?? ''}`);
     const defined = Object.values(searchAttributes).map((k) => `${k.name} ${typeName[k.type] ?? k.type}`);
     assert.deepEqual([...documented].sort(), [...defined].sort());
@@ -110,7 +112,7 @@ describe('docs/spec.md "Temporal surface" matches contract/', () => {
 describe('docs/operations.md registers the same search attributes', () => {
   const ops = read('docs/operations.md');
   const defined = Object.values(searchAttributes);
-  const typeName: Record<string, string> = { KEYWORD: 'Keyword', KEYWORD_LIST: 'KeywordList' };
+  const typeName: Record<string, string> = { KEYWORD: 'Keyword', KEYWORD_LIST: 'KeywordList', INT: 'Int' };
 
   test('one `temporal operator search-attribute create` line per attribute, with its type', () => {
     const lines = [...ops.matchAll(/search-attribute create --namespace <ns> --name (\w+) --type (\w+)/g)].map((m) => `${m[1]} ${m[2]}`);

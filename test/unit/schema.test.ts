@@ -10,7 +10,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { knownSchema, readPoolMembers, readPoolReport, readServiceRef, readSupersededCreates, SCHEMA_VERSION } from '../../contract';
 import { ControllerState, type ControllerSnapshot } from '../../workflows/controller-state';
-import { PoolState, type PoolSnapshot } from '../../workflows/pool-state';
+import { PoolState, type PoolSnapshot } from '../../workflows/legacy/pool-state';
 
 const DIR = path.resolve(__dirname, '..', '..', '..', 'test', 'fixtures', 'previous-release');
 const fixture = <T>(file: string) => {

@@ -1,0 +1,116 @@
+/**
+ * The entity state of one server pool: its members and revision, whether it is being deleted, and which delivery
+ * round it started last. Nothing per service: who uses the pool is read from visibility by each delivery round
+ * (workflows/pool-round.ts), and how far each service got from the services' own search attributes
+ * (client/pool-client.ts), so the pool's snapshot is the same few KB with 5 services or 50,000. Pure and
+ * deterministic; serializable for continue-as-new.
+ */
+import { addMembers, diffMembers, isNoChange, removeMembers, type MemberChange, type ServerSpec } from '../domain';
+import type { PoolChange, PoolMembersStatus, PoolRoundRef } from '../contract';
+import type { PoolSnapshot as LegacyPoolSnapshot } from './legacy/pool-state';
+
+export interface PoolMembersSnapshot {
+  servers: ServerSpec[];
+  revision: number;
+  /** Rounds started in this pool's life (numbers the next round's workflow id). */
+  rounds: number;
+  /** The newest round started, or null before the first. */
+  round: PoolRoundRef | null;
+  /** The revision the newest round sends; a revision beyond it is still to be sent. */
+  delivered: number;
+  /** A resync asked for a round of the current revision that has not started yet. */
+  resend?: boolean;
+}
+
+/** A snapshot of this loop, or of the pool loops before it (they kept subscribers, which are dropped). */
+export type ServerPoolSnapshot = PoolMembersSnapshot | LegacyPoolSnapshot;
+
+const isLegacy = (s: ServerPoolSnapshot): s is LegacyPoolSnapshot => 'subscribers' in s || !('rounds' in s);
+
+export class PoolMembersState {
+  servers: ServerSpec[] = [];
+  revision = 0;
+  deleting = false;
+  rounds = 0;
+  round: PoolRoundRef | null = null;
+  delivered = 0;
+  resend = false;
+
+  constructor(
+    readonly name: string,
+    restored?: ServerPoolSnapshot,
+  ) {
+    if (!restored) return;
+    this.servers = restored.servers;
+    this.revision = restored.revision;
+    if (isLegacy(restored)) {
+      // The loop before this one signalled its subscribers itself and may have owed some the current members: a
+      // round of the current revision reaches every service using the pool, so nobody is left behind.
+      this.resend = this.revision > 0;
+      return;
+    }
+    this.rounds = restored.rounds;
+    this.round = restored.round;
+    this.delivered = restored.delivered;
+    this.resend = restored.resend ?? false;
+  }
+
+  /** Applies a member change: a new revision, to be delivered, only when something really changed. */
+  change(c: MemberChange): PoolChange {
+    const changed = !isNoChange(c);
+    if (changed) {
+      this.servers = c.servers;
+      this.revision++;
+    }
+    return { name: this.name, revision: this.revision, changed, added: c.added, removed: c.removed, readdressed: c.changed };
+  }
+
+  set(servers: ServerSpec[]): PoolChange {
+    return this.change(diffMembers(this.servers, servers));
+  }
+
+  add(servers: ServerSpec[]): PoolChange {
+    return this.change(addMembers(this.servers, servers));
+  }
+
+  remove(names: string[]): PoolChange {
+    return this.change(removeMembers(this.servers, names));
+  }
+
+  /** Send the current revision again, to every service using the pool. */
+  resync(): void {
+    if (this.revision > 0) this.resend = true;
+  }
+
+  /** A revision (or a resync) waits for its delivery round. Revision 0 (no members ever set) is never sent. */
+  roundDue(): boolean {
+    return this.revision > 0 && (this.revision > this.delivered || this.resend);
+  }
+
+  /** Records the start of the next round, for the current revision; returns it and the round it supersedes. */
+  beginRound(workflowId: (number: number) => string): { round: PoolRoundRef; superseded: PoolRoundRef | null } {
+    const superseded = this.round;
+    this.rounds++;
+    this.round = { workflowId: workflowId(this.rounds), revision: this.revision, number: this.rounds };
+    this.delivered = this.revision;
+    this.resend = false;
+    return { round: this.round, superseded };
+  }
+
+  status(): PoolMembersStatus {
+    return { name: this.name, revision: this.revision, servers: this.servers, deleting: this.deleting, round: this.round };
+  }
+
+  details(): string {
+    const round = this.round ? `delivery round ${this.round.number} sends revision ${this.round.revision} (${this.round.workflowId})` : 'no delivery round yet';
+    return [
+      `**revision ${this.revision}** — ${this.servers.length} servers`,
+      this.servers.map((s) => `- ${s.name} ${s.address}`).join('\n') || '(no servers: services using this pool have no Server objects)',
+      `${round}; the services using the pool: lbaas pool status ${this.name}`,
+    ].join('\n\n');
+  }
+
+  snapshot(): PoolMembersSnapshot {
+    return { servers: this.servers, revision: this.revision, rounds: this.rounds, round: this.round, delivered: this.delivered, ...(this.resend ? { resend: true } : {}) };
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * poolRound: one delivery round of a server pool (id `lbaas-pool/<name>/round/<round>`): sends one revision of the
+ * pool's members to every service using the pool, page by page. The pool starts it and does not wait for it
+ * (ParentClosePolicy.ABANDON: a pool continuing as new leaves its round running); a newer round supersedes it by
+ * signal, and it stops before its next page. docs/architecture.md, "Server pools", has the design.
+ *
+ *   page ──deliverPoolPage (list a page of the controllers naming the pool, signal each)──▶ next page ──…──▶ done
+ *   between pages ──superseded──▶ end (superseded: true)
+ *   between pages ──history long──▶ continue-as-new with the page token and the counts so far
+ *
+ * Who is signalled is read from visibility, so the pool keeps no subscribers; a service that visibility did not show
+ * yet reads the members itself when it starts using the pool (activities/pools.ts, readServerPool). Signals go from
+ * the activity: no history event per service, and none of Temporal's 2,000 pending signals per workflow used. A
+ * page's activity is retried whole (signals carry the revision and a controller takes only a newer one).
+ */
+import { continueAsNew, proxyActivities, setCurrentDetails, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { PoolActivities } from '../activities/pools';
+import { poolRoundSupersedeSignal, SCHEMA_VERSION, type PoolRoundResult, type SchemaVersion } from '../contract';
+import { isPoolName, POOL_NAME_RULE, validateMembers, type ServerSpec } from '../domain';
+import { invalidInput, optionalInteger } from './input';
+
+/**
+ * Controllers listed and signalled per page: a visibility page of 500 is one query, and 500 signals at the
+ * activity's bounded concurrency take a few seconds, within a heartbeat or two; a supersede is seen that soon.
+ */
+export const ROUND_PAGE_SIZE = 500;
+
+/** A page costs about 6 events; 1,000 events is over 150 pages (75,000 services) per run. */
+export const ROUND_CONTINUE_AS_NEW_EVENTS = 1_000;
+
+export interface PoolRoundInput {
+  v: SchemaVersion;
+  pool: string;
+  revision: number;
+  servers: ServerSpec[];
+  pageSize?: number;
+  historyLimit?: number;
+  /** Carried over by continue-as-new: where the round is. */
+  progress?: { pageToken: string; pages: number; listed: number; signalled: number; gone: number };
+}
+
+const { deliverPoolPage } = proxyActivities<PoolActivities>({
+  startToCloseTimeout: '2m',
+  heartbeatTimeout: '30s',
+  // A busy frontend or a restarting worker: retried without a limit, a newer round supersedes this one meanwhile.
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+});
+
+export async function poolRound(input: PoolRoundInput): Promise<PoolRoundResult> {
+  if (input?.v !== SCHEMA_VERSION) throw invalidInput(`poolRound: v: this build reads schema version ${SCHEMA_VERSION}, got ${JSON.stringify(input?.v)}`);
+  if (!isPoolName(input.pool)) throw invalidInput(`poolRound: pool: ${POOL_NAME_RULE}`);
+  if (!Number.isInteger(input.revision) || input.revision < 1) throw invalidInput('poolRound: revision: must be a pool revision from 1');
+  const members = validateMembers(input.servers);
+  if (!members.ok) throw invalidInput('poolRound: servers: must be the members of the pool');
+  const pageSize = optionalInteger(input as unknown as Record<string, unknown>, 'pageSize', 'poolRound', 1, 1_000) ?? ROUND_PAGE_SIZE;
+  const historyLimit = optionalInteger(input as unknown as Record<string, unknown>, 'historyLimit', 'poolRound', 20, 50_000) ?? ROUND_CONTINUE_AS_NEW_EVENTS;
+  const p = { pageToken: null as string | null, pages: 0, listed: 0, signalled: 0, gone: 0, ...input.progress };
+  let superseded = false;
+  setHandler(poolRoundSupersedeSignal, (m) => {
+    if (typeof m?.revision === 'number' && m.revision >= input.revision) superseded = true;
+  });
+  const result = (): PoolRoundResult => ({ pool: input.pool, revision: input.revision, listed: p.listed, signalled: p.signalled, gone: p.gone, superseded });
+  const show = (state: string) =>
+    setCurrentDetails(`**revision ${input.revision}** of server pool ${input.pool} — ${state}\n\n${p.signalled} services signalled in ${p.pages} pages (${p.gone} had ended)`);
+
+  for (;;) {
+    show(superseded ? 'superseded by a newer round' : 'delivering');
+    if (superseded) return result();
+    if (p.pageToken !== null && (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > historyLimit)) {
+      return continueAsNew<typeof poolRound>({ ...input, progress: { ...p, pageToken: p.pageToken } });
+    }
+    const page = await deliverPoolPage.executeWithOptions({ summary: `revision ${input.revision}: page ${p.pages + 1}` }, [
+      { pool: input.pool, revision: input.revision, servers: input.servers, pageToken: p.pageToken, pageSize },
+    ]);
+    p.pages++;
+    p.listed += page.listed;
+    p.signalled += page.signalled;
+    p.gone += page.gone;
+    p.pageToken = page.nextPageToken;
+    if (p.pageToken === null) {
+      show('done');
+      return result();
+    }
+  }
+}
