@@ -14,7 +14,7 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
-import { poolMembersSignal, poolServicesQuery, poolStatusQuery, SCHEMA_VERSION, workflowIds, type PoolMembers } from '../contract';
+import { poolMembersSignal, poolServicesQuery, poolStatusQuery, SCHEMA_VERSION, workflowIds, type PoolDelta, type PoolMembers } from '../contract';
 import type { ServerSpec } from '../domain';
 import { SIGNAL_CONCURRENCY } from './control';
 import { withHeartbeat } from './heartbeat';
@@ -23,7 +23,9 @@ import { mapLimit } from './state';
 export interface DeliverPoolPageInput {
   pool: string;
   revision: number;
-  servers: ServerSpec[];
+  /** Every member, or what changed since a revision (a controller at that revision or later applies it). */
+  servers?: ServerSpec[];
+  delta?: PoolDelta;
   /** The page to list (base64 of visibility's page token); null: the first. */
   pageToken: string | null;
   pageSize: number;
@@ -63,7 +65,7 @@ export function createPoolActivities(client: Client, options: { signalConcurrenc
           ...(input.pageToken ? { nextPageToken: Buffer.from(input.pageToken, 'base64') } : {}),
         });
         const ids = (page.executions ?? []).map((e) => e.execution?.workflowId).filter((id): id is string => typeof id === 'string');
-        const message = { v: SCHEMA_VERSION as typeof SCHEMA_VERSION, pool: input.pool, revision: input.revision, servers: input.servers };
+        const message = { v: SCHEMA_VERSION as typeof SCHEMA_VERSION, pool: input.pool, revision: input.revision, ...(input.servers ? { servers: input.servers } : { delta: input.delta }) };
         let signalled = 0;
         let gone = 0;
         await mapLimit(ids, concurrency, async (id) => {

@@ -6,7 +6,7 @@
  * deterministic; serializable for continue-as-new.
  */
 import { addMembers, diffMembers, isNoChange, removeMembers, type MemberChange, type ServerSpec } from '../domain';
-import type { PoolChange, PoolMembersStatus, PoolRoundRef } from '../contract';
+import type { PoolChange, PoolDelta, PoolMembersStatus, PoolRoundRef } from '../contract';
 import type { PoolSnapshot as LegacyPoolSnapshot } from './legacy/pool-state';
 
 export interface PoolMembersSnapshot {
@@ -20,7 +20,25 @@ export interface PoolMembersSnapshot {
   delivered: number;
   /** A resync asked for a round of the current revision that has not started yet. */
   resend?: boolean;
+  /** The last changes, so that a round sends what changed since the previous round rather than every member. */
+  log?: LoggedChange[];
 }
+
+/** One revision's change. */
+export interface LoggedChange {
+  revision: number;
+  upsert: ServerSpec[];
+  remove: string[];
+}
+
+/**
+ * Revisions whose changes are kept. Changes are small (a node joining or leaving): a few KB. A round whose previous
+ * round is further back than this sends every member.
+ */
+export const POOL_CHANGE_LOG = 16;
+
+/** What a round sends: every member, or the changes since the revision the previous round sent (`delta`). */
+export type RoundMembers = { servers: ServerSpec[] } | { delta: PoolDelta };
 
 /** A snapshot of this loop, or of the pool loops before it (they kept subscribers, which are dropped). */
 export type ServerPoolSnapshot = PoolMembersSnapshot | LegacyPoolSnapshot;
@@ -35,6 +53,7 @@ export class PoolMembersState {
   round: PoolRoundRef | null = null;
   delivered = 0;
   resend = false;
+  log: LoggedChange[] = [];
 
   constructor(
     readonly name: string,
@@ -53,14 +72,18 @@ export class PoolMembersState {
     this.round = restored.round;
     this.delivered = restored.delivered;
     this.resend = restored.resend ?? false;
+    this.log = restored.log ?? [];
   }
 
   /** Applies a member change: a new revision, to be delivered, only when something really changed. */
   change(c: MemberChange): PoolChange {
     const changed = !isNoChange(c);
     if (changed) {
+      const now = new Map(c.servers.map((m) => [m.name, m]));
+      const upsert = [...c.added, ...c.changed].sort().map((n) => now.get(n)).filter((m): m is ServerSpec => m !== undefined);
       this.servers = c.servers;
       this.revision++;
+      this.log = [...this.log, { revision: this.revision, upsert, remove: c.removed }].slice(-POOL_CHANGE_LOG);
     }
     return { name: this.name, revision: this.revision, changed, added: c.added, removed: c.removed, readdressed: c.changed };
   }
@@ -87,14 +110,40 @@ export class PoolMembersState {
     return this.revision > 0 && (this.revision > this.delivered || this.resend);
   }
 
-  /** Records the start of the next round, for the current revision; returns it and the round it supersedes. */
-  beginRound(workflowId: (number: number) => string): { round: PoolRoundRef; superseded: PoolRoundRef | null } {
+  /**
+   * Records the start of the next round, for the current revision; returns it, the round it supersedes, and what it
+   * sends: the changes since the revision the previous round sent, merged (right for a service at that revision or
+   * any later one: workflows/pool-subscription.ts), when the log covers them and they are smaller than the members;
+   * every member otherwise (the first round, a resync, a long gap). A service further behind (a round superseded
+   * before reaching it) reads the members itself.
+   */
+  beginRound(workflowId: (number: number) => string): { round: PoolRoundRef; superseded: PoolRoundRef | null; members: RoundMembers } {
     const superseded = this.round;
+    const members = this.#membersSince(this.resend ? 0 : this.delivered);
     this.rounds++;
     this.round = { workflowId: workflowId(this.rounds), revision: this.revision, number: this.rounds };
     this.delivered = this.revision;
     this.resend = false;
-    return { round: this.round, superseded };
+    return { round: this.round, superseded, members };
+  }
+
+  #membersSince(base: number): RoundMembers {
+    const since = this.log.filter((c) => c.revision > base);
+    if (base <= 0 || base >= this.revision || since.length !== this.revision - base) return { servers: this.servers };
+    const upsert = new Map<string, ServerSpec>();
+    const remove = new Set<string>();
+    for (const c of since) {
+      for (const m of c.upsert) {
+        upsert.set(m.name, m);
+        remove.delete(m.name);
+      }
+      for (const n of c.remove) {
+        upsert.delete(n);
+        remove.add(n);
+      }
+    }
+    if (upsert.size + remove.size >= this.servers.length) return { servers: this.servers };
+    return { delta: { base, upsert: [...upsert.values()], remove: [...remove].sort() } };
   }
 
   status(): PoolMembersStatus {
@@ -111,6 +160,6 @@ export class PoolMembersState {
   }
 
   snapshot(): PoolMembersSnapshot {
-    return { servers: this.servers, revision: this.revision, rounds: this.rounds, round: this.round, delivered: this.delivered, ...(this.resend ? { resend: true } : {}) };
+    return { servers: this.servers, revision: this.revision, rounds: this.rounds, round: this.round, delivered: this.delivered, ...(this.resend ? { resend: true } : {}), log: this.log };
   }
 }

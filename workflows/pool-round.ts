@@ -15,7 +15,7 @@
  */
 import { continueAsNew, proxyActivities, setCurrentDetails, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { PoolActivities } from '../activities/pools';
-import { poolRoundSupersedeSignal, SCHEMA_VERSION, type PoolRoundResult, type SchemaVersion } from '../contract';
+import { poolRoundSupersedeSignal, SCHEMA_VERSION, type PoolDelta, type PoolRoundResult, type SchemaVersion } from '../contract';
 import { isPoolName, POOL_NAME_RULE, validateMembers, type ServerSpec } from '../domain';
 import { invalidInput, optionalInteger } from './input';
 
@@ -32,7 +32,9 @@ export interface PoolRoundInput {
   v: SchemaVersion;
   pool: string;
   revision: number;
-  servers: ServerSpec[];
+  /** Every member, or (`delta`) what changed since the revision the pool's previous round sent. */
+  servers?: ServerSpec[];
+  delta?: PoolDelta;
   pageSize?: number;
   historyLimit?: number;
   /** Carried over by continue-as-new: where the round is. */
@@ -50,8 +52,10 @@ export async function poolRound(input: PoolRoundInput): Promise<PoolRoundResult>
   if (input?.v !== SCHEMA_VERSION) throw invalidInput(`poolRound: v: this build reads schema version ${SCHEMA_VERSION}, got ${JSON.stringify(input?.v)}`);
   if (!isPoolName(input.pool)) throw invalidInput(`poolRound: pool: ${POOL_NAME_RULE}`);
   if (!Number.isInteger(input.revision) || input.revision < 1) throw invalidInput('poolRound: revision: must be a pool revision from 1');
-  const members = validateMembers(input.servers);
-  if (!members.ok) throw invalidInput('poolRound: servers: must be the members of the pool');
+  const d = input.delta;
+  const validDelta = d !== undefined && Number.isInteger(d.base) && d.base >= 0 && d.base < input.revision && validateMembers(d.upsert).ok && Array.isArray(d.remove);
+  if (input.servers === undefined ? !validDelta : !validateMembers(input.servers).ok) throw invalidInput('poolRound: servers or delta: must be the members of the pool, or a change since a revision before this one');
+  const members = input.servers !== undefined ? { servers: input.servers } : { delta: d as PoolDelta };
   const pageSize = optionalInteger(input as unknown as Record<string, unknown>, 'pageSize', 'poolRound', 1, 1_000) ?? ROUND_PAGE_SIZE;
   const historyLimit = optionalInteger(input as unknown as Record<string, unknown>, 'historyLimit', 'poolRound', 20, 50_000) ?? ROUND_CONTINUE_AS_NEW_EVENTS;
   const p = { pageToken: null as string | null, pages: 0, listed: 0, signalled: 0, gone: 0, ...input.progress };
@@ -70,7 +74,7 @@ export async function poolRound(input: PoolRoundInput): Promise<PoolRoundResult>
       return continueAsNew<typeof poolRound>({ ...input, progress: { ...p, pageToken: p.pageToken } });
     }
     const page = await deliverPoolPage.executeWithOptions({ summary: `revision ${input.revision}: page ${p.pages + 1}` }, [
-      { pool: input.pool, revision: input.revision, servers: input.servers, pageToken: p.pageToken, pageSize },
+      { pool: input.pool, revision: input.revision, ...members, pageToken: p.pageToken, pageSize },
     ]);
     p.pages++;
     p.listed += page.listed;

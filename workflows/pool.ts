@@ -157,7 +157,7 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
    */
   async function startRound(): Promise<void> {
     const chain = workflowInfo().firstExecutionRunId.slice(0, 8);
-    const { round, superseded } = st.beginRound((n) => workflowIds.poolRound(name, `${chain}-${n}`));
+    const { round, superseded, members } = st.beginRound((n) => workflowIds.poolRound(name, `${chain}-${n}`));
     if (superseded) {
       await getExternalWorkflowHandle(superseded.workflowId)
         .signal(poolRoundSupersedeSignal, { v: SCHEMA_VERSION, revision: round.revision })
@@ -166,7 +166,7 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
     try {
       await startChild(poolRound, {
         workflowId: round.workflowId,
-        args: [{ v: SCHEMA_VERSION, pool: name, revision: round.revision, servers: st.servers, ...(roundPageSize ? { pageSize: roundPageSize } : {}), ...(input.historyLimit ? { historyLimit } : {}) }],
+        args: [{ v: SCHEMA_VERSION, pool: name, revision: round.revision, ...members, ...(roundPageSize ? { pageSize: roundPageSize } : {}), ...(input.historyLimit ? { historyLimit } : {}) }],
         parentClosePolicy: ParentClosePolicy.ABANDON,
         staticSummary: `server pool ${name}: deliver revision ${round.revision} (round ${round.number})`,
         typedSearchAttributes: [{ key: searchAttributes.serverPool, value: name }],

@@ -112,15 +112,16 @@ test(`a pool with ${SERVICES.toLocaleString('en')} services: a node joining reac
   }
   say(`the ${REAL} real controllers converged revision 2 ${seconds(Date.now() - joinAt)} after the join`);
 
-  // A sample of stand-ins, spread over the listing, each holds exactly one poolMembers signal of revision 2.
+  // A sample of stand-ins, spread over the listing, each holds exactly one poolMembers signal: revision 2's change.
   const sample = Array.from({ length: 25 }, (_, k) => standIn(Math.floor((k * (standIns - 1)) / 24)));
   for (const uid of sample) {
     const history = await stack.client.workflow.getHandle(workflowIds.controller(uid)).fetchHistory();
     const signals = (history.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === poolMembersSignal.name);
     assert.equal(signals.length, 1, uid);
     const data = signals[0]?.workflowExecutionSignaledEventAttributes?.input?.payloads?.[0]?.data;
-    const message = JSON.parse(Buffer.from(data as Uint8Array).toString('utf8')) as { revision: number; servers: { name: string }[] };
-    assert.deepEqual({ revision: message.revision, servers: message.servers.map((s) => s.name) }, { revision: 2, servers: ['node-1', 'node-2', 'node-3'] }, uid);
+    const message = JSON.parse(Buffer.from(data as Uint8Array).toString('utf8')) as Record<string, unknown>;
+    // What changed since revision 1 (the previous round's), not every member.
+    assert.deepEqual(message, { v: 2, pool: POOL, revision: 2, delta: { base: 1, upsert: [{ name: 'node-3', address: '10.0.0.13' }], remove: [] } }, uid);
   }
 
   // History: the round's runs (it continues as new past 1,000 events) and the pool's.
