@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@temporalio/client';
-import { untilAnswered, updateUntilAnswered } from './update';
+import { isOutlivedByRun, untilAnswered, updateUntilAnswered } from './update';
 import { WorkflowNotFoundError, type UpdateDefinition } from '@temporalio/common';
 import type { PoolFile, ServerSpec } from '../domain';
 import {
@@ -18,6 +18,7 @@ import {
   poolSetUpdate,
   poolServicesQuery,
   poolStatusQuery,
+  poolWaitUpdate,
   runningPoolsQuery,
   searchAttributes,
   workflowIds,
@@ -131,11 +132,14 @@ export class PoolClient {
     return this.handle(name).query(poolStatusQuery);
   }
 
-  /** The pool, and its services with what each last reconciled (visibility, so seconds behind at most). */
+  /**
+   * The pool, and its services with what each last reconciled (visibility, so seconds behind at most). A pool still
+   * running the previous release's loop (during a rollout) answers with its own subscribers, which are shown.
+   */
   async status(name: string): Promise<PoolStatus> {
     const pool = await this.members(name);
-    const services = await this.services(name);
-    return { ...pool, services, counts: countOf(services, pool.revision) };
+    const services = previousLoopServices(pool) ?? (await this.services(name));
+    return { name: pool.name, revision: pool.revision, servers: pool.servers, deleting: pool.deleting, round: pool.round ?? null, services, counts: countOf(services, pool.revision) };
   }
 
   /** The services using the pool, by uid: every running controller whose spec names it. */
@@ -173,8 +177,18 @@ export class PoolClient {
    * pending, one listing confirms it service by service (three counts are not one snapshot) and is the answer.
    */
   async waitConverged(name: string, revision: number, onProgress?: (c: PoolServiceCounts) => void, pollMs = POOL_WAIT_POLL_MS): Promise<PoolWaitResult> {
-    const pool = await this.members(name);
+    let pool = await this.members(name);
     if (!Number.isInteger(revision) || revision < 0 || revision > pool.revision) throw new Error(`revision: must be a revision of the pool from 0 to ${pool.revision}`);
+    // A pool still running the previous release's loop (a rollout) knows its subscribers and answers the wait itself;
+    // when it moves to this build (continue-as-new), Temporal fails the open wait and it is counted from here on.
+    while (previousLoopServices(pool) !== null) {
+      try {
+        return await this.#update(name, () => this.handle(name), poolWaitUpdate, [revision]);
+      } catch (err) {
+        if (!isOutlivedByRun(err)) throw err;
+      }
+      pool = await this.members(name);
+    }
     for (;;) {
       const c = await this.counts(name, revision);
       onProgress?.(c);
@@ -212,6 +226,12 @@ export class PoolClient {
     );
     return out.filter((s) => s !== null).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
+}
+
+/** The subscribers a pool of the previous release's loop answers its `status` with; null for today's pool. */
+function previousLoopServices(pool: PoolMembersStatus): PoolServiceStatus[] | null {
+  const services = (pool as unknown as { services?: unknown }).services;
+  return Array.isArray(services) ? (services as PoolServiceStatus[]) : null;
 }
 
 /** Counts for `revision` from listed services (one listing: a consistent view of each service). */
