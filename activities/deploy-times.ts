@@ -43,6 +43,8 @@ export const MIN_GAP_MS = 100;
  * worker has seen (the schedule then polls at this pace), as today's schedule does.
  */
 export const MAX_GAP_MS = 500;
+/** How far past the largest ready-by time seen the sure schedule polls first (DeployTimes.sureSchedule): a quarter. */
+export const SURE_MARGIN = 0.25;
 /** The prior: the first poll this long after the create, then gaps growing by PRIOR_BACKOFF up to MAX_GAP_MS. */
 export const PRIOR_FIRST_MS = 250;
 export const PRIOR_BACKOFF = 1.25;
@@ -95,6 +97,8 @@ export class DeployTimes {
   readonly #size: number;
   readonly #min: number;
   readonly #rings = new Map<Kind, { values: number[]; next: number }>();
+  /** The same deploys' ready-by times (the poll that found each ready): an upper bound of each deploy. */
+  readonly #readyBy = new Map<Kind, { values: number[]; next: number }>();
 
   constructor(o: DeployTimesOptions = {}) {
     this.aim = o.aim ?? DEFAULT_AIM;
@@ -112,11 +116,41 @@ export class DeployTimes {
    */
   record(kind: Kind, notReadyAtMs: number, readyAtMs: number): void {
     const ms = Math.max(0, (Math.max(0, notReadyAtMs) + Math.max(notReadyAtMs, readyAtMs)) / 2);
-    let ring = this.#rings.get(kind);
-    if (!ring) this.#rings.set(kind, (ring = { values: [], next: 0 }));
+    this.#push(this.#rings, kind, ms);
+    this.#push(this.#readyBy, kind, Math.max(0, notReadyAtMs, readyAtMs));
+  }
+
+  #push(rings: Map<Kind, { values: number[]; next: number }>, kind: Kind, ms: number): void {
+    let ring = rings.get(kind);
+    if (!ring) rings.set(kind, (ring = { values: [], next: 0 }));
     if (ring.values.length < this.#size) ring.values.push(ms);
     else ring.values[ring.next] = ms;
     ring.next = (ring.next + 1) % this.#size;
+  }
+
+  /**
+   * The schedule of a deploy nothing waits on (a pool-delta pass's Servers, workflows/reconcile-delta.ts): one GET
+   * is the aim, not the slack. The first poll comes when the deploys seen so far were all over (the largest of their
+   * ready-by times, the polls that found them ready, which bound them from above) plus SURE_MARGIN of it, for a deploy
+   * a little slower than any of the last SAMPLES_PER_KIND (one in 1,200 Servers needed a second GET without it, at
+   * deploys of 100-300 ms); after it, the prior's gaps. Before MIN_SAMPLES deploys of the kind, the prior schedule.
+   */
+  sureSchedule(kind: Kind): PollSchedule {
+    if (!this.learn) return priorSchedule();
+    const sorted = [...(this.#readyBy.get(kind)?.values ?? [])].sort((a, b) => a - b);
+    if (sorted.length < this.#min) return priorSchedule();
+    const largest = sorted[sorted.length - 1] as number;
+    const first = Math.max(MIN_GAP_MS, largest + Math.max(MIN_GAP_MS, Math.round(largest * SURE_MARGIN)));
+    let gap = MIN_GAP_MS;
+    return {
+      learned: true,
+      next(previous) {
+        if (previous === null) return first;
+        const at = previous + gap;
+        gap = Math.min(MAX_GAP_MS, Math.round(gap * PRIOR_BACKOFF));
+        return at;
+      },
+    };
   }
 
   /** The samples of a kind, sorted ascending. */

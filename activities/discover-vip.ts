@@ -6,7 +6,7 @@
 import { canonicalIp } from '../domain';
 import { parseCidr } from './engine';
 
-function toBigInt(text: string, family: 4 | 6): bigint {
+export function toBigInt(text: string, family: 4 | 6): bigint {
   if (family === 4) return text.split('.').reduce((n, o) => (n << 8n) | BigInt(Number(o)), 0n);
   const [head = '', tail] = text.split('::');
   const groups = (s: string) => (s === '' ? [] : s.split(':'));
@@ -16,7 +16,7 @@ function toBigInt(text: string, family: 4 | 6): bigint {
   return all.reduce((n, g) => (n << 16n) | BigInt(parseInt(g, 16)), 0n);
 }
 
-function fromBigInt(n: bigint, family: 4 | 6): string {
+export function fromBigInt(n: bigint, family: 4 | 6): string {
   if (family === 4) return [24n, 16n, 8n, 0n].map((s) => String((n >> s) & 0xffn)).join('.');
   const groups = Array.from({ length: 8 }, (_, i) => ((n >> BigInt(112 - 16 * i)) & 0xffffn).toString(16));
   // canonicalIp gives the RFC 5952 text (zero runs compressed), the form every other address in lbaas has.

@@ -16,7 +16,16 @@ import { describeServicePlan } from './plan-service';
 import { settleObjects, type SettledObject, type SettleObjectsInput } from './settle';
 import { scanTaggedServices, type TaggedService } from './scan';
 import { discoverCluster } from './discover';
-import type { ClusterDiscovery, DiscoverClusterInput, PlanServiceResult } from '../contract';
+import { allocateServiceVips, releaseServiceVips } from './service-vip';
+import type {
+  AllocateServiceVipsInput,
+  AllocateServiceVipsResult,
+  ClusterDiscovery,
+  DiscoverClusterInput,
+  PlanServiceResult,
+  ReleaseServiceVipsInput,
+  ReleaseServiceVipsResult,
+} from '../contract';
 import { IdentifierCache, listTagged, observeService, retrieveState, type ObservedSnapshot, type ServiceOnLoadBalancer } from './state';
 
 /** What the activities report to the worker's metrics. */
@@ -103,6 +112,14 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
     /** The cluster's load balancers and external addresses as k8s-anexia-ccm discovers them; reads only (activities/discover.ts). */
     async discoverCluster(input: DiscoverClusterInput): Promise<ClusterDiscovery> {
       return translated(() => withHeartbeat(() => discoverCluster(engine, input)));
+    },
+    /** A Service's own VIPs: adopted by tag or description, else created and tagged (activities/service-vip.ts). */
+    async allocateServiceVips(input: AllocateServiceVipsInput): Promise<AllocateServiceVipsResult> {
+      return translated(() => withHeartbeat(() => allocateServiceVips(engine, input)));
+    },
+    /** Deletes the addresses tagged as the Service's VIPs, and nothing else (activities/service-vip.ts). */
+    async releaseServiceVips(input: ReleaseServiceVipsInput): Promise<ReleaseServiceVipsResult> {
+      return translated(() => withHeartbeat(() => releaseServiceVips(engine, input)));
     },
     /** Recovers (when asked) and awaits a group of existing objects at once (activities/settle.ts). */
     async settleObjects(input: SettleObjectsInput): Promise<SettledObject[]> {

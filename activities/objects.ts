@@ -39,8 +39,12 @@ export const ADOPTION_SKEW_MS = 5 * 60_000;
 
 /** What the first attempt of a create records (as heartbeat details) before it sends the POST. */
 export interface CreateProgress {
-  /** Objects with the same name and parent that existed before our first POST: never ours to adopt. */
-  preexisting: string[];
+  /**
+   * Objects with the same name and parent that existed before our first POST: never ours to adopt. Absent when the
+   * first attempt did not list them (a pool-delta pass, activities/realize.ts `unlisted`): a retry then adopts by
+   * creation time, as after a first attempt that died before its first heartbeat.
+   */
+  preexisting?: string[];
   /** The object a POST answered with, recorded before tagging it: a retry after a failed tag only tags. */
   created?: string;
 }
@@ -99,6 +103,7 @@ export async function createObject(
   input: CreateObjectInput,
   slot?: ProgressSlot<CreateProgress>,
   halt?: AbortSignal,
+  o: { unlisted?: boolean } = {},
 ): Promise<CreateObjectResult> {
   const run = async (hb: ProgressSlot<CreateProgress>): Promise<CreateObjectResult> => {
     const tag = serviceTag(input.serviceUid);
@@ -125,8 +130,10 @@ export async function createObject(
       const lost = await findLost(engine, memory, input, tag, recorded);
       if (lost) return mine(lost, stateOf(input.kind, await engine.get(input.kind, lost)), true);
     }
-    const preexisting = recorded ?? (await lookAlikes(engine, memory, input));
-    hb.record({ preexisting });
+    // A first attempt told not to list records no look-alikes (and no list request is sent): see CreateProgress.
+    const preexisting = recorded ?? (o.unlisted && attempt === 1 ? undefined : await lookAlikes(engine, memory, input));
+    const before = preexisting ? { preexisting } : {};
+    hb.record(before);
     // Its group failed meanwhile (activities/realize.ts): no new object for an attempt that is ending.
     halt?.throwIfAborted();
     let created: { identifier: string; state: { id?: string | null; type?: number | null }; name: string };
@@ -135,13 +142,13 @@ export async function createObject(
     } catch (err) {
       // An answer that fails validation still names the object it created: record and tag it before failing.
       if (err instanceof EngineProtocolError && err.createdIdentifier !== undefined) {
-        hb.record({ preexisting, created: err.createdIdentifier });
+        hb.record({ ...before, created: err.createdIdentifier });
         await ensureTagged(engine, memory, err.createdIdentifier, tag, { fresh: true });
         memory.created(input.serviceUid, err.createdIdentifier);
       }
       throw err;
     }
-    hb.record({ preexisting, created: created.identifier });
+    hb.record({ ...before, created: created.identifier });
     await ensureTagged(engine, memory, created.identifier, tag, { fresh: true });
     return mine(created.identifier, stateOf(input.kind, created), false);
   };

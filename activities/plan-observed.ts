@@ -10,7 +10,7 @@
  * (activities/engine/recent-reads.ts) rather than ask the Engine again.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { desiredObjects, isPlanEmpty, planLoadBalancer, statusFromSnapshot, validateSpec } from '../domain';
+import { desiredObjects, indexBytes, indexOfPlan, isPlanEmpty, planLoadBalancer, statusFromSnapshot, validateSpec, type LoadBalancerIndex } from '../domain';
 import type { ReadMark } from '../contract';
 import type { AddressStatus, ObservedObject, ServiceSpec } from '../domain/types';
 import type { EngineClient } from './engine';
@@ -28,6 +28,12 @@ export interface PlanObservedInput {
    * service's children plan their first round from them, and its result lists them, without reading again.
    */
   listUpTo?: number;
+  /**
+   * Hand back the index (domain/pool-index.ts) of each load balancer of the spec with nothing to do while they total
+   * at most this many bytes of JSON (default 0): a pass that writes nothing keeps the controller's pool-delta passes
+   * possible.
+   */
+  indexUpTo?: number;
 }
 
 export interface LoadBalancerOutlook {
@@ -41,6 +47,8 @@ export interface LoadBalancerOutlook {
   status: AddressStatus;
   /** The objects observed there, within `listUpTo`. */
   objects?: ObservedObject[];
+  /** Its Backends' and Servers' identifiers (a load balancer of the spec with nothing to do), within `indexUpTo`. */
+  index?: LoadBalancerIndex;
 }
 
 export interface PlanObservedResult {
@@ -64,6 +72,7 @@ export async function planObservedService(engine: EngineClient, kinds: Identifie
   const loadBalancers: Record<string, LoadBalancerOutlook> = {};
   const wanted = input.teardown ? [] : spec.loadBalancers;
   let listable = input.listUpTo ?? 0;
+  let indexable = input.indexUpTo ?? 0;
   for (const lb of new Set([...wanted, ...held.keys()])) {
     const objects = held.get(lb) ?? [];
     const cleanup = !wanted.includes(lb);
@@ -73,7 +82,11 @@ export async function planObservedService(engine: EngineClient, kinds: Identifie
     const empty = isPlanEmpty(plan);
     const listed = objects.length <= listable;
     if (listed) listable -= objects.length;
-    loadBalancers[lb] = { held: objects.length, cleanup, empty, status: statusFromSnapshot(snapshot), ...(listed ? { objects } : {}) };
+    const index = empty && !cleanup ? indexOfPlan(plan) : null;
+    const bytes = index === null ? 0 : indexBytes(index);
+    const indexed = index !== null && bytes <= indexable;
+    if (indexed) indexable -= bytes;
+    loadBalancers[lb] = { held: objects.length, cleanup, empty, status: statusFromSnapshot(snapshot), ...(listed ? { objects } : {}), ...(indexed ? { index } : {}) };
   }
   return { readMark, loadBalancers };
 }

@@ -32,6 +32,17 @@ export interface RealizeObjectsInput {
   kind: Kind;
   /** Objects of `kind` under one parent (the same `listedUnder` link), each with the key the workflow knows it by. */
   members: { key: string; fields: CreateObjectInput['fields'] }[];
+  /**
+   * The first attempt sends no look-alike list before its creates (a pool-delta pass, workflows/reconcile-delta.ts:
+   * the parent held none of these names at the last converged pass, and listing a Backend of 5,000 Servers is 50
+   * requests); a retried attempt still finds what a lost attempt created (activities/objects.ts, CreateProgress).
+   */
+  unlisted?: boolean;
+  /**
+   * Nothing waits on these deploys (a pool-delta pass): poll once when every deploy seen was over, for one GET per
+   * object (DeployTimes.sureSchedule), and learn nothing from them (that schedule would skew what is learned).
+   */
+  sure?: boolean;
 }
 
 export interface RealizedObject {
@@ -157,21 +168,22 @@ export async function realizeObjects(engine: EngineClient, memory: IdentifierCac
     const deadline = Date.now() + o.windowMs;
     const slots = input.members.map((m) => ({ member: m, slot: hb.slot(m.key) }));
     // The first attempt lists the look-alikes of all members at once and records them before any POST.
-    if (slots.some((s) => s.slot.previous === undefined) && (currentContext()?.info.attempt ?? 1) === 1) {
+    if (!input.unlisted && slots.some((s) => s.slot.previous === undefined) && (currentContext()?.info.attempt ?? 1) === 1) {
       const byName = await lookAlikesOfGroup(engine, memory, input);
       for (const s of slots) if (s.slot.previous === undefined) s.slot.record({ preexisting: byName.get(s.member.fields.name) ?? [] });
     }
     const creating = concurrencyLimit(CREATES_AT_ONCE);
+    const learning: Learning = input.sure ? { schedule: (kind) => times.sureSchedule(kind), record: () => {} } : times;
     const settled = await Promise.allSettled(
       slots.map(async ({ member, slot }): Promise<RealizedObject> => {
         try {
           const fields = { serviceUid: input.serviceUid, kind: input.kind, fields: member.fields, loadBalancer: input.loadBalancer } as CreateObjectInput;
-          const created = await creating(() => createObject(engine, memory, fields, slot, halt.signal));
+          const created = await creating(() => createObject(engine, memory, fields, slot, halt.signal, { unlisted: input.unlisted === true }));
           // Deploy times count from the moment the create (and tag) returned, as the schedule does. An adopted object may
           // have been created long ago: its deploy time is unknown, so it is not learned from.
           const watched = await watchDeploy(
             engine,
-            created.adopted ? NO_LEARNING : times,
+            created.adopted ? NO_LEARNING : learning,
             { kind: input.kind, identifier: created.identifier, createdAt: Date.now(), state: created.state },
             deadline,
             o.onPoll,

@@ -2,7 +2,6 @@
  * The Temporal backends the cluster benchmarks run on (bench/cluster.ts, bench/cluster-lifecycle.ts): the dev server
  * and the production-shaped local cluster, with the processes whose CPU counts as Temporal's and the database size.
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { startCluster, type Cluster } from '../cluster';
@@ -62,14 +61,3 @@ export async function clusterBackend(tmp: string): Promise<Backend> {
     stop: () => cluster.stop(),
   };
 }
-
-
-/** The commit the measured code comes from (read when the run starts: the checkout may move on while it runs). */
-export function gitRevision(): string {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: path.join(__dirname, '..', '..'), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-  } catch {
-    return 'unknown';
-  }
-}
-

@@ -1,13 +1,10 @@
 /**
- * The report of the cluster lifecycle run (bench/cluster-lifecycle.ts): its table, its summary line, and its section
- * of docs/scaling.md (between markers, rewritten by each run that writes) with the 10,000 and 100,000-service
- * projections derived from the measured per-service costs.
+ * The report of the cluster lifecycle run (bench/cluster-lifecycle.ts): its phase table, its summary line, and the
+ * `bench:lifecycle` section of docs/scaling.md: those tables with the 10,000 and 100,000-service projections derived
+ * from the measured per-service costs (each row names its formula).
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { FLEET_DEPLOY_MS } from './phase';
-
-export const LIFECYCLE_START = '<!-- bench:cluster lifecycle start (written by `npm run bench:cluster -- --lifecycle`) -->';
-export const LIFECYCLE_END = '<!-- bench:cluster lifecycle end -->';
+import { factTable, loadText, mdTable } from './publish';
 /** The Engine budget of one token the projections assume (docs/scaling.md, "The Engine: requests per token"). */
 const TOKEN_REQUESTS_PER_SECOND = 20;
 
@@ -58,20 +55,16 @@ export function summaryLine(r: LifecycleResult): string {
   );
 }
 
-function phaseTable(r: LifecycleResult): string[] {
+function phaseTable(r: LifecycleResult): string {
   const n = r.services;
-  return [
-    '| phase | wall | services/min | Engine requests per service (writes) | CPU-s per service: Temporal / workers | worker peak RSS (MiB, each) | history events per service |',
-    '|---|---|---|---|---|---|---|',
-    ...r.phases.map(
-      (p) =>
-        `| ${p.name} | ${f(p.wallMs / 1000, 1)} s | ${f((n / p.wallMs) * 60_000)} | ${f(p.requests / n, 1)} (${f(p.writes / n, 1)}) | ${f(p.temporalCpuS / n, 3)} / ${f(p.workerCpuS / n, 3)} | ${p.workerPeakRssBytes.map((b) => f(mib(b))).join(', ')} | ${f(p.historyEventsPerService)} |`,
-    ),
-  ];
+  return mdTable(
+    ['phase', 'wall', 'services/min', 'Engine requests per service (writes)', 'CPU-s per service: Temporal / workers', 'worker peak RSS (MiB, each)', 'history events per service'],
+    r.phases.map((p) => [p.name, `${f(p.wallMs / 1000, 1)} s`, f((n / p.wallMs) * 60_000), `${f(p.requests / n, 1)} (${f(p.writes / n, 1)})`, `${f(p.temporalCpuS / n, 3)} / ${f(p.workerCpuS / n, 3)}`, p.workerPeakRssBytes.map((b) => f(mib(b))).join(', '), f(p.historyEventsPerService)]),
+  );
 }
 
 /** The projections: each per-service cost times N, with its formula so it can be redone. */
-function projections(r: LifecycleResult): string[] {
+function projections(r: LifecycleResult): string {
   const per = (name: string, k: keyof Pick<LifecyclePhase, 'requests' | 'temporalCpuS' | 'workerCpuS' | 'historyEventsPerService'>) => {
     const p = phaseOf(r, name);
     if (!p) return NaN;
@@ -94,44 +87,25 @@ function projections(r: LifecycleResult): string[] {
   rows.push([`worker CPU-s, rollout from empty (${f(wc.apply, 3)} s x N)`, (n) => f(wc.apply * n)]);
   rows.push([`rollout at this run's rate (${f(rate)} services/min), if neither the Engine budget nor Temporal bound it first`, (n) => `${f(n / rate / 60, 1)} h`]);
   rows.push([`history events written over the whole life (${f(events)} x N)`, (n) => `${f((events * n) / 1e6, 1)} M`]);
-  return ['| | 10,000 services | 100,000 services |', '|---|---|---|', ...rows.map(([what, at]) => `| ${what} | ${at(10_000)} | ${at(100_000)} |`)];
+  return mdTable(['projected from the per-service costs', '10,000 services', '100,000 services'], rows.map(([what, at]) => [what, at(10_000), at(100_000)]));
 }
 
-export function markdown(r: LifecycleResult): string {
-  const where = r.backend === 'cluster' ? 'the production-shaped local cluster of `npm run dev:cluster` (PostgreSQL; frontend, 2 history hosts, matching and worker as separate processes)' : 'the Temporal dev server';
-  const L = [
-    LIFECYCLE_START,
-    '',
-    `## ${r.services} services on the cluster: the whole life, measured`,
-    '',
-    `\`${command(r)}\` at ${r.revision}: ${r.services} services x 2 load balancers (2 ports x 2 addresses x the pool's servers; one server pool of 3 nodes shared by every service), deploys ${FLEET_DEPLOY_MS.min}-${FLEET_DEPLOY_MS.max} ms, on ${where}, with ${r.workers} worker processes on one task queue at the settings of \`lbaas worker\` without environment. Phases: apply through the controllers, a no-op full resync (fullResync), a fourth node added to the pool and fanned out to every service, delete. Machine: ${r.cpus} CPUs, load average ${r.loadStart.map((x) => x.toFixed(1)).join(' ')} at the start, ${r.loadEnd.map((x) => x.toFixed(1)).join(' ')} at the end. CPU seconds: Temporal is every server process with its children (PostgreSQL's backends); workers are all ${r.workers} together. History events: every run of ${r.historySample} sampled services, read after each phase.`,
-    '',
-    ...phaseTable(r),
-    '',
-    `Each worker's peak RSS over the whole run: ${r.workerRunPeakRssBytes.map((b) => `${f(mib(b))} MiB`).join(', ')}.`,
-    '',
-    'Projected from these per-service costs (arithmetic; the formulas name the measured figure):',
-    '',
-    ...projections(r),
-    '',
-    `Summary line: \`${summaryLine(r)}\``,
-    '',
-    LIFECYCLE_END,
-  ];
-  return `${L.join('\n')}\n`;
+/** The `bench:lifecycle` section: the run, its phases, each worker's peak, the projections, the summary line. */
+export function lifecycleSection(r: LifecycleResult): string {
+  const where = r.backend === 'cluster' ? 'the local cluster of `npm run dev:cluster`' : 'the Temporal dev server';
+  const run = factTable([
+    ['command', `\`${command(r)}\``],
+    ['commit', r.revision],
+    ['workload', `${r.services} services x 2 load balancers on one server pool of 3 nodes, deploys ${FLEET_DEPLOY_MS.min}-${FLEET_DEPLOY_MS.max} ms`],
+    ['Temporal; workers', `${where}; ${r.workers} on one task queue`],
+    ['machine', `${r.cpus} CPUs, load average ${loadText(r.loadStart, r.loadEnd)}`],
+    ['history events sampled from', `${r.historySample} services`],
+    ["each worker's peak RSS over the run (VmHWM)", r.workerRunPeakRssBytes.map((b) => `${f(mib(b))} MiB`).join(', ')],
+  ]);
+  return [run, phaseTable(r), projections(r), `\`${summaryLine(r)}\``].join('\n\n');
 }
 
 /** The text printed on stdout: the phase table and the projections, then (apart) the summary line. */
 export function lifecycleText(r: LifecycleResult): { table: string; summary: string } {
-  return { table: [`${command(r)} at ${r.revision}`, ...phaseTable(r), '', ...projections(r)].join('\n'), summary: summaryLine(r) };
-}
-
-/** Replaces the lifecycle section of `file` (between its markers), or appends it. */
-export function writeLifecycleSection(file: string, r: LifecycleResult): void {
-  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
-  const section = markdown(r);
-  const a = text.indexOf(LIFECYCLE_START);
-  const b = text.indexOf(LIFECYCLE_END);
-  const next = a >= 0 && b > a ? `${text.slice(0, a)}${section.trimEnd()}${text.slice(b + LIFECYCLE_END.length)}` : `${text.trimEnd()}\n\n${section}`;
-  writeFileSync(file, next.endsWith('\n') ? next : `${next}\n`);
+  return { table: [`${command(r)} at ${r.revision}`, phaseTable(r), '', projections(r)].join('\n'), summary: summaryLine(r) };
 }

@@ -15,8 +15,8 @@
  * Per phase: wall time, services per minute, Engine requests per service (the simulator's counters), CPU seconds per
  * service of Temporal (every server process with its children: PostgreSQL's backends) and of the workers, each
  * worker's peak RSS (sampled every second), and history events per service (every run of a sample of services, read
- * after each phase). Prints a table and the summary line, and writes its section of docs/scaling.md
- * (bench/cluster-lifecycle-report.ts) unless `--no-write`.
+ * after each phase). Prints a table and the summary line, and publishes (bench/publish.ts) bench/results/lifecycle.json
+ * and the `bench:lifecycle` section of docs/scaling.md (bench/cluster-lifecycle-report.ts) unless `--no-write`.
  */
 import { writeFileSync, mkdtempSync, rmSync, chmodSync } from 'node:fs';
 import os from 'node:os';
@@ -29,8 +29,9 @@ import { startChildWorker, type ChildWorker } from '../dev/child-worker';
 import { validateSpec, type ServiceSpec } from '../domain';
 import { workflowsPath } from '../worker/main';
 import { fullResync } from '../workflows';
-import { clusterBackend, devBackend, gitRevision, type Backend } from './cluster-backends';
-import { lifecycleText, writeLifecycleSection, type LifecycleResult, type LifecyclePhase } from './cluster-lifecycle-report';
+import { clusterBackend, devBackend, type Backend } from './cluster-backends';
+import { lifecycleSection, lifecycleText, type LifecycleResult, type LifecyclePhase } from './cluster-lifecycle-report';
+import { gitRevision, publish } from './publish';
 import { WORKER_DEFAULTS } from './defaults';
 import { FLEET_DEPLOY_MS } from './phase';
 import { treeCpuSeconds } from './proc-tree';
@@ -366,10 +367,6 @@ export async function lifecycleMain(argv: string[]): Promise<void> {
   if (a.saveJson) writeFileSync(a.saveJson, JSON.stringify(r, null, 1));
   const text = lifecycleText(r);
   process.stdout.write(`${text.table}\n`);
-  if (a.write) {
-    const file = path.join(__dirname, '..', '..', 'docs', 'scaling.md');
-    writeLifecycleSection(file, r);
-    log(`wrote the cluster lifecycle section of ${path.relative(process.cwd(), file)}`);
-  }
+  if (a.write) log(`wrote ${publish({ name: 'lifecycle', doc: 'docs/scaling.md', results: r, section: lifecycleSection(r) }).join(', ')}`);
   process.stdout.write(`${text.summary}\n`);
 }

@@ -8,7 +8,8 @@
  * 4 worker processes on one task queue. Per run: services per minute, CPU seconds of Temporal (every server process;
  * for the cluster also PostgreSQL with all its backends), of the workers and the simulator, how busy the machine was,
  * and the database growth per service (the dev server's SQLite file, the cluster's pg_database_size of both
- * databases). Prints a table and writes it into the marked cluster section of docs/benchmarks.md.
+ * databases). Prints its table and publishes (bench/publish.ts) bench/results/cluster.json and the `bench:cluster`
+ * section of docs/benchmarks.md.
  */
 import { appendFileSync, readFileSync, writeFileSync, mkdtempSync, rmSync, chmodSync } from 'node:fs';
 import os from 'node:os';
@@ -17,7 +18,8 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { workflowsPath } from '../worker/main';
 import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
-import { markdownSection, writeSection, type RunResult } from './cluster-report';
+import { clusterSection, type RunResult } from './cluster-report';
+import { gitRevision, publish } from './publish';
 import { FLEET_DEPLOY_MS } from './phase';
 import { applyAll } from './throughput';
 import { machineCpuSeconds } from './util';
@@ -26,7 +28,7 @@ import { startChildWorker } from '../dev/child-worker';
 import { fleetSpec } from './workload';
 import { WORKER_DEFAULTS } from './defaults';
 import type * as Lifecycle from './cluster-lifecycle';
-import { clusterBackend, devBackend, gitRevision, type Backend } from './cluster-backends';
+import { clusterBackend, devBackend, type Backend } from './cluster-backends';
 
 
 const log = (line: string) => process.stderr.write(`[bench:cluster ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
@@ -183,12 +185,15 @@ async function main(): Promise<void> {
 }
 
 function report(results: RunResult[], args: Args, loadStart: number[], loadEnd: number[], services: number, revision: string): void {
-  const section = markdownSection(results, { services, seed: args.seed, cpus: os.availableParallelism?.() ?? os.cpus().length, loadStart, loadEnd, revision });
+  const only = args.backends.length === 1 ? ` --only ${args.backends[0] === 'cluster' ? 'cluster' : 'dev'}` : '';
+  const workers = args.workers.join(',') === '1,2,4' ? '' : ` --workers ${args.workers.join(',')}`;
+  const options = `${services !== 120 ? ` --services ${services}` : ''}${workers}${args.seed !== 42 ? ` --seed ${args.seed}` : ''}${only}`;
+  const info = { command: `npm run bench:cluster${options ? ` --${options}` : ''}`, services, seed: args.seed, cpus: os.availableParallelism?.() ?? os.cpus().length, loadStart, loadEnd, revision };
+  const section = clusterSection(results, info);
   process.stdout.write(`${section}\n`);
   if (args.write) {
-    const file = path.join(__dirname, '..', '..', 'docs', 'benchmarks.md');
-    writeSection(file, section);
-    log(`wrote the cluster section of ${path.relative(process.cwd(), file)}`);
+    const written = publish({ name: 'cluster', doc: 'docs/benchmarks.md', results: { ...info, runs: results }, section });
+    log(`wrote ${written.join(', ')}`);
   }
 }
 

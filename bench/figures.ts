@@ -1,12 +1,12 @@
 /**
  * The numbers of a benchmark run: the targets and the summary line, and per mode the figures every report is
- * rendered from (report-text.ts for stdout, report-md.ts for docs/benchmarks.md, report-svg.ts for its chart,
- * report-prose.ts for the sentences, which only ever state these numbers).
+ * rendered from (report-text.ts for stdout, report-md.ts for the tables of docs/benchmarks.md, report-svg.ts for its
+ * chart).
  */
 import type { CoreRun, Mode, ModeName } from './core';
 import type { ThroughputResult } from './throughput';
 import type { BudgetResult } from './budget';
-import type { FleetResult } from './fleet';
+import type { FleetPhaseFigures, FleetResult } from './fleet';
 import { realistic429Share, REALISTIC_429_TARGET, type RealisticRun } from './realistic';
 import { int, mean, median, quantile, ratio, sum } from './util';
 import { isDefault, type WorkerSettings } from './defaults';
@@ -294,4 +294,9 @@ export function overheadParts(f: ModeFigures): { overhead: number; start: number
   const reaction = quantile(f.reactions, 0.5);
   const levels = median(f.levels);
   return { overhead: median(f.wall) - median(f.bound), start: median(f.startup), reactions: reaction * levels, levels, reaction, tail: median(f.tailLag) };
+}
+
+/** The controller fleet's phases in run order; the node change only in runs that had one. */
+export function fleetPhases(f: FleetResult): [string, FleetPhaseFigures][] {
+  return [['apply', f.apply], ['no-op full resync', f.noop], ...(f.nodeChange ? [['node change', f.nodeChange] as [string, FleetPhaseFigures]] : []), ['delete', f.remove]];
 }

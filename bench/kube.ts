@@ -14,9 +14,10 @@
  * Each phase: wall time, Engine requests and writes (the simulator's counters), and the Kubernetes API requests of
  * lbaas kube (the API server's audit log of its user, by verb and resource). Then the controller fleet
  * (bench/fleet.ts) of N services on a Temporal dev server and simulator of its own, as `npm run bench -- --fleet N`.
- * Writes the Kubernetes section of docs/benchmarks.md and ends with `summary: kube_services_per_min=…`.
+ * Publishes (bench/publish.ts) bench/results/kube.json and the `bench:kube` section of docs/benchmarks.md, and ends
+ * with `summary: kube_services_per_min=…`.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -34,8 +35,8 @@ import { kubeconfigText, putNode, startLocalApiserver, type LocalApiserver } fro
 import { workflowsPath } from '../worker/main';
 import { WORKER_DEFAULTS } from './defaults';
 import { runFleet, type FleetResult } from './fleet';
-import { KUBE_MARK, withSection } from './kept-sections';
 import { FLEET_DEPLOY_MS, measurePhase, type PhaseCost } from './phase';
+import { factTable, gitRevision, loadText, mdTable, publish } from './publish';
 import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
 import { mapLimit, sleep } from './util';
 import { SERVERS } from './workload';
@@ -85,6 +86,11 @@ const cpuText = (c: PhaseCost) =>
 
 const kubeTotal = (p: KubePhase) => Object.values(p.kubeRequests).reduce((a, b) => a + b, 0);
 
+/** Servers a phase wrote (created or deleted), from its Engine requests by route. */
+const serversWritten = (p: KubePhase) => (p.cost.byRoute?.['POST /api/LBaaS/v1/server.json'] ?? 0) + (p.cost.byRoute?.['DELETE /api/LBaaS/v1/server.json/{id}'] ?? 0);
+/** Engine requests per Server written: the cost of a pool change against what it had to write (a pool-delta pass: at most 3). */
+const perServer = (p: KubePhase) => (serversWritten(p) === 0 ? 'n/a' : (p.cost.requests / serversWritten(p)).toFixed(2));
+
 /** The audit events of lbaas kube's user written since byte `from`: one per request (a watch counted when it starts). */
 async function auditCounts(file: string, from: number): Promise<Record<string, number>> {
   const bytes = await readFile(file).catch(() => Buffer.alloc(0));
@@ -105,14 +111,6 @@ async function auditCounts(file: string, from: number): Promise<Record<string, n
 
 /** Where the audit log's whole lines end (a line being written belongs to what comes after). */
 const wholeLinesEnd = (file: string) => (existsSync(file) ? readFileSync(file).lastIndexOf(0x0a) + 1 : 0);
-
-function gitRevision(): string {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-  } catch {
-    return 'unknown';
-  }
-}
 
 interface KubeCli {
   child: ChildProcess;
@@ -325,56 +323,62 @@ async function runFleetBeside(o: { services: number; seed: number; log: (l: stri
   }
 }
 
-const routes = (r: Record<string, number>) =>
-  Object.entries(r)
-    .sort(([, a], [, b]) => b - a)
-    .map(([k, n]) => `${k} ${n}`)
-    .join(', ');
-
-function markdownSection(r: KubeBenchResult, command: string): string {
-  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-  const row = (name: string, p: KubePhase, extra: string) => `| ${name} | ${s(p.cost.wallMs)} | ${extra} | ${p.cost.requests} (${p.cost.mutations}) | ${kubeTotal(p)} |`;
-  const f = r.fleet;
-  const lines = [
-    KUBE_MARK.begin,
-    '## Kubernetes: `lbaas kube` at cluster scale',
-    '',
-    `\`${command}\` at ${r.revision}, ${r.date}, ${r.machine}; load ${r.loadAvg.start.map((x) => x.toFixed(1)).join('/')} at start, ${r.loadAvg.end.map((x) => x.toFixed(1)).join('/')} at end.`,
-    `A real kube-apiserver (kube/local-apiserver.ts), \`lbaas kube\` as the CLI process under the service account of examples/k8s-rbac.yaml, one worker at the settings of \`lbaas worker\` without environment, the simulator with deploys of ${r.deployMs.min}-${r.deployMs.max} ms.`,
-    `${r.services} Services created at once, each with 2 ports and both IP families on ${r.loadBalancers} load balancers over 3 Nodes: ${r.objects} Engine objects, the shape of the controller fleet.`,
-    'Kubernetes API requests are those of lbaas kube (the API server\'s audit log of its user); the benchmark\'s own creates, deletes and LISTs are not among them.',
-    '',
-    '| phase | wall | rate | Engine requests (writes) | Kubernetes API requests |',
-    '|---|---:|---:|---:|---:|',
-    row('apply: created until every ingress is written', r.apply, `${r.servicesPerMinute.toFixed(0)} services/min`),
-    row('node join: until every Service has its Servers', r.join, `${(r.join.cost.requests / r.services).toFixed(1)} Engine requests/service`),
-    row('NotReady/Ready flap', r.flap, r.flapMovedPool ? 'pool revision moved' : 'pool revision unchanged'),
-    row('delete: until every Service is gone', r.remove, `${((r.services / r.remove.cost.wallMs) * 60_000).toFixed(0)} services/min`),
-    '',
-    `Kubernetes API requests of the apply: ${routes(r.apply.kubeRequests)}. Of the delete: ${routes(r.remove.kubeRequests)}.`,
-    `Engine requests of the node join by route: ${routes(r.join.cost.byRoute ?? {})}.`,
-    `CPU seconds of the apply: ${cpuText(r.apply.cost)}. Of the delete: ${cpuText(r.remove.cost)}.`,
-    '',
-  ];
-  if (f) {
-    lines.push(
-      `Beside it, in the same run, the \`lbaas apply\` controller fleet (bench/fleet.ts) of the same ${f.services} services on a Temporal dev server and simulator of its own:`,
-      '',
-      '| phase | `lbaas kube` | `lbaas apply` fleet |',
-      '|---|---:|---:|',
-      `| apply | ${s(r.apply.cost.wallMs)}, ${r.servicesPerMinute.toFixed(0)} services/min, ${r.apply.cost.requests} Engine requests | ${s(f.apply.wallMs)}, ${f.servicesPerMinute.toFixed(0)} services/min, ${f.apply.requests} Engine requests |`,
-      `| node join | ${s(r.join.cost.wallMs)}, ${r.join.cost.requests} Engine requests (${r.join.cost.mutations} writes) | ${f.nodeChange ? `${s(f.nodeChange.wallMs)}, ${f.nodeChange.requests} Engine requests (${f.nodeChange.mutations} writes)` : 'n/a'} |`,
-      `| delete | ${s(r.remove.cost.wallMs)}, ${r.remove.cost.requests} Engine requests | ${s(f.remove.wallMs)}, ${f.remove.requests} Engine requests |`,
-      '',
-      `CPU seconds of the fleet's apply: ${cpuText(f.apply)}.`,
-      '',
-    );
-  }
-  lines.push(`Summary line: \`${summaryLine(r)}\``, KUBE_MARK.end);
-  return lines.join('\n');
+/** Rows of counts by key (a request kind, a process), one column per phase; the largest first. */
+function countRows(columns: readonly Record<string, number>[], digits = 0): (string | number)[][] {
+  const keys = [...new Set(columns.flatMap((c) => Object.keys(c)))];
+  const total = (k: string) => columns.reduce((a, c) => a + (c[k] ?? 0), 0);
+  return keys.sort((a, b) => total(b) - total(a)).map((k) => [k, ...columns.map((c) => (c[k] === undefined ? '' : (c[k] as number).toFixed(digits)))]);
 }
 
-function summaryLine(r: KubeBenchResult): string {
+/** The `bench:kube` section: the run, the phases, their Kubernetes and Engine requests, CPU, and the fleet beside it. */
+export function kubeSection(r: KubeBenchResult, command: string): string {
+  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const f = r.fleet;
+  const parts = [
+    factTable([
+      ['command', `\`${command}\``],
+      ['commit', r.revision],
+      ['date', r.date],
+      ['machine', r.machine],
+      ['load average', loadText(r.loadAvg.start, r.loadAvg.end)],
+      ['workload', `${r.services} Services x ${r.loadBalancers} load balancers over 3 Nodes, ${r.objects} Engine objects, deploys ${r.deployMs.min}-${r.deployMs.max} ms`],
+    ]),
+    mdTable(
+      ['phase', 'wall', 'rate', 'Engine requests (writes)', 'Kubernetes API requests'],
+      [
+        ['apply: created until every ingress is written', s(r.apply.cost.wallMs), `${r.servicesPerMinute.toFixed(0)} services/min`, `${r.apply.cost.requests} (${r.apply.cost.mutations})`, kubeTotal(r.apply)],
+        ['node join: until every Service has its Servers', s(r.join.cost.wallMs), `${(r.join.cost.requests / r.services).toFixed(1)} Engine requests/service, ${perServer(r.join)} per Server written (${serversWritten(r.join)})`, `${r.join.cost.requests} (${r.join.cost.mutations})`, kubeTotal(r.join)],
+        ['NotReady/Ready flap', s(r.flap.cost.wallMs), r.flapMovedPool ? 'pool revision moved' : 'pool revision unchanged', `${r.flap.cost.requests} (${r.flap.cost.mutations})`, kubeTotal(r.flap)],
+        ['delete: until every Service is gone', s(r.remove.cost.wallMs), `${((r.services / r.remove.cost.wallMs) * 60_000).toFixed(0)} services/min`, `${r.remove.cost.requests} (${r.remove.cost.mutations})`, kubeTotal(r.remove)],
+      ],
+      true,
+    ),
+    mdTable(['Kubernetes API requests of lbaas kube', 'apply', 'node join', 'delete'], countRows([r.apply.kubeRequests, r.join.kubeRequests, r.remove.kubeRequests]), true),
+    mdTable(['Engine requests of the node join', 'requests'], countRows([r.join.cost.byRoute ?? {}]), true),
+    mdTable(
+      ['CPU seconds', 'apply', 'delete', ...(f ? ['`lbaas apply` fleet: apply'] : [])],
+      countRows([{ ...r.apply.cost.cpuSeconds, 'machine busy': r.apply.cost.machineBusySeconds }, { ...r.remove.cost.cpuSeconds, 'machine busy': r.remove.cost.machineBusySeconds }, ...(f ? [{ ...f.apply.cpuSeconds, 'machine busy': f.apply.machineBusySeconds }] : [])]),
+      true,
+    ),
+  ];
+  if (f) {
+    parts.push(
+      mdTable(
+        ['phase', '`lbaas kube`', `\`lbaas apply\` fleet (${f.services} services)`],
+        [
+          ['apply', `${s(r.apply.cost.wallMs)}, ${r.servicesPerMinute.toFixed(0)} services/min, ${r.apply.cost.requests} Engine requests`, `${s(f.apply.wallMs)}, ${f.servicesPerMinute.toFixed(0)} services/min, ${f.apply.requests} Engine requests`],
+          ['node join', `${s(r.join.cost.wallMs)}, ${r.join.cost.requests} Engine requests (${r.join.cost.mutations} writes)`, f.nodeChange ? `${s(f.nodeChange.wallMs)}, ${f.nodeChange.requests} Engine requests (${f.nodeChange.mutations} writes)` : 'n/a'],
+          ['delete', `${s(r.remove.cost.wallMs)}, ${r.remove.cost.requests} Engine requests`, `${s(f.remove.wallMs)}, ${f.remove.requests} Engine requests`],
+        ],
+        true,
+      ),
+    );
+  }
+  parts.push(`\`${summaryLine(r)}\``);
+  return parts.join('\n\n');
+}
+
+export function summaryLine(r: KubeBenchResult): string {
   return [
     'summary:',
     `kube_services=${r.services}`,
@@ -382,6 +386,8 @@ function summaryLine(r: KubeBenchResult): string {
     `kube_apply_kube_requests_per_service=${(kubeTotal(r.apply) / r.services).toFixed(1)}`,
     `kube_join_engine_requests=${r.join.cost.requests}`,
     `kube_join_engine_writes=${r.join.cost.mutations}`,
+    `kube_join_servers_written=${serversWritten(r.join)}`,
+    `kube_join_engine_requests_per_server=${perServer(r.join)}`,
     `kube_flap_engine_writes=${r.flap.cost.mutations}`,
     `kube_delete_s=${(r.remove.cost.wallMs / 1000).toFixed(1)}`,
     ...(r.fleet ? [`fleet_services_per_min=${r.fleet.servicesPerMinute.toFixed(0)}`] : []),
@@ -420,15 +426,11 @@ export async function runKubeBench(argv: string[]): Promise<void> {
       loadAvg: { start: loadStart, end: os.loadavg() },
     };
     const command = `npm run bench -- --kube${services !== 1000 ? ` --services ${services}` : ''}${fleet ? '' : ' --no-fleet'}`;
-    const section = markdownSection(r, command);
+    const section = kubeSection(r, command);
     process.stdout.write(`${section}\n`);
     const save = value('--save-json');
     if (save) writeFileSync(save, JSON.stringify(r, null, 1));
-    if (!argv.includes('--no-write')) {
-      const file = path.join(REPO, 'docs', 'benchmarks.md');
-      writeFileSync(file, withSection(existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n', KUBE_MARK, section));
-      process.stdout.write(`wrote the Kubernetes section of ${path.relative(process.cwd(), file)}\n`);
-    }
+    if (!argv.includes('--no-write')) process.stdout.write(`wrote ${publish({ name: 'kube', doc: 'docs/benchmarks.md', results: r, section }).join(', ')}\n`);
     process.stdout.write(`${summaryLine(r)}\n`);
   } finally {
     rmSync(dir, { recursive: true, force: true });

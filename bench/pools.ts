@@ -7,11 +7,11 @@
  * - direct: the same change made the old way, one `apply` per service (each service switched to inline servers
  *   with the third node), from the first apply to the last service converged;
  * - Engine requests per service for each (from the simulator's /_sim/stats).
- * Target: fan-out <= direct + 2 s at N = 300. Writes the "Server pools" section of docs/benchmarks.md (between
- * its markers; the rest of the file is the main benchmark's and is kept).
+ * Target: fan-out <= direct + 2 s at N = 300. Publishes (bench/publish.ts) bench/results/pools.json and the
+ * `bench:pools` section of docs/benchmarks.md.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -22,13 +22,13 @@ import { startDevServer } from '../dev/devserver';
 import { ensureTemporalServer } from '../dev/temporal-server';
 import { validateSpec, type ServerSpec } from '../domain';
 import { workflowsPath } from '../worker/main';
+import { factTable, gitRevision, loadText, mdTable, publish, utcMinute } from './publish';
 import { BENCH_TOKEN, startSimProcess, type SimAdmin } from './sim-process';
 
 /** Engine deploy delays: short enough that 300 services set up in minutes, long enough to be waited for. */
 const DEPLOY_MS = { min: 100, max: 300 };
 /** Applies in flight at once while setting up (the client's own concurrency, not the orchestrator's). */
 const SETUP_BATCH = 50;
-export const POOL_MARK = { begin: '<!-- pools:begin -->', end: '<!-- pools:end -->' };
 
 interface PoolRow {
   services: number;
@@ -121,44 +121,29 @@ async function measure(lbaas: LbaasClient, admin: SimAdmin, n: number, run: stri
   };
 }
 
-function markdownSection(rows: readonly PoolRow[], command: string): string {
-  const lines = [
-    POOL_MARK.begin,
-    '## Server pools: fan-out of one node change',
-    '',
-    `\`${command}\`, on this machine (loopback: Temporal dev server, the simulator with deploy delays of ${DEPLOY_MS.min}-${DEPLOY_MS.max} ms, one worker).`,
-    'Each service: one load balancer, one port, one address, a pool of two nodes. *Fan-out* is `pool add` of a third node until every',
-    'service has reconciled it (`pool status --wait`); *direct* is the same change the old way, one `apply` per service, all at once.',
-    '',
-    '| services | fan-out add (last service converged) | fan-out remove | direct apply | fan-out - direct | requests/service fan-out (writes) | requests/service direct (writes) |',
-    '|---:|---:|---:|---:|---:|---:|---:|',
-    ...rows.map(
-      (r) =>
-        `| ${r.services} | ${(r.fanoutAddMs / 1000).toFixed(2)} s (${(r.fanoutAddServicesMs / 1000).toFixed(2)} s) | ${(r.fanoutRemoveMs / 1000).toFixed(2)} s | ${(r.directMs / 1000).toFixed(2)} s | ${((r.fanoutAddMs - r.directMs) / 1000).toFixed(2)} s | ${r.fanoutRequestsPerService} (${r.fanoutWritesPerService}) | ${r.directRequestsPerService} (${r.directWritesPerService}) |`,
-    ),
-    '',
-    'Target: fan-out no slower than the per-service reconciliations it triggers, plus at most 2 s for 300 services.',
-    POOL_MARK.end,
-  ];
-  return `${lines.join('\n')}\n`;
+interface PoolRunInfo {
+  command: string;
+  revision: string;
+  date: string;
+  load: { start: number[]; end: number[] };
 }
 
-/** Replaces the pools section of `file` (or appends it). */
-export function writePoolSection(file: string, section: string): void {
-  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
-  const a = text.indexOf(POOL_MARK.begin);
-  const b = text.indexOf(POOL_MARK.end);
-  const next = a >= 0 && b > a ? `${text.slice(0, a)}${section.trimEnd()}${text.slice(b + POOL_MARK.end.length)}` : `${text.trimEnd()}\n\n${section}`;
-  writeFileSync(file, next.endsWith('\n') ? next : `${next}\n`);
-}
-
-/** The pools section currently in `file` ('' if none), so that the main benchmark can keep it when it rewrites the file. */
-export function poolSectionOf(file: string): string {
-  if (!existsSync(file)) return '';
-  const text = readFileSync(file, 'utf8');
-  const a = text.indexOf(POOL_MARK.begin);
-  const b = text.indexOf(POOL_MARK.end);
-  return a >= 0 && b > a ? `${text.slice(a, b + POOL_MARK.end.length)}\n` : '';
+/** The `bench:pools` section: the run, then one row per fleet size. */
+export function poolSection(rows: readonly PoolRow[], info: PoolRunInfo): string {
+  const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+  const run = factTable([
+    ['command', `\`${info.command}\``],
+    ['commit', info.revision],
+    ['date', info.date],
+    ['load average', loadText(info.load.start, info.load.end)],
+    ['simulator deploys', `${DEPLOY_MS.min}-${DEPLOY_MS.max} ms`],
+  ]);
+  const table = mdTable(
+    ['services', 'fan-out add (last service converged)', 'fan-out remove', 'direct apply', 'fan-out - direct', 'requests/service fan-out (writes)', 'requests/service direct (writes)'],
+    rows.map((r) => [r.services, `${s(r.fanoutAddMs)} (${s(r.fanoutAddServicesMs)})`, s(r.fanoutRemoveMs), s(r.directMs), s(r.fanoutAddMs - r.directMs), `${r.fanoutRequestsPerService} (${r.fanoutWritesPerService})`, `${r.directRequestsPerService} (${r.directWritesPerService})`]),
+    true,
+  );
+  return `${run}\n\n${table}`;
 }
 
 export async function runPoolBench(argv: string[]): Promise<void> {
@@ -173,6 +158,7 @@ export async function runPoolBench(argv: string[]): Promise<void> {
   });
   const seed = Number(value('--seed') ?? 42);
   const log = (l: string) => process.stderr.write(`[bench pools] ${l}\n`);
+  const loadStart = os.loadavg();
   await ensureTemporalServer({ which: ['server'], progress: log });
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'lbaas-bench-pool-'));
   const quiet = { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} };
@@ -196,12 +182,10 @@ export async function runPoolBench(argv: string[]): Promise<void> {
       rows.push(row);
       process.stdout.write(`${JSON.stringify(row)}\n`);
     }
-    const command = `npm run bench -- --pool --services ${sizes.join(',')}`;
-    if (!argv.includes('--no-write')) {
-      const file = path.join(__dirname, '..', '..', 'docs', 'benchmarks.md');
-      writePoolSection(file, markdownSection(rows, command));
-      process.stdout.write(`wrote the Server pools section of ${path.relative(process.cwd(), file)}\n`);
-    }
+    const info = { command: `npm run bench -- --pool --services ${sizes.join(',')}${seed !== 42 ? ` --seed ${seed}` : ''}`, revision: gitRevision(), date: utcMinute(new Date()), load: { start: loadStart, end: os.loadavg() } };
+    const section = poolSection(rows, info);
+    process.stdout.write(`${section}\n`);
+    if (!argv.includes('--no-write')) process.stdout.write(`wrote ${publish({ name: 'pools', doc: 'docs/benchmarks.md', results: { ...info, rows }, section }).join(', ')}\n`);
     const big = rows.at(-1) as PoolRow;
     process.stdout.write(`summary: pool_fanout_overhead_ms=${big.fanoutAddMs - big.directMs} services=${big.services}\n`);
   } finally {

@@ -181,25 +181,3 @@ export function textTable(rows: readonly string[][]): string {
   const widths = (rows[0] ?? []).map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)) + 2);
   return rows.map((r) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('').trimEnd()).join('\n');
 }
-
-/** The markdown section of docs/benchmarks.md. */
-export function realisticMarkdown(runs: readonly RealisticRun[]): string {
-  if (runs.length === 0) return '';
-  const [header, ...rows] = realisticRows(runs) as [string[], ...string[][]];
-  const share = realistic429Share(runs);
-  const L = [
-    '## The real Engine\'s manners (simulator profile `realistic`)',
-    '',
-    `The core workload (${CORE_SHAPE.ports} ports x ${CORE_SHAPE.addresses} addresses x ${CORE_SHAPE.servers} servers on 2 load balancers, deploy ${CORE_DEPLOY_MS.min}-${CORE_DEPLOY_MS.max} ms) applied, re-applied with one port dropped, and deleted, on each profile. The realistic profile answers 429 without Retry-After above 5 requests/s per token (burst 10), keeps deleted objects listed for 2-5 s, lags its tag index 1-4 s behind tagging, fails overlapping tag requests and sends sparse answers. Every phase was checked: exact object count, no duplicates, nothing untagged, nothing left after the delete.`,
-    '',
-    `| ${header.join(' | ')} |`,
-    `|${header.map(() => '---').join('|')}|`,
-    ...rows.map((r) => `| ${r.join(' | ')} |`),
-    '',
-    share === null
-      ? ''
-      : `Requests answered 429 under the realistic profile: **${(share * 100).toFixed(1)} %** (target: at most ${REALISTIC_429_TARGET * 100} %; ${share <= REALISTIC_429_TARGET ? 'met' : 'missed'}). "Backing off" is wall time during which the worker's Engine client held every request back after a 429 (activities/engine/pacing.ts); the worker's budget of 10 requests/s is twice what this Engine grants, so the rate it settles at is the AIMD's doing.`,
-    '',
-  ];
-  return L.join('\n');
-}

@@ -5,10 +5,9 @@
  * mechanism buys something on a metric only where an exact sign test of those differences says the split between
  * worse and better repetitions is not chance (p < SIGNIFICANCE).
  */
-import { AB_MECHANISMS, CORE_DEPLOY_MS, type CoreRun, type ModeName } from './core';
-import { AB_MARK } from './kept-sections';
+import { AB_MECHANISMS, type CoreRun, type ModeName } from './core';
+import { factTable, loadText, mdTable } from './publish';
 import { mean, median } from './util';
-import { CORE_SHAPE } from './workload';
 
 interface Metric {
   name: string;
@@ -143,45 +142,33 @@ export interface AbRunInfo {
   seed: number;
   date: string;
   machine: string;
-  /** The load average was above the CPU count at the start or the end: other work shared the machine. */
-  busy: boolean;
+  load: { start: number[]; end: number[] };
 }
 
-/** The section of docs/benchmarks.md, between AB_MARK's markers. */
-export function abMarkdown(rows: readonly AbRow[], info: AbRunInfo): string {
-  const out = [AB_MARK.begin, '', '## What each latency mechanism buys (same-run A/B)', ''];
-  out.push(
-    `Workload: the core workload (one service, ${CORE_SHAPE.ports} ports x ${CORE_SHAPE.addresses} addresses x ${CORE_SHAPE.servers} servers on 2 load balancers, ` +
-      `deploy delays ${CORE_DEPLOY_MS.min}-${CORE_DEPLOY_MS.max} ms), converged from empty. Each mode below is the default worker (mode \`heartbeat\`, ` +
-      "the product at `lbaas worker`'s settings) with exactly one mechanism turned off by a worker option; every repetition runs all modes on one seed, " +
-      'so both sides of a pair draw their deploy delays from the same stream. A difference is taken per repetition (off minus default, lower is ' +
-      'better for every metric); a mechanism "buys" on a metric where turning it off made that metric worse in so many more pairs than ' +
-      `better that an exact two-sided sign test gives p < ${SIGNIFICANCE}, "costs" where it made it better as clearly, and otherwise the ` +
-      "effect is within this run's noise.",
+/** The `bench:ab` section of docs/benchmarks.md: the run, then per mechanism and metric the paired differences. */
+export function abSection(rows: readonly AbRow[], info: AbRunInfo): string {
+  const run = factTable([
+    ['command', `\`${info.command}\``],
+    ['commit', info.revision],
+    ['date', info.date],
+    ['machine', info.machine],
+    ['load average', loadText(info.load.start, info.load.end)],
+    ['seed, repetitions (pairs)', `${info.seed}, ${info.reps}`],
+  ]);
+  const table = mdTable(
+    ['mechanism (mode with it off)', 'what off means', 'metric', 'default', 'off', 'off minus default: median (min to max)', 'off worse / better (pairs)', 'sign test p', 'verdict'],
+    rows.flatMap((r) =>
+      r.cells.map((c, i) => [
+        ...(i === 0 ? [`${r.mechanism} (\`${r.mode}\`)`, r.off] : ['', '']),
+        c.metric,
+        num(c.on, c.digits),
+        num(c.off, c.digits),
+        `${signed(c.diff.median, c.digits)} (${signed(c.diff.min, c.digits)} to ${signed(c.diff.max, c.digits)})`,
+        `${c.worse} / ${c.better}`,
+        pText(c.p),
+        verdict(c),
+      ]),
+    ),
   );
-  out.push('');
-  out.push(`Run: \`${info.command}\` at ${info.revision}, ${info.reps} repetitions, seed ${info.seed}, ${info.date}, ${info.machine}.`);
-  if (info.busy) {
-    out.push(
-      'Other work shared the machine (load above its CPU count): absolute times are inflated and noisy; pairing the modes by repetition, ' +
-        'in an order that rotates every repetition, is what keeps the differences comparable.',
-    );
-  }
-  const base = rows[0]?.cells;
-  if (base) out.push(`The default worker in this run: ${num(base[0]?.on ?? NaN, 2)}x the lower bound and ${num(base[1]?.on ?? NaN, 0)} Engine requests (medians; targets: at most 1.10x and 170).`);
-  out.push('');
-  out.push('| mechanism (mode with it off) | what off means | metric | default | off | off minus default: median (min to max) | off worse / better (pairs) | sign test p | verdict |');
-  out.push('|---|---|---|---|---|---|---|---|---|');
-  for (const r of rows) {
-    r.cells.forEach((c, i) => {
-      const head = i === 0 ? [`${r.mechanism} (\`${r.mode}\`)`, r.off] : ['', ''];
-      out.push(`| ${[...head, c.metric, num(c.on, c.digits), num(c.off, c.digits), `${signed(c.diff.median, c.digits)} (${signed(c.diff.min, c.digits)} to ${signed(c.diff.max, c.digits)})`, `${c.worse} / ${c.better}`, pText(c.p), verdict(c)].join(' | ')} |`);
-    });
-  }
-  out.push('');
-  out.push('From these numbers (the verdicts above, computed, not judged by hand):');
-  out.push('');
-  for (const r of rows) out.push(`- ${r.mechanism}: ${recommendation(r)}.`);
-  out.push('', AB_MARK.end);
-  return out.join('\n');
+  return `${run}\n\n${table}`;
 }

@@ -1,12 +1,12 @@
 /** The report on stdout: a table per mode, where the time goes, each repetition, the throughput run, the targets. */
 import { CORE_DEPLOY_MS, type CoreRun } from './core';
-import { fleetText } from './report-fleet';
-import { boundRatio, modeFigures, type BenchResult, type Summary } from './figures';
+import { boundRatio, fleetPhases, modeFigures, type BenchResult, type Summary } from './figures';
 import { int, median, mib, quantile, ratio, secs, spread } from './util';
 import { realisticRows, textTable } from './realistic';
 import { CORE_SHAPE } from './workload';
 
 const s = (ms: number) => `${secs(ms)} s`;
+const per = (n: number, of: number) => `${n} (${(n / of).toFixed(1)})`;
 const pad = (text: string, n: number) => (text.length >= n ? text : text + ' '.repeat(n - text.length));
 
 export function textReport(r: BenchResult, sum_: Summary): string {
@@ -94,4 +94,18 @@ export function coreOnlyReport(core: readonly CoreRun[]): string {
   const table = [head, ...rows];
   const widths = head.map((_, i) => Math.max(...table.map((r) => (r[i] as string).length)));
   return table.map((r) => r.map((c, i) => c.padEnd(widths[i] as number)).join('  ')).join('\n');
+}
+
+/** The controller fleet and the Engine budget run, one line per phase. */
+function fleetText(r: BenchResult): string[] {
+  const f = r.fleet;
+  const out: string[] = [];
+  if (f) {
+    out.push(`controller fleet: ${f.services} services x ${f.loadBalancers} load balancers, ${f.servicesPerMinute.toFixed(0)} services/min, worker peak RSS ${mib(f.workerPeakRssBytes)}`);
+    for (const [name, p] of fleetPhases(f)) {
+      out.push(`  ${name}: ${s(p.wallMs)}, ${per(p.requests, f.services)} Engine requests, ${p.mutations} writes; CPU s ${Object.entries(p.cpuSeconds).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}`);
+    }
+  }
+  if (r.budget) out.push(`Engine budget ${r.budget.requestsPerSecond}/s: goodput ${(r.budget.goodput * 100).toFixed(0)} %, ${(r.budget.throttledShare * 100).toFixed(2)} % answered 429`);
+  return out;
 }

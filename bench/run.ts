@@ -3,20 +3,21 @@
  * in order on one Temporal dev server and simulator; each measurement and report already lives in its own file under
  * bench/.)
  *
- * `npm run bench [-- --quick] [--seed N] [--reps N] [--services N] [--fleet N] [--budget N] [--out FILE] [--no-write] [--save-json FILE]`
+ * `npm run bench [-- --quick] [--seed N] [--reps N] [--services N] [--fleet N] [--budget N] [--no-write]`
  * `npm run bench -- --core [--reps N] [--seed N] [--no-write]` runs only the core workload in the default worker and in
- * each mechanism-off mode (bench/core.ts, AB_MECHANISMS), prints what each mechanism buys and writes that section of
- * docs/benchmarks.md (bench/report-ab.ts), nothing else.
+ * each mechanism-off mode (bench/core.ts, AB_MECHANISMS) and publishes what each mechanism buys (bench/report-ab.ts).
  * `npm run bench -- --kube [--services N] [--no-fleet] [--no-write]` runs only `lbaas kube` at cluster scale beside the
- * controller fleet (bench/kube.ts) and writes its section of docs/benchmarks.md.
+ * controller fleet (bench/kube.ts); `npm run bench -- --pool [--services 30,300]` only the pools' fan-out (bench/pools.ts).
  * `npm run bench -- --realistic-only [--seed N]` runs only the ideal-vs-realistic Engine comparison (realistic.ts)
- * and prints its table, without writing docs/benchmarks.md.
- * `node dist/bench/run.js --from-json FILE [--out FILE]` renders the report of a saved run again, without measuring.
+ * and prints its table, writing nothing.
+ * `node dist/bench/run.js --from-json` publishes bench/results/core.json again without measuring (after a change of
+ * the tables).
  *
  * Measures the orchestrator against the lower bound of the Engine's own deploy delays and against the upstream
  * controller's waves, compares readiness polling strategies, measures workflow history sizes, throughput of one
- * worker and the cost of a no-op full resync. Prints a table, writes docs/benchmarks.md and docs/benchmarks.svg, and
- * ends with one line: `summary: convergence_vs_bound=<x> convergence_vs_waves=<x> requests_vs_waves=<x> noop_writes=<n>`.
+ * worker and the cost of a no-op full resync. Prints a table, publishes (bench/publish.ts) its results as
+ * bench/results/core.json and its tables as the `bench:core` section of docs/benchmarks.md with the chart
+ * docs/benchmarks.svg, and ends with the summary line: `summary: convergence_vs_bound=<x> ... defaults=<yes|no>`.
  *
  * Everything runs on loopback: a Temporal dev server, the Engine simulator in a child process, and the workers in
  * child processes of their own (their peak RSS is read from /proc). `--quick` (2 repetitions, 40 services) finishes
@@ -24,7 +25,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -37,12 +38,11 @@ import { reconcileService } from '../workflows';
 import { AB_MECHANISMS, CORE_DEPLOY_MS, MODES, runCore, WORKER_DEPLOY_TIMES, WORKER_PACING, WORKER_READINESS, WORKER_SWITCHES, type CoreContext, type CoreRun, type WorkerKind } from './core';
 import { WORKER_DEFAULTS } from './defaults';
 import { summarize, type BenchResult, type Machine } from './figures';
-import { markdown } from './report-md';
+import { coreSection } from './report-md';
 import { svgChart } from './report-svg';
 import { coreOnlyReport, textReport } from './report-text';
-import { keepSections } from './cluster-report';
-import { AB_MARK, withKeptSections, withSection } from './kept-sections';
-import { abMarkdown, abRows, abSummary, abText } from './report-ab';
+import { publish, readResults, REPO, utcMinute } from './publish';
+import { abSection, abRows, abSummary, abText } from './report-ab';
 import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
 import { runBudget } from './budget';
 import { runFleet, type FleetResult } from './fleet';
@@ -52,7 +52,7 @@ import { runThroughput } from './throughput';
 import { startChildWorker, type ChildWorker } from '../dev/child-worker';
 import { CountingEngine } from './waves';
 import { coreSpec } from './workload';
-import { poolSectionOf, runPoolBench } from './pools';
+import { runPoolBench } from './pools';
 import { runKubeBench } from './kube';
 import { porcelainPaths, PRODUCT_ROOMS } from './util';
 
@@ -65,9 +65,9 @@ interface Args {
   fleet: number;
   /** Services of the Engine budget run (bench/budget.ts); 0: not run. */
   budget: number;
-  out: string | null;
-  saveJson: string | null;
-  fromJson: string | null;
+  /** Publish the results file and the doc section (false: --no-write, print only). */
+  write: boolean;
+  fromJson: boolean;
   realisticOnly: boolean;
   /** Only these core modes (comma-separated names), e.g. for an A/B of two workers in one run. */
   modes: string[] | null;
@@ -75,7 +75,7 @@ interface Args {
   coreOnly: boolean;
   /**
    * The same-run A/B of the latency mechanisms: the core workload only, in `heartbeat` and each AB_MECHANISMS mode
-   * (or --modes), its table printed and written into docs/benchmarks.md's A/B section (unless --no-write).
+   * (or --modes), its table printed and published as bench/results/ab.json and `bench:ab` (unless --no-write).
    */
   ab: boolean;
 }
@@ -93,15 +93,13 @@ function parseArgs(argv: string[]): Args {
     if (!Number.isInteger(n) || n < min) throw new Error(`${name}: expected an integer >= ${min}, got ${raw}`);
     return n;
   };
-  const flags = new Set(['--quick', '--no-write', '--realistic-only', '--core-only', '--core']);
-  const known = new Set([...flags, '--modes', '--seed', '--reps', '--services', '--fleet', '--budget', '--out', '--save-json', '--from-json']);
+  const flags = new Set(['--quick', '--no-write', '--realistic-only', '--core-only', '--core', '--from-json']);
+  const known = new Set([...flags, '--modes', '--seed', '--reps', '--services', '--fleet', '--budget']);
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
     if (!known.has(a)) throw new Error(`unknown argument ${a} (flags: ${[...known].join(' ')})`);
     if (!flags.has(a)) i++;
   }
-  const out = argv.includes('--no-write') ? null : path.resolve(value('--out') ?? path.join(__dirname, '..', '..', 'docs', 'benchmarks.md'));
-  const file = (name: string) => (value(name) === undefined ? null : path.resolve(value(name) as string));
   return {
     quick,
     seed: num('--seed', 42, 0),
@@ -109,9 +107,8 @@ function parseArgs(argv: string[]): Args {
     services: num('--services', quick ? 40 : 200, 1),
     fleet: num('--fleet', 0, 0),
     budget: num('--budget', 0, 0),
-    out,
-    saveJson: file('--save-json'),
-    fromJson: file('--from-json'),
+    write: !argv.includes('--no-write'),
+    fromJson: argv.includes('--from-json'),
     realisticOnly: argv.includes('--realistic-only'),
     modes: value('--modes')?.split(',') ?? null,
     coreOnly: argv.includes('--core-only') || argv.includes('--core'),
@@ -119,44 +116,47 @@ function parseArgs(argv: string[]): Args {
   };
 }
 
-/** Prints the table, writes the markdown and the chart, and ends with the summary line. */
+/** Prints the table, publishes the results with their tables and the chart, and ends with the summary line. */
 function report(result: BenchResult, args: Args): void {
   const summary = summarize(result);
   process.stdout.write(textReport(result, summary));
-  if (args.out) {
-    mkdirSync(path.dirname(args.out), { recursive: true });
-    const svgName = `${path.basename(args.out, '.md')}.svg`;
-    const command = `npm run bench${result.quick ? ' -- --quick' : ''}${result.seed !== 42 ? ` --seed ${result.seed}` : ''}`;
-    // The cluster section (`npm run bench:cluster`), the server pools section (`npm run bench -- --pool`) and the test
-    // suite's time are measured apart; a rerun of this benchmark keeps them.
-    const pools = poolSectionOf(args.out);
-    const previous = existsSync(args.out) ? readFileSync(args.out, 'utf8') : '';
-    writeFileSync(args.out, withKeptSections(keepSections(markdown(result, summary, svgName, command), previous, pools), previous));
-    writeFileSync(path.join(path.dirname(args.out), svgName), svgChart(result));
-    process.stdout.write(`wrote ${path.relative(process.cwd(), args.out)} and ${svgName}\n`);
+  if (args.write) {
+    const svgName = 'benchmarks.svg';
+    const written = publish({ name: 'core', doc: 'docs/benchmarks.md', results: { ...result, summary: summaryFigures(summary) }, section: coreSection(result, summary, svgName) });
+    writeFileSync(path.join(REPO, 'docs', svgName), svgChart(result));
+    process.stdout.write(`wrote ${[...written, `docs/${svgName}`].join(', ')}\n`);
   }
   process.stdout.write(`${summary.line}\n`);
 }
 
-/** `--core`: the A/B table on stdout and in docs/benchmarks.md (its own section, the rest of the file unchanged). */
+/** The summary's keys and values as the results file keeps them (numbers; null where not measured). */
+function summaryFigures(sm: ReturnType<typeof summarize>): Record<string, number | boolean | null> {
+  const out: Record<string, number | boolean | null> = {};
+  for (const pair of sm.line.replace(/^summary: /, '').split(' ')) {
+    const [key, value] = pair.split('=') as [string, string];
+    out[key] = value === 'yes' ? true : value === 'no' ? false : value === 'n/a' ? null : Number(value);
+  }
+  return out;
+}
+
+/** `--core`: the A/B table on stdout, published as bench/results/ab.json and the `bench:ab` section. */
 function writeAb(core: readonly CoreRun[], args: Args, mach: Machine): void {
   const rows = abRows(core);
   process.stdout.write(`\n${abText(rows)}\n`);
-  if (args.out) {
+  if (args.write) {
     const reps = `${args.reps !== 5 ? ` --reps ${args.reps}` : ''}${args.seed !== 42 ? ` --seed ${args.seed}` : ''}`;
-    const load = os.loadavg().map((x) => x.toFixed(1)).join('/');
+    mach.loadAvgEnd = os.loadavg();
     const info = {
       command: `npm run bench -- --core${reps}`,
       revision: `${mach.revision}${mach.uncommitted.length ? ' (with uncommitted changes)' : ''}`,
       reps: args.reps,
       seed: args.seed,
-      date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC',
-      machine: `${mach.cpus} CPUs (${mach.cpuModel}), Node ${mach.node}, load ${mach.loadAvgStart.map((x) => x.toFixed(1)).join('/')} at start and ${load} at end`,
-      busy: Math.max(mach.loadAvgStart[0] ?? 0, os.loadavg()[0] ?? 0) > mach.cpus,
+      date: utcMinute(new Date()),
+      machine: `${mach.cpus} CPUs (${mach.cpuModel}), Node ${mach.node}`,
+      load: { start: mach.loadAvgStart, end: mach.loadAvgEnd },
     };
-    const previous = existsSync(args.out) ? readFileSync(args.out, 'utf8') : '# Benchmarks\n';
-    writeFileSync(args.out, withSection(previous, AB_MARK, abMarkdown(rows, info)));
-    process.stdout.write(`wrote the A/B section of ${path.relative(process.cwd(), args.out)}\n`);
+    const written = publish({ name: 'ab', doc: 'docs/benchmarks.md', results: { ...info, core, rows }, section: abSection(rows, info) });
+    process.stdout.write(`wrote ${written.join(', ')}\n`);
   }
   process.stdout.write(`${abSummary(rows)}\n`);
 }
@@ -199,7 +199,7 @@ async function main(): Promise<void> {
   if (process.argv.includes('--kube')) return runKubeBench(process.argv.slice(2).filter((a) => a !== '--kube'));
   const args = parseArgs(process.argv.slice(2));
   if (args.fromJson) {
-    const saved = JSON.parse(readFileSync(args.fromJson, 'utf8')) as BenchResult & { startedAt: string };
+    const saved = readResults<BenchResult & { startedAt: string }>('core');
     report({ ...saved, startedAt: new Date(saved.startedAt) }, args);
     return;
   }
@@ -330,7 +330,7 @@ async function main(): Promise<void> {
     let fleet: FleetResult | undefined;
     if (args.fleet > 0) {
       // On a Temporal dev server and simulator of its own, as `fleet-run` measures it: the earlier phases' runs in the
-      // shared server's in-memory database slowed the fleet by a sixth (209 against 254 services/min, docs/scaling.md).
+      // shared server's in-memory database slowed the fleet by a sixth (209 against 254 services/min when measured).
       log('starting a Temporal dev server, a simulator and a worker of their own for the controller fleet');
       const [fleetSrv, fleetSim] = await Promise.all([startDevServer({ progress: log }), startSimProcess({ seed: args.seed, deployMs: FLEET_DEPLOY_MS })]);
       const fleetConnection = await Connection.connect({ address: fleetSrv.address }).catch(async (err: unknown) => {
@@ -359,7 +359,6 @@ async function main(): Promise<void> {
 
     mach.loadAvgEnd = os.loadavg();
     const result: BenchResult = { quick: args.quick, seed: args.seed, reps: args.reps, startedAt, durationMs: Date.now() - t0, machine: mach, workers: workerSettings, modes, core, throughput, realistic, ...(fleet ? { fleet } : {}), ...(budget ? { budget } : {}) };
-    if (args.saveJson) writeFileSync(args.saveJson, JSON.stringify(result, null, 1));
     report(result, args);
   } finally {
     await Promise.all(workers.map((w) => w.stop().catch(() => {})));

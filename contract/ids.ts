@@ -25,6 +25,12 @@ export const workflowIds = {
   importRun: (run: string) => `lbaas-import/${run}`,
   /** One discoverCluster run of lbaas kube; `run` makes each its own workflow. */
   discoverRun: (clusterName: string, run: string) => `lbaas-discover/${clusterName}/${run}`,
+  /**
+   * The VIP allocation and release of one Service (lbaas kube): one id per Service and operation, so that two
+   * replicas or a retry starting it at once join one run instead of reserving twice.
+   */
+  vipAllocate: (serviceUid: string) => `lbaas-vip/${serviceUid}/allocate`,
+  vipRelease: (serviceUid: string) => `lbaas-vip/${serviceUid}/release`,
   /** The pool workflow of a server pool (a prefix no service uid can produce: uids have no "/"). */
   pool: (name: string) => `lbaas-pool/${name}`,
   /**

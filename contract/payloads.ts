@@ -6,6 +6,7 @@ import type { ServerSpec } from '../domain';
 import type { ImportedService } from '../domain/import';
 import type { PlanSummary } from '../domain/describe';
 import type { AddressStatus, LoadBalancerResult, ObjectStatus, Plan } from '../domain/types';
+import type { LoadBalancerIndex } from '../domain/pool-index';
 import type { Phase } from './ids';
 
 // Service passes.
@@ -28,6 +29,12 @@ export interface ReconcileServiceResult {
   /** Objects left out of `objects`: each load balancer workflow's `status` query has them. */
   objectsOmitted?: number;
   error?: string;
+  /**
+   * The identifiers of the Backends and Servers of every load balancer of the spec (domain/pool-index.ts), for the
+   * controller's pool-delta passes: on a converged pass, when it fits MAX_INDEX_BYTES (domain/pool-index.ts). The controller
+   * keeps it apart; it is not part of a PassResult.
+   */
+  index?: Record<string, LoadBalancerIndex>;
 }
 
 /** A controller's finished pass: what `waitConverged` and `delete` answer. */
@@ -262,6 +269,51 @@ export interface ClusterDiscovery {
   prefixes: DiscoveredPrefix[];
   /** Tagged resources that could not be used, with why. */
   skipped: { identifier: string; tag: string; reason: string }[];
+}
+
+// A Service's own VIP (lbaas kube, docs/kubernetes.md#a-vip-of-its-own).
+
+/** A prefix a VIP is allocated from, as discovery found it. */
+export interface VipPrefix {
+  identifier: string;
+  cidr: string;
+  family: 4 | 6;
+}
+
+export interface AllocateServiceVipsInput {
+  /** The Service's uid: the addresses are tagged `lbaas-kube-vip=<uid>` and carry it in their customer description. */
+  serviceUid: string;
+  /** One prefix per IP family the Service gets an address of. */
+  prefixes: VipPrefix[];
+  /** Addresses never handed out (the cluster's shared VIPs, given with the flags or discovered). */
+  reserved: string[];
+}
+
+export interface ServiceVip {
+  /** The IPAM address's identifier. */
+  identifier: string;
+  address: string;
+  family: 4 | 6;
+  /** The prefix's identifier. */
+  prefix: string;
+  /** `adopted`: it was tagged for the Service already, or found by its description after a lost answer; `reserved`: created now. */
+  how: 'adopted' | 'reserved';
+}
+
+export interface AllocateServiceVipsResult {
+  /** One per prefix of the input, in its order. */
+  vips: ServiceVip[];
+}
+
+export interface ReleaseServiceVipsInput {
+  serviceUid: string;
+}
+
+export interface ReleaseServiceVipsResult {
+  /** The addresses deleted (or already gone) that carried the Service's tag. */
+  released: { identifier: string; address: string }[];
+  /** Resources listed under the tag that were left alone, with why (not an IPAM address, the tag not on it). */
+  skipped: { identifier: string; reason: string }[];
 }
 
 // Full resync.

@@ -4,6 +4,8 @@
  * The inputs are what a client may send; continue-as-new adds fields of the workflow's own.
  */
 import type {
+  AllocateServiceVipsInput,
+  AllocateServiceVipsResult,
   ClusterDiscovery,
   DiscoverClusterInput,
   FullResyncInput,
@@ -12,6 +14,8 @@ import type {
   ImportServicesResult,
   PassResult,
   PlanServiceResult,
+  ReleaseServiceVipsInput,
+  ReleaseServiceVipsResult,
 } from './payloads';
 import type { SchemaVersion } from './schema';
 
@@ -19,6 +23,7 @@ import type { SchemaVersion } from './schema';
 export const workflowTypes = {
   serviceController: 'serviceController',
   reconcileService: 'reconcileService',
+  reconcilePoolDelta: 'reconcilePoolDelta',
   reconcileLoadBalancer: 'reconcileLoadBalancer',
   planService: 'planService',
   serverPool: 'serverPool',
@@ -26,6 +31,8 @@ export const workflowTypes = {
   importServices: 'importServices',
   fullResync: 'fullResync',
   discoverCluster: 'discoverCluster',
+  allocateServiceVips: 'allocateServiceVips',
+  releaseServiceVips: 'releaseServiceVips',
 } as const;
 
 /** `v`: the input's schema version (contract/schema.ts); an input without it runs the previous release's loop. */
@@ -35,3 +42,5 @@ export type ServerPoolWorkflow = (input: { v: SchemaVersion; name: string }) => 
 export type ImportServicesWorkflow = (input: ImportServicesInput) => Promise<ImportServicesResult>;
 export type FullResyncWorkflow = (input?: FullResyncInput) => Promise<FullResyncResult>;
 export type DiscoverClusterWorkflow = (input: DiscoverClusterInput) => Promise<ClusterDiscovery>;
+export type AllocateServiceVipsWorkflow = (input: AllocateServiceVipsInput) => Promise<AllocateServiceVipsResult>;
+export type ReleaseServiceVipsWorkflow = (input: ReleaseServiceVipsInput) => Promise<ReleaseServiceVipsResult>;

@@ -54,3 +54,19 @@ export {
   type PoolFileResult,
   type MemberChange,
 } from './pool';
+export {
+  advancePoolIndex,
+  indexOfPlan,
+  indexBytes,
+  poolIndexBytes,
+  membersOf,
+  planPoolDelta,
+  readPoolIndex,
+  MAX_DELTA_SERVERS,
+  MAX_INDEX_BYTES,
+  type DeltaCreate,
+  type DeltaDestroy,
+  type DeltaPlan,
+  type LoadBalancerIndex,
+  type PoolIndex,
+} from './pool-index';

@@ -20,7 +20,9 @@ import { untilAnswered } from '../client/update';
 import { deleteUpdate, type PassResult } from '../contract';
 import { httpStatus, statusMessage, type KubeTarget } from './client';
 import { CLEANUP_FINALIZER, HOSTNAME_ANNOTATION, ingressOf, intentOf, nodeExclusion, nodeMembers, nodePoolName, sameIngress, serviceKey, serviceSpec, type KubeSettings } from './mapping';
-import { NOT_ENFORCED_REASON, unenforcedOptions } from './service-options';
+import { LOAD_BALANCER_IPS_ANNOTATION, NOT_ENFORCED_REASON, unenforcedOptions, VIP_ADDRESSES_ANNOTATION, VIP_ALLOCATE, VIP_ANNOTATION, vipRequestOf } from './service-options';
+import { allocateVips, releaseVips, vipPrefixes } from './vip';
+import type { VipPrefix } from '../contract';
 import type { KubeNode, KubeService } from './objects';
 import { WorkQueue, type SyncOutcome } from './queue';
 import { APPLIED_ANNOTATION, ServiceWrites } from './writes';
@@ -78,6 +80,11 @@ export class KubeController {
   readonly #waiting = new Map<string, Waiting>();
   /** Per Service key, the unenforced options last said in a Warning (so a change is said once, not every sync). */
   readonly #noticed = new Map<string, string>();
+  /**
+   * Per Service uid, the VIPs allocated (or adopted) by this process and the prefixes they came from: one allocation
+   * workflow per Service and leadership term, not one per sync.
+   */
+  readonly #vips = new Map<string, { prefixes: string; addresses: string[] }>();
   /** The node set last logged (so a node update that changes no member logs nothing). */
   #poolLogged = '';
   /** The last successful discovery while leading (null: none yet, or discovery off). */
@@ -212,6 +219,7 @@ export class KubeController {
     await Promise.race([this.queue.stop(), bounded]).finally(() => clearTimeout(timer));
     this.#applied.clear();
     this.#waiting.clear();
+    this.#vips.clear();
     this.#pool = null;
     this.#discovered = null;
   }
@@ -304,7 +312,7 @@ export class KubeController {
       await this.#event(svc, 'Warning', 'SyncLoadBalancerFailed', `Error syncing load balancer: no load balancer: none given with --load-balancer and none tagged ${tag}`);
       return 'done';
     }
-    const mapped = serviceSpec(svc, settings);
+    let mapped = serviceSpec(svc, settings);
     const reasons = mapped.ok ? this.#nodeProblems : mapped.reasons;
     if (!mapped.ok || reasons.length > 0) {
       // Nothing is applied; the Service or the Nodes must change first, and either change syncs it again. A pass
@@ -316,6 +324,21 @@ export class KubeController {
     if (this.#pool === null) {
       this.pickup.waiting(key, { behind: POOL_KEY, service: svc, what: `waiting for the node pool ${this.poolName}` });
       return { retry: `waiting for the node pool ${this.poolName}` };
+    }
+    const vip = vipRequestOf(svc);
+    if (vip.kind === 'allocate') {
+      // Checked without it above: a Service that cannot be applied gets no address.
+      const chosen = vipPrefixes(vip.families, this.#discovered, settings.clusterName);
+      if (!chosen.ok) {
+        this.#stopWaiting(key);
+        await this.#event(svc, 'Warning', 'SyncLoadBalancerFailed', `Error syncing load balancer: ${chosen.reason}`);
+        return 'done';
+      }
+      const got = await this.#vipsOf(key, svc, chosen.prefixes);
+      if ('retry' in got) return got;
+      svc = got.svc;
+      mapped = serviceSpec(svc, settings, got.addresses);
+      if (!mapped.ok) throw new Error(`the mapped spec with its VIPs did not validate: ${mapped.reasons.join('; ')}`);
     }
     const hash = specHash(mapped.spec, svc);
     // The annotation is written after the ingress: a match means this spec was converged and reported, unless the
@@ -347,6 +370,56 @@ export class KubeController {
     this.log(`${key}: applied revision ${revision} to service ${svc.metadata.uid}; waiting for its pass`);
     this.#wait(key, svc, { kind: 'apply', hash, uid: svc.metadata.uid, revision }, `revision ${revision} of service ${svc.metadata.uid}`, () => this.lbaas.waitConverged(svc.metadata.uid, revision));
     return 'done';
+  }
+
+  /**
+   * The Service's VIPs: this process's, else allocated (or adopted) by the allocation workflow and recorded on the
+   * Service. The finalizer goes on first, so that a Service with an address always has its teardown release it.
+   */
+  async #vipsOf(key: string, svc: KubeService, prefixes: VipPrefix[]): Promise<{ svc: KubeService; addresses: string[] } | { retry: string }> {
+    const uid = svc.metadata.uid;
+    const from = prefixes.map((p) => p.identifier).join(',');
+    const known = this.#vips.get(uid);
+    if (known?.prefixes === from) return { svc, addresses: known.addresses };
+    if (!(svc.metadata.finalizers ?? []).includes(CLEANUP_FINALIZER)) {
+      const patched = await this.#write(() => this.#writes.addFinalizer(svc));
+      if (patched === null) return { retry: 'the Service changed while adding the finalizer' };
+      svc = patched;
+    }
+    let vips;
+    try {
+      vips = (
+        await this.pickup.during(key, { workflowId: workflowIds.vipAllocate(uid), service: svc, what: `allocating the VIP of service ${uid}` }, () =>
+          allocateVips(this.lbaas, uid, prefixes, this.#claimedAddresses(svc)),
+        )
+      ).vips;
+    } catch (err) {
+      const why = `allocating the VIP (${VIP_ANNOTATION}: ${VIP_ALLOCATE}): ${failureText(err)}`;
+      await this.#event(svc, 'Warning', 'SyncLoadBalancerFailed', `Error syncing load balancer: ${why}`);
+      return { retry: why };
+    }
+    for (const v of vips) this.log(`${key}: VIP ${v.address} (address ${v.identifier} of prefix ${prefixes.find((p) => p.identifier === v.prefix)?.cidr ?? v.prefix}) ${v.how} for service ${uid}`);
+    const addresses = vips.map((v) => v.address);
+    this.#vips.set(uid, { prefixes: from, addresses });
+    if (svc.metadata.annotations?.[VIP_ADDRESSES_ANNOTATION] !== addresses.join(',')) {
+      const resourceVersion = await this.#writes.recordVips(svc, addresses);
+      svc = { ...svc, metadata: { ...svc.metadata, annotations: { ...svc.metadata.annotations, [VIP_ADDRESSES_ANNOTATION]: addresses.join(',') }, ...(resourceVersion ? { resourceVersion } : {}) } };
+    }
+    return { svc, addresses };
+  }
+
+  /**
+   * Addresses a new VIP must not be: the cluster's shared ones, and those other Services ask for by name (not IPAM
+   * addresses of their own, so the prefix's list does not show them).
+   */
+  #claimedAddresses(except: KubeService): string[] {
+    const out = new Set(this.settings.externalAddresses);
+    for (const o of this.#services.list() as KubeService[]) {
+      if (o.metadata.uid === except.metadata.uid) continue;
+      if (o.spec?.loadBalancerIP) out.add(o.spec.loadBalancerIP);
+      for (const a of (o.metadata.annotations?.[LOAD_BALANCER_IPS_ANNOTATION] ?? '').split(',')) if (a.trim() !== '') out.add(a.trim());
+    }
+    return [...out];
   }
 
   /** The outcome of the applied spec's pass, on the Service: ingress, annotation and Event, or the Warning and a retry. */
@@ -392,9 +465,25 @@ export class KubeController {
     return 'done';
   }
 
-  /** After the teardown: the ingress cleared, the Event, and the finalizer last (only then may Kubernetes delete it). */
+  /**
+   * After the teardown: its VIPs released, the ingress cleared, the Event, and the finalizer last (only then may
+   * Kubernetes delete it). The VIPs go after the teardown converged, when no Bind uses them any more.
+   */
   async #release(key: string, svc: KubeService): Promise<SyncOutcome> {
     this.#applied.delete(key);
+    const uid = svc.metadata.uid;
+    if (svc.metadata.annotations?.[VIP_ADDRESSES_ANNOTATION] !== undefined || svc.metadata.annotations?.[VIP_ANNOTATION] === VIP_ALLOCATE || this.#vips.has(uid)) {
+      try {
+        const r = await this.pickup.during(key, { workflowId: workflowIds.vipRelease(uid), service: svc, what: `releasing the VIP of service ${uid}` }, () => releaseVips(this.lbaas, uid));
+        const released = r.released.map((a) => `${a.address} (address ${a.identifier})`).join(', ') || 'none';
+        this.log(`${key}: released the VIPs of service ${uid}: ${released}${r.skipped.length > 0 ? `; left alone: ${r.skipped.map((x) => `${x.identifier} (${x.reason})`).join('; ')}` : ''}`);
+      } catch (err) {
+        const why = `releasing the VIP: ${failureText(err)}`;
+        await this.#event(svc, 'Warning', 'SyncLoadBalancerFailed', `Error deleting load balancer: ${why}`);
+        return { retry: why };
+      }
+      this.#vips.delete(uid);
+    }
     let current = svc;
     if (!svc.metadata.deletionTimestamp && (svc.status?.loadBalancer?.ingress?.length ?? 0) > 0) {
       const resourceVersion = await this.#writes.setIngress(svc, []);
@@ -477,4 +566,15 @@ export class KubeController {
 export function specHash(spec: Record<string, unknown>, svc: KubeService): string {
   const hostname = svc.metadata.annotations?.[HOSTNAME_ANNOTATION] ?? '';
   return `sha256:${createHash('sha256').update(JSON.stringify({ spec, hostname })).digest('hex').slice(0, 32)}`;
+}
+
+/** A workflow failure's innermost message (the activity's ApplicationFailure says what the Engine refused). */
+function failureText(err: unknown): string {
+  let e = err as { message?: string; cause?: unknown } | undefined;
+  let text = statusMessage(err);
+  while (e?.cause && typeof e.cause === 'object') {
+    e = e.cause as { message?: string; cause?: unknown };
+    if (e.message) text = e.message;
+  }
+  return text;
 }

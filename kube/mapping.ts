@@ -65,7 +65,7 @@ export type SpecMapping = { ok: true; spec: Record<string, unknown> } | { ok: fa
  * that is not TCP, two ports with one name, a port without a nodePort, an option of kube/service-options.ts with a bad
  * value, or anything validateSpec refuses.
  */
-export function serviceSpec(svc: KubeService, settings: KubeSettings): SpecMapping {
+export function serviceSpec(svc: KubeService, settings: KubeSettings, vips?: readonly string[]): SpecMapping {
   const reasons: string[] = [];
   const ports: Record<string, { external: number; internal: number }> = {};
   for (const [i, p] of (svc.spec?.ports ?? []).entries()) {
@@ -83,7 +83,7 @@ export function serviceSpec(svc: KubeService, settings: KubeSettings): SpecMappi
     }
     ports[name] = { external: p.port, internal: p.nodePort };
   }
-  const addresses = externalAddressesOf(svc, settings);
+  const addresses = externalAddressesOf(svc, settings, vips);
   if (!addresses.ok) reasons.push(...addresses.reasons);
   if (reasons.length > 0 || !addresses.ok) return { ok: false, reasons };
   const spec: Record<string, unknown> = {

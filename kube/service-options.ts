@@ -3,8 +3,8 @@
  * addresses a Service gets Binds on, and the Service fields lbaas does not enforce, which are said rather than
  * ignored. Pure, no I/O: a bad value is a reason, and the controller applies nothing for a Service with a reason.
  *
- * The addresses come from one place, externalAddressesOf, so that another source (an address allocated for the
- * Service from an IPAM prefix) is one more branch there and nothing else changes.
+ * The addresses come from one place, externalAddressesOf; a Service's own VIP (`lbaas.anx.io/vip: allocate`) is one
+ * branch there, allocated by the controller through a workflow (kube/vip.ts) before the spec is mapped.
  */
 import { BlockList } from 'node:net';
 import { canonicalIp, type IpFamily } from '../domain/ip';
@@ -15,10 +15,35 @@ export const EXTERNAL_IP_FAMILIES_ANNOTATION = 'lbaas.anx.io/external-ip-familie
 /** The Service's own external addresses (comma-separated), each one of the cluster's. */
 export const LOAD_BALANCER_IPS_ANNOTATION = 'lbaas.anx.io/load-balancer-ips';
 
+/** A Service's own VIP, allocated from the cluster's prefix (docs/kubernetes.md#a-vip-of-its-own): the one value is `allocate`. */
+export const VIP_ANNOTATION = 'lbaas.anx.io/vip';
+export const VIP_ALLOCATE = 'allocate';
+/** Written by lbaas kube: the VIPs it allocated for the Service, so that its teardown releases them whatever changed since. */
+export const VIP_ADDRESSES_ANNOTATION = 'lbaas.anx.io/vip-addresses';
+
 /** What the cluster offers: the configured and discovered addresses, and the discovered prefixes (CIDR). */
 export interface ClusterAddresses {
   externalAddresses: readonly string[];
   externalPrefixes?: readonly string[];
+}
+
+/** The Service's VIP request: none, the IP families to allocate an address of, or why its value is refused. */
+export type VipRequest = { kind: 'none' } | { kind: 'allocate'; families: IpFamily[] } | { kind: 'invalid'; reasons: string[] };
+
+/**
+ * What `lbaas.anx.io/vip` asks for. `allocate` gets one address per family: those `lbaas.anx.io/external-ip-families`
+ * names, else the Service's `spec.ipFamilies`, else IPv4. It replaces the addresses a Service could ask for, so it is
+ * refused together with `spec.loadBalancerIP` or `lbaas.anx.io/load-balancer-ips`.
+ */
+export function vipRequestOf(svc: KubeService): VipRequest {
+  const raw = svc.metadata.annotations?.[VIP_ANNOTATION];
+  if (raw === undefined) return { kind: 'none' };
+  const reasons: string[] = [];
+  if (raw !== VIP_ALLOCATE) reasons.push(`${VIP_ANNOTATION}: ${JSON.stringify(raw)} is not a valid value (the one value is "${VIP_ALLOCATE}"; leave the annotation out for the cluster's addresses)`);
+  const families = familiesAnnotation(svc, reasons);
+  for (const r of requestedAddresses(svc, [])) reasons.push(`${VIP_ANNOTATION}: ${VIP_ALLOCATE} cannot be combined with ${r.from} (${r.text}): the Service gets the address allocated for it`);
+  if (reasons.length > 0) return { kind: 'invalid', reasons };
+  return { kind: 'allocate', families: families ?? serviceFamilies(svc) ?? ['v4'] };
 }
 
 export type AddressChoice = { ok: true; addresses: string[] } | { ok: false; reasons: string[] };
@@ -74,13 +99,19 @@ function prefixList(prefixes: readonly string[]): BlockList {
 
 /**
  * The external addresses of one Service, in the cluster's order:
+ * - with `lbaas.anx.io/vip: allocate`, the VIPs allocated for it (`vips`), and nothing else;
  * - the addresses it asks for (`spec.loadBalancerIP`, `lbaas.anx.io/load-balancer-ips`), each of which must be one of
  *   the cluster's external addresses or inside one of its discovered prefixes; without any, the cluster's addresses;
  * - of those, the families `lbaas.anx.io/external-ip-families` names (each must then have an address), else, unless
  *   the Service asked for addresses, the families of the Service itself (`spec.ipFamilies`), as upstream chooses.
  * A cluster without external addresses gives every Service none, as before any option existed.
  */
-export function externalAddressesOf(svc: KubeService, cluster: ClusterAddresses): AddressChoice {
+export function externalAddressesOf(svc: KubeService, cluster: ClusterAddresses, vips?: readonly string[]): AddressChoice {
+  const vip = vipRequestOf(svc);
+  if (vip.kind === 'invalid') return { ok: false, reasons: vip.reasons };
+  // The VIPs allocated for the Service, one per family it asked for; before they are allocated, none (the rest of the
+  // Service is checked first, so that a Service that cannot be applied gets no address).
+  if (vip.kind === 'allocate') return { ok: true, addresses: [...(vips ?? [])] };
   const reasons: string[] = [];
   const families = familiesAnnotation(svc, reasons);
   const requested = requestedAddresses(svc, reasons);

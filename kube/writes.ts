@@ -6,6 +6,7 @@
  */
 import { mergePatch, type KubeTarget } from './client';
 import { CLEANUP_FINALIZER, type IngressEntry } from './mapping';
+import { VIP_ADDRESSES_ANNOTATION } from './service-options';
 import type { KubeService } from './objects';
 
 /** The hash of the spec (and ingress inputs) lbaas kube last converged for a Service: a restart skips what matches. */
@@ -36,10 +37,25 @@ export class ServiceWrites {
     return { ...svc, metadata: { ...svc.metadata, finalizers, ...(resourceVersion ? { resourceVersion } : {}) } };
   }
 
-  /** Removes the finalizer and the applied-spec annotation in one write (the Service may be deleted right after). */
+  /**
+   * Removes the finalizer, the applied-spec annotation and the record of released VIPs in one write (the Service may
+   * be deleted right after).
+   */
   async release(svc: KubeService): Promise<void> {
     const finalizers = (svc.metadata.finalizers ?? []).filter((f) => f !== CLEANUP_FINALIZER);
-    await this.#patchMeta(svc, { finalizers, annotations: { [APPLIED_ANNOTATION]: null } });
+    await this.#patchMeta(svc, { finalizers, annotations: { [APPLIED_ANNOTATION]: null, [VIP_ADDRESSES_ANNOTATION]: null } });
+  }
+
+  /**
+   * Records the VIPs allocated for the Service, for its teardown to release. No resourceVersion: the record must land
+   * whatever else changed (that change has its own sync). Returns the resourceVersion the write left.
+   */
+  async recordVips(svc: KubeService, addresses: string[]): Promise<string | undefined> {
+    const updated = await this.t.core.patchNamespacedService(
+      { name: svc.metadata.name, namespace: svc.metadata.namespace, body: { metadata: { annotations: { [VIP_ADDRESSES_ANNOTATION]: addresses.join(',') } } } },
+      mergePatch(this.t.mod),
+    );
+    return updated.metadata?.resourceVersion;
   }
 
   async markApplied(svc: KubeService, hash: string): Promise<void> {

@@ -2,7 +2,9 @@
 // A reporter for Node's test runner (scripts/test.js adds it beside the spec reporter): at the end of a run, each
 // directory below dist/test with the time of its slowest file and the sum of its files' times, a file's time being
 // the sum of its top-level tests' durations as the runner measured them (process start and hooks outside tests are
-// not in it). Files run several at a time, so the sums overlap and do not add up to the run's time.
+// not in it). Files run several at a time, so the sums overlap and do not add up to the run's time. Every file's
+// time, longest first, also goes to dist/test-times.json: what the LONGEST list of scripts/test.js is checked against.
+const fs = require('node:fs');
 const path = require('node:path');
 
 const ROOT = path.resolve('dist', 'test');
@@ -29,6 +31,12 @@ module.exports = async function* testTimes(source) {
     dirs.set(dir, d);
   }
   if (dirs.size === 0) return;
+  const all = [...files].map(([file, ms]) => [path.relative(ROOT, path.resolve(file)).split(path.sep).join('/'), Math.round(ms)]).sort((a, b) => b[1] - a[1]);
+  try {
+    fs.writeFileSync(path.join(ROOT, '..', 'test-times.json'), `${JSON.stringify(Object.fromEntries(all), null, 1)}\n`);
+  } catch {
+    // Only a record for the next look at LONGEST: a read-only dist/ loses nothing else.
+  }
   const s = (ms) => `${(ms / 1000).toFixed(1)} s`;
   yield '\ntest times per directory: slowest file, sum of its files (files overlap), the slowest files\n';
   for (const [dir, d] of [...dirs].sort((a, b) => a[0].localeCompare(b[0]))) {

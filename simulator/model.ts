@@ -66,7 +66,7 @@ export interface KindSpec {
   collection: string;
   /** Core v1 resource type identifier. */
   typeId: string;
-  /** Which API serves the kind: LBaaS v1 (routes/lbaas.ts) or IPAM v1 (routes/ipam.ts, read-only, seeded by admin). */
+  /** Which API serves the kind: LBaaS v1 (routes/lbaas.ts) or IPAM v1 (routes/ipam.ts: reads, and address create and delete). */
   api?: 'ipam';
   fields: readonly FieldSpec[];
 }
@@ -151,7 +151,11 @@ export const KIND_SPECS: Record<Kind, KindSpec> = {
     collection: 'address.json',
     typeId: '1f8b2c4d6e0a4b7c9d3e5f7a9b1c3d45',
     api: 'ipam',
-    fields: [{ key: 'prefix', type: 'link', link: 'prefix', required: true, index: true, def: '' }],
+    fields: [
+      { key: 'prefix', type: 'link', link: 'prefix', required: true, index: true, def: '' },
+      // What the customer wrote on create (go-anxcloud's ipam address Create and Summary).
+      { key: 'description_customer', type: 'string', def: '' },
+    ],
   },
 };
 

@@ -38,7 +38,7 @@ export interface StartWorkerOptions extends Omit<LbaasWorkerOptions, 'connection
    * The stranded-run sweep (worker/stranded.ts): on by default, `false` turns it off. `deadAfterMs`: how long a
    * Version goes without a poll before the runs pinned to it count as stranded (LBAAS_STRANDED_AFTER_SECONDS).
    */
-  strandedRuns?: false | { deadAfterMs?: number; intervalMs?: number };
+  strandedRuns?: false | { deadAfterMs?: number; intervalMs?: number; belowMinimum?: boolean };
   /** Where the worker's own lines go (the sweep's actions); the Temporal runtime's logger when absent. */
   log?: (level: 'INFO' | 'WARN', line: string) => void;
   /** Counts the sweep's actions (worker/metrics.ts). */
@@ -218,6 +218,13 @@ export interface WorkerEnv {
    */
   strandedAfterMs: number | null;
   /**
+   * LBAAS_TEST_STRANDED_TIMING (`<dead after>/<interval>` in seconds, e.g. `10/2`), for tests only: the sweep
+   * judges a build dead after that many seconds without a poll, below the minimum of LBAAS_STRANDED_AFTER_SECONDS,
+   * and sweeps at that interval. test/ops/stranded.test.ts, whose only other build is one whose worker it killed,
+   * would otherwise wait 90 s and more for what it proves at any threshold.
+   */
+  strandedTestTiming?: { deadAfterMs: number; intervalMs: number };
+  /**
    * LBAAS_DRAIN_TIMEOUT_SECONDS (default 300; 0: no drain): how long a worker whose Version is no longer current keeps
    * serving after SIGTERM while runs pinned to its Version are open (worker/drain.ts).
    */
@@ -242,6 +249,7 @@ export function workerEnv(env: NodeJS.ProcessEnv): WorkerEnv {
     deployment: deploymentVersionFromEnv(env),
     setCurrent: setCurrentPolicy(env.LBAAS_SET_CURRENT_VERSION),
     strandedAfterMs: strandedAfter(env),
+    ...strandedTestTiming(env),
     drainTimeoutMs: drainTimeout(env),
   };
 }
@@ -255,6 +263,14 @@ function strandedAfter(env: NodeJS.ProcessEnv): number | null {
   // A live but idle worker's last poll can be a minute old: below the minimum a live build could be taken for dead.
   if (!Number.isInteger(n) || n < min) throw invalid(`LBAAS_STRANDED_AFTER_SECONDS: must be an integer of at least ${min} (seconds) or off, got "${raw}"`);
   return n * 1000;
+}
+
+function strandedTestTiming(env: NodeJS.ProcessEnv): Pick<WorkerEnv, 'strandedTestTiming'> {
+  const raw = env.LBAAS_TEST_STRANDED_TIMING?.trim();
+  if (raw === undefined || raw === '') return {};
+  const m = /^(\d+)\/(\d+)$/.exec(raw);
+  if (!m || Number(m[1]) < 1 || Number(m[2]) < 1) throw invalid(`LBAAS_TEST_STRANDED_TIMING: must be <dead after>/<interval>, both whole seconds of at least 1 (a test setting), got "${raw}"`);
+  return { strandedTestTiming: { deadAfterMs: Number(m[1]) * 1000, intervalMs: Number(m[2]) * 1000 } };
 }
 
 function drainTimeout(env: NodeJS.ProcessEnv): number {

@@ -22,6 +22,8 @@ export interface RunningPass {
   startedAt: number;
   /** The pool members the pass reconciles (a service with `serverPool`). */
   pool: PoolMembers | null;
+  /** A pool-delta pass (workflows/reconcile-delta.ts): newer pool members do not cancel it, they follow it. */
+  delta?: boolean;
 }
 
 export type WorkPhase =

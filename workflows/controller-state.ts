@@ -4,7 +4,7 @@
  * subscription is an object of its own (workflows/pool-subscription.ts). Pure and deterministic (time comes from the
  * workflow clock); serializable for continue-as-new.
  */
-import { validateSpec } from '../domain';
+import { MAX_INDEX_BYTES, planPoolDelta, poolIndexBytes, readPoolIndex, validateSpec, type DeltaPlan, type PoolIndex } from '../domain';
 import { PASS_TERMINATED, type ControllerStatus, type PassResult, type Phase, type PoolMembersMessage } from '../contract';
 import {
   failuresOf,
@@ -38,6 +38,11 @@ export interface ControllerSnapshot extends PoolSubscriptionSnapshot, Partial<Fl
   work?: WorkPhase;
   /** Objects superseded passes created (absent in snapshots of builds before supersededCreatesSignal). */
   supersededCreates?: string[];
+  /**
+   * What the last converged pass left for pool-delta passes (domain/pool-index.ts); absent when there is none (the
+   * next pass is a full one), and in snapshots of builds before pool-delta passes.
+   */
+  poolIndex?: PoolIndex;
 }
 
 /** Identifiers of superseded passes' creates kept at most (the newest): as many as a pass takes as `known`. */
@@ -57,6 +62,11 @@ export class ControllerState {
   #work: WorkPhase = { tag: 'idle' };
   /** The subscription to the spec's server pool and the members received from it. */
   readonly pool: PoolSubscription;
+  /**
+   * The identifiers the last converged pass reconciled, while a pool-delta pass may use them: dropped by anything
+   * that calls for the full pass (an apply, a resync, a full pass starting, a failed or stale pass).
+   */
+  poolIndex: PoolIndex | null = null;
   /** Transient (not carried over by continue-as-new): the latest rate-limit notice from a worker. */
   rateLimitedUntil: number | null = null;
   #lbs: string[] = [];
@@ -76,6 +86,7 @@ export class ControllerState {
       this.supersededCreates = Array.isArray(restored.supersededCreates) ? restored.supersededCreates.filter((id) => typeof id === 'string') : [];
       this.#work = restored.work ? phaseForSnapshot(restored.work) : phaseFromFlat(restored);
       this.pool.restoreWanted(this.#readSpec(restored.spec));
+      this.poolIndex = readPoolIndex(restored.poolIndex);
     }
   }
 
@@ -167,6 +178,7 @@ export class ControllerState {
   /** Records a new desired spec (already validated by the update's validator). Latest wins. */
   apply(spec: unknown): number {
     this.spec = spec;
+    this.poolIndex = null;
     this.pool.want(this.#readSpec(spec));
     this.revision++;
     this.#moreWork(true);
@@ -186,6 +198,8 @@ export class ControllerState {
 
   requestResync(): void {
     if (this.spec === null || this.deleting) return;
+    // A resync is a full pass: it sees drift anywhere, which a pool-delta pass does not look for.
+    this.poolIndex = null;
     this.pool.resync();
     this.#moreWork(false);
   }
@@ -215,10 +229,32 @@ export class ControllerState {
     else if (w.tag === 'deleting') this.#work = { ...w, retryAt: null };
   }
 
-  beginPass(): RunningPass {
+  /**
+   * The pool-delta pass due now, or null when the full pass is due: a reconcile pass is due (not a retry of a failed
+   * one), the index is of the current spec revision and pool, and the pool's members are newer than the index's. A
+   * delta that cannot be planned from the index drops it.
+   */
+  poolDelta(): DeltaPlan | null {
+    const index = this.poolIndex;
+    const w = this.#work;
+    const members = this.pool.forPass();
+    if (index === null || w.tag !== 'due' || w.failures > 0 || members === null) return null;
+    if (index.revision !== this.revision || index.pool !== members.pool || members.revision <= index.poolRevision) return null;
+    const checked = validateSpec(this.spec);
+    const plan = checked.ok ? planPoolDelta(index, checked.spec, members.servers) : { full: 'invalid spec' };
+    if ('full' in plan) {
+      this.poolIndex = null;
+      return null;
+    }
+    return plan;
+  }
+
+  /** Starts a pass; a full one (`delta` unset) drops the index: until it converges, nothing it held is certain. */
+  beginPass(o: { delta?: boolean } = {}): RunningPass {
     this.passCount++;
     const w = this.#work;
-    const pass: RunningPass = { number: this.passCount, revision: this.revision, spec: this.spec, teardown: w.tag === 'deleting', startedAt: this.now(), pool: this.pool.forPass() };
+    if (!o.delta) this.poolIndex = null;
+    const pass: RunningPass = { number: this.passCount, revision: this.revision, spec: this.spec, teardown: w.tag === 'deleting', startedAt: this.now(), pool: this.pool.forPass(), ...(o.delta ? { delta: true } : {}) };
     if (w.tag === 'deleting') this.#work = { ...w, pass, retryAt: null };
     else this.#work = { tag: 'running', pass, again: false, failures: failuresOf(w) };
     return pass;
@@ -228,7 +264,8 @@ export class ControllerState {
   isSuperseded(pass: RunningPass): boolean {
     if (this.running !== pass) return false;
     if (this.deleting) return !pass.teardown;
-    const newerPool = pass.pool !== null && this.pool.members !== null && this.pool.members.revision > pass.pool.revision;
+    // A pool-delta pass is short and writes only what changed: newer members follow it rather than cancel it.
+    const newerPool = !pass.delta && pass.pool !== null && this.pool.members !== null && this.pool.members.revision > pass.pool.revision;
     return this.revision > pass.revision || newerPool;
   }
 
@@ -242,9 +279,12 @@ export class ControllerState {
    * `terminated`: the pass was ended from outside (a stranded pass, worker/stranded.ts): it says nothing about the
    * service either, so it is retried at the first retry step and the consecutive failures stay as they were.
    */
-  endPass(pass: RunningPass, result: PassResult | null, o: { terminated?: boolean } = {}): void {
+  endPass(pass: RunningPass, result: PassResult | null, o: { terminated?: boolean; index?: PoolIndex | null } = {}): void {
     if (result) this.lastResult = result;
-    if (result?.converged) this.supersededCreates = [];
+    // A converged full pass has read what superseded passes created; a pool-delta pass reads nothing.
+    if (result?.converged && !pass.delta) this.supersededCreates = [];
+    // Kept only while it fits its bound beside the pool's members in the snapshot (domain/pool-index.ts, MAX_INDEX_BYTES).
+    this.poolIndex = result?.converged && !pass.teardown && o.index && poolIndexBytes(o.index) <= MAX_INDEX_BYTES ? o.index : null;
     const w = this.#work;
     const counted = o.terminated ? 0 : 1;
     const delay = (failures: number) => (o.terminated ? RETRY_FIRST_MS : retryDelayAfter(failures + 1));
@@ -331,6 +371,13 @@ export class ControllerState {
     this.supersededCreates = [...new Set([...this.supersededCreates, ...ids])].slice(-MAX_SUPERSEDED_CREATES);
   }
 
+  /** Objects a pool-delta pass destroyed: no pass needs to look for them any more. */
+  forgetCreates(identifiers: readonly string[]): void {
+    if (identifiers.length === 0) return;
+    const gone = new Set(identifiers);
+    this.supersededCreates = this.supersededCreates.filter((id) => !gone.has(id));
+  }
+
   snapshot(): ControllerSnapshot {
     return {
       spec: this.spec,
@@ -339,6 +386,7 @@ export class ControllerState {
       lastResult: this.lastResult,
       work: phaseForSnapshot(this.#work),
       ...(this.supersededCreates.length > 0 ? { supersededCreates: this.supersededCreates } : {}),
+      ...(this.poolIndex ? { poolIndex: this.poolIndex } : {}),
       ...this.pool.snapshot(),
     };
   }

@@ -9,8 +9,9 @@
  * is no longer the Deployment's target (`targetWorkerDeploymentVersionChanged`), it continues as new onto the new
  * build (AUTO_UPGRADE for the first task only, then pinned there): only the continue-as-new input and the messages
  * cross builds (contract/schema.ts), so this loop carries no patch. Inputs without `v: 2` are runs of the previous
- * release and run its loop (workflows/legacy/controller.ts), which moves them here; the one patched() call before the
- * loop tells a `v: 2` run the previous release started from one this build started, and goes with that module.
+ * release and run its loop (workflows/legacy/controller.ts), which moves them here; workflows/legacy/dispatch.ts, asked
+ * before the loop, also tells a `v: 2` run the previous release started from one this build started, and goes with
+ * that module.
  *
  * The loop is a state machine (docs/architecture.md, "Controller states", has the full diagram):
  *
@@ -31,7 +32,6 @@ import {
   executeChild,
   isCancellation,
   ParentClosePolicy,
-  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -39,7 +39,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { ControllerState, wasTerminated } from './controller-state';
+import { ControllerState, wasTerminated, type RunningPass } from './controller-state';
 import type { ServiceControllerInput } from './entity-inputs';
 import { invalidInput, MAX_KNOWN, optionalInteger } from './input';
 import {
@@ -61,10 +61,13 @@ import {
   SCHEMA_VERSION,
   type PassResult,
   type Phase,
+  type PoolMembers,
   type ReconcileServiceResult,
 } from '../contract';
-import { formatIssues, isServiceUid, resolveSpecDocument, SERVICE_UID_RULE, validateSpec } from '../domain';
-import { ENTITY_LOOP_PATCH, legacyServiceController } from './legacy/controller';
+import { advancePoolIndex, formatIssues, isServiceUid, membersOf, resolveSpecDocument, SERVICE_UID_RULE, validateSpec, type DeltaPlan, type ObjectStatus, type PoolIndex } from '../domain';
+import { reconcilePoolDelta, type ReconcilePoolDeltaResult } from './reconcile-delta';
+import { legacyServiceController } from './legacy/controller';
+import { runsPreviousLoop } from './legacy/dispatch';
 import { reconcileService } from './reconcile-service';
 import { RequestTraces } from './trace-context';
 import { causeOf, childFailureOfType, failureDetails } from './failures';
@@ -93,8 +96,8 @@ export const CONTINUE_AS_NEW_EVENTS = 2_000;
 
 export async function serviceController(input: ServiceControllerInput): Promise<PassResult> {
   const v = (input as { v?: unknown } | undefined)?.v;
-  // The previous release's runs, and `v: 2` runs it started, replay its loop (ENTITY_LOOP_PATCH says why).
-  if (v === undefined || (v === SCHEMA_VERSION && !patched(ENTITY_LOOP_PATCH))) return legacyServiceController(input as unknown as Parameters<typeof legacyServiceController>[0]);
+  // The previous release's runs, and `v: 2` runs it started, replay its loop (workflows/legacy/dispatch.ts).
+  if (runsPreviousLoop(input)) return legacyServiceController(input as unknown as Parameters<typeof legacyServiceController>[0]);
   if (v !== SCHEMA_VERSION) throw invalidInput(`serviceController: v: this build reads schema version ${SCHEMA_VERSION} (or none: the previous release), got ${JSON.stringify(v)}`);
   if (!isServiceUid(input?.serviceUid)) {
     throw invalidInput(`serviceController: serviceUid: ${SERVICE_UID_RULE}`);
@@ -259,11 +262,16 @@ export async function serviceController(input: ServiceControllerInput): Promise<
       case 'idle':
         step = await idle();
         break;
-      case 'reconcile':
-        await runPass(st, { teardown: false });
+      case 'reconcile': {
+        // Only the pool's members changed since the last converged pass (whether the round's signal or this
+        // controller's own read brought them): write just that (reconcile-delta.ts). A delta that finds its knowledge
+        // stale returns null, and the full pass follows at once.
+        const delta = st.poolDelta();
+        const result = delta ? await runDelta(st, delta) : await runPass(st, { teardown: false });
         publish();
-        step = afterWork();
+        step = result ? afterWork() : 'idle';
         break;
+      }
       case 'delete': {
         const result = await runPass(st, { teardown: true });
         if (!result.converged) {
@@ -315,11 +323,11 @@ export async function serviceController(input: ServiceControllerInput): Promise<
       spec = resolved.raw;
     }
     try {
-      const r: ReconcileServiceResult = await scope.run(() =>
+      const { index, ...r }: ReconcileServiceResult = await scope.run(() =>
         traces.startUnderLatest(() =>
           executeChild(reconcileService, {
             workflowId: workflowIds.pass(uid, pass.number),
-            args: [{ spec, revision: pass.revision, ...(o.teardown ? { teardown: true } : {}), ...knownOf(state) }],
+            args: [{ spec, revision: pass.revision, ...(o.teardown ? { teardown: true } : {}), ...(pass.pool && !o.teardown ? { index: true } : {}), ...knownOf(state) }],
             staticSummary: `${o.teardown ? 'delete' : 'reconcile'} ${uid} revision ${pass.revision} (pass ${pass.number})`,
             typedSearchAttributes: [
               { key: searchAttributes.serviceUid, value: uid },
@@ -330,6 +338,11 @@ export async function serviceController(input: ServiceControllerInput): Promise<
         ),
       );
       result = { ...r, revision: pass.revision, pass: pass.number, finishedAt: Date.now(), ...pool };
+      // What a pool-delta pass needs from this one: its identifiers, for the members and revision it reconciled.
+      const poolIndex: PoolIndex | null =
+        index && pass.pool && result.converged ? { revision: pass.revision, pool: pass.pool.pool, poolRevision: pass.pool.revision, members: membersOf(pass.pool.servers), loadBalancers: index } : null;
+      state.endPass(pass, result, { index: poolIndex });
+      return result;
     } catch (err) {
       if (isCancellation(err) && state.isSuperseded(pass)) {
         state.endPass(pass, null);
@@ -346,6 +359,72 @@ export async function serviceController(input: ServiceControllerInput): Promise<
       result = { ...failedResult(uid, pass, err), ...pool };
     }
     state.endPass(pass, result);
+    return result;
+  }
+
+  /**
+   * A pool-delta pass as a child reconcilePoolDelta: the joining members' Servers created, the leaving members'
+   * removed, from the index of the last converged pass. Newer pool members wait for it (another delta follows); a new
+   * spec or a delete cancels it. Null when it stopped short (stale knowledge, or ended from outside): the index is
+   * dropped, what it created is handed to the full pass that follows as known identifiers.
+   */
+  async function runDelta(state: ControllerState, plan: DeltaPlan): Promise<PassResult | null> {
+    const index = state.poolIndex as PoolIndex;
+    const last = state.lastResult;
+    const pass = state.beginPass({ delta: true });
+    const members = pass.pool;
+    const doc = pass.spec as Record<string, unknown>;
+    // The spec with every member must stay valid (the validator's limits): else the full pass reports why.
+    const whole = members ? resolveSpecDocument(doc, members.servers) : null;
+    const joining = resolveSpecDocument(doc, plan.joins);
+    if (!members || !last || !whole?.ok || !joining.ok) {
+      state.endPass(pass, null);
+      return null;
+    }
+    publish();
+    const scope = new CancellationScope();
+    void condition(() => state.running !== pass || state.isSuperseded(pass)).then(() => {
+      if (state.isSuperseded(pass)) scope.cancel();
+    });
+    const backends: Record<string, Record<string, string>> = {};
+    for (const [lb, ids] of Object.entries(index.loadBalancers)) {
+      for (const [key, id] of Object.entries(ids)) if (key.startsWith('backend:')) (backends[lb] ??= {})[key.slice('backend:'.length)] = id;
+    }
+    let r: ReconcilePoolDeltaResult;
+    try {
+      r = await scope.run(() =>
+        traces.startUnderLatest(() =>
+          executeChild(reconcilePoolDelta, {
+            workflowId: workflowIds.pass(uid, pass.number),
+            args: [{ spec: joining.raw, revision: pass.revision, backends, destroys: plan.destroys }],
+            staticSummary: `pool delta ${uid} revision ${pass.revision} (pass ${pass.number}): ${plan.joins.length} joining, ${plan.leaves.length} leaving`,
+            typedSearchAttributes: [
+              { key: searchAttributes.serviceUid, value: uid },
+              { key: searchAttributes.loadBalancers, value: state.loadBalancers() },
+            ],
+            parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+          }),
+        ),
+      );
+    } catch (err) {
+      if (isCancellation(err) && state.isSuperseded(pass)) {
+        state.endPass(pass, null);
+        return { serviceUid: uid, revision: pass.revision, converged: false, status: {}, loadBalancers: {}, objects: [], pass: pass.number, finishedAt: Date.now(), error: 'superseded' };
+      }
+      if (isCancellation(err)) throw err;
+      // Ended from outside or failed: the full pass follows and finds what it created.
+      state.endPass(pass, null);
+      return null;
+    }
+    // Handed to the next full pass as known identifiers: the tag index may not list them yet.
+    state.noteSupersededCreates(r.created.map((c) => c.identifier));
+    state.forgetCreates(r.destroyed.map((d) => d.identifier));
+    if (r.stale !== undefined) {
+      state.endPass(pass, null);
+      return null;
+    }
+    const result = deltaResult(last, pass, members, r);
+    state.endPass(pass, result, { index: advancePoolIndex(index, { poolRevision: members.revision, members: members.servers, created: r.created, destroyed: r.destroyed }) });
     return result;
   }
 
@@ -372,6 +451,38 @@ export async function serviceController(input: ServiceControllerInput): Promise<
     }
     publish();
   }
+}
+
+/**
+ * A pool-delta pass's result: the last converged pass's, with the Servers it created and removed (per load balancer
+ * and in the object list), for this pass's revision and pool revision.
+ */
+function deltaResult(last: PassResult, pass: RunningPass, members: PoolMembers, r: ReconcilePoolDeltaResult): PassResult {
+  const now = Date.now();
+  const gone = new Set(r.destroyed.map((d) => d.identifier));
+  const added: ObjectStatus[] = r.created.map((c) => ({ loadBalancer: c.loadBalancer, kind: 'server', key: c.key, name: c.name, identifier: c.identifier, state: c.state, updatedAt: now }));
+  const kept = last.objects.filter((o) => o.identifier === null || !gone.has(o.identifier));
+  // Past MAX_LISTED_OBJECTS the list holds only objects not ready (status-book.ts): the ready new ones are counted.
+  const omitted = last.objectsOmitted ?? 0;
+  const objects = omitted > 0 ? kept : [...kept, ...added];
+  const omittedNow = omitted > 0 ? Math.max(0, omitted + added.length - (r.destroyed.length - (last.objects.length - kept.length))) : 0;
+  const loadBalancers = Object.fromEntries(
+    Object.entries(last.loadBalancers)
+      .filter(([, s]) => !s.cleanup)
+      .map(([lb, s]) => [lb, { ...s, converged: true, created: r.created.filter((c) => c.loadBalancer === lb).length, destroyed: r.destroyed.filter((d) => d.loadBalancer === lb).length, recovered: 0, passes: 1 }]),
+  );
+  return {
+    serviceUid: last.serviceUid,
+    revision: pass.revision,
+    converged: true,
+    status: last.status,
+    loadBalancers,
+    objects,
+    ...(omittedNow > 0 ? { objectsOmitted: omittedNow } : {}),
+    pass: pass.number,
+    finishedAt: now,
+    pool: { name: members.pool, revision: members.revision },
+  };
 }
 
 function failedResult(uid: string, pass: { number: number; revision: number }, err: unknown): PassResult {

@@ -22,7 +22,6 @@ import {
   getExternalWorkflowHandle,
   makeContinueAsNewFunc,
   ParentClosePolicy,
-  patched,
   setCurrentDetails,
   setHandler,
   startChild,
@@ -31,7 +30,7 @@ import {
 } from '@temporalio/workflow';
 import { formatIssues, isPoolName, POOL_NAME_RULE, SPEC_LIMITS, validateMembers, type ServerSpec } from '../domain';
 import { invalidInput, optionalInteger } from './input';
-import { ENTITY_LOOP_PATCH } from './legacy/controller';
+import { runsPreviousLoop } from './legacy/dispatch';
 import { legacyServerPool } from './legacy/pool';
 import {
   poolAddUpdate,
@@ -62,8 +61,8 @@ export const POOL_CONTINUE_AS_NEW_EVENTS = 2_000;
 
 export async function serverPool(input: ServerPoolInput): Promise<{ name: string; revision: number }> {
   const v = (input as { v?: unknown } | undefined)?.v;
-  // The previous release's runs, and `v: 2` runs it started, replay its loop (ENTITY_LOOP_PATCH says why).
-  if (v === undefined || (v === SCHEMA_VERSION && !patched(ENTITY_LOOP_PATCH))) return legacyServerPool(input as unknown as Parameters<typeof legacyServerPool>[0]);
+  // The previous release's runs, and `v: 2` runs it started, replay its loop (workflows/legacy/dispatch.ts).
+  if (runsPreviousLoop(input)) return legacyServerPool(input as unknown as Parameters<typeof legacyServerPool>[0]);
   if (v !== SCHEMA_VERSION) throw invalidInput(`serverPool: v: this build reads schema version ${SCHEMA_VERSION} (or none: the previous release), got ${JSON.stringify(v)}`);
   if (!isPoolName(input?.name)) throw invalidInput(`serverPool: name: ${POOL_NAME_RULE}`);
   const name = input.name;

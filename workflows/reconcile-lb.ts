@@ -16,7 +16,7 @@ import { causeOf } from './failures';
 import { invalidInput, loadBalancerId, optionalIdentifiers, optionalInteger, optionalObserved, optionalReadMark, specOf } from './input';
 import { ENGINE_CALL, listed, readinessOptions, short } from './options';
 import { FAILURE_TYPES, isReadMark, loadBalancerStatusQuery, SCHEMA_VERSION, supersededCreatesSignal, workflowIds, type LoadBalancerProgress, type ReadMark } from '../contract';
-import { completeFields, desiredObjects, isPlanEmpty, planLoadBalancer, statusFromSnapshot } from '../domain';
+import { completeFields, desiredObjects, indexBytes, indexOfPlan, isPlanEmpty, MAX_INDEX_BYTES, planLoadBalancer, statusFromSnapshot, type LoadBalancerIndex } from '../domain';
 import { DESTROY_STAGES, KIND_TITLE, type Destroy, type LoadBalancerResult, type ObjectStatus, type ObservedObject, type Plan, type PlannedObject, type Snapshot } from '../domain';
 import { describeOutstanding, listedObjects, StatusBook } from './status-book';
 import { GroupSchedule, type Group } from './groups';
@@ -44,6 +44,8 @@ export interface ReconcileLoadBalancerInput {
    * `readsSince`) instead of reading again.
    */
   observedSince?: ReadMark;
+  /** Return the index of its Backends and Servers when it converges (`index`; the controller's pool-delta passes). */
+  index?: boolean;
 }
 
 export interface ReconcileLoadBalancerResult extends LoadBalancerResult {
@@ -53,6 +55,11 @@ export interface ReconcileLoadBalancerResult extends LoadBalancerResult {
   objects: ObjectStatus[];
   /** Objects left out of `objects` (ready ones): the `status` query has them. */
   objectsOmitted?: number;
+  /**
+   * The identifiers of its Backends and Servers, for the controller's pool-delta passes (domain/pool-index.ts): on a
+   * converged load balancer of the spec, when it fits MAX_INDEX_BYTES.
+   */
+  index?: LoadBalancerIndex;
 }
 
 /** Details of a failed reconcileLoadBalancer: what it did and the state of every object when it stopped. */
@@ -274,7 +281,9 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
       if (isPlanEmpty(plan)) {
         progress.phase = 'converged';
         metrics.total().record((Date.now() - startedAt) / 1000);
-        return { serviceUid: uid, revision, loadBalancer, converged: true, status: statusFromSnapshot(snapshot), ...counts, passes: pass, ...listedObjects(book.list()) };
+        const index = cleanup || fields.index !== true ? null : indexOfPlan(plan);
+        const indexed = index !== null && indexBytes(index) <= MAX_INDEX_BYTES ? { index } : {};
+        return { serviceUid: uid, revision, loadBalancer, converged: true, status: statusFromSnapshot(snapshot), ...counts, passes: pass, ...listedObjects(book.list()), ...indexed };
       }
       if (pass > maxPasses) {
         progress.phase = 'failed';

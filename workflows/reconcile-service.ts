@@ -9,7 +9,7 @@ import type { Activities } from '../activities';
 import { optionalIdentifiers, optionalInteger, specOf } from './input';
 import { ENGINE_CALL } from './options';
 import { FAILURE_TYPES, isReadMark, searchAttributes, workflowIds, type LoadBalancerSummary, type ReadMark, type ReconcileServiceResult } from '../contract';
-import { desiredObjects, mergeStatus, planLoadBalancer } from '../domain';
+import { desiredObjects, indexBytes, MAX_INDEX_BYTES, mergeStatus, planLoadBalancer, type LoadBalancerIndex } from '../domain';
 import type { ObjectStatus, ObservedObject, Snapshot } from '../domain/types';
 import { listedObjects, MAX_LISTED_OBJECTS, StatusBook } from './status-book';
 import { reconcileLoadBalancer, type LoadBalancerFailureDetails, type ReconcileLoadBalancerResult } from './reconcile-lb';
@@ -23,6 +23,8 @@ export interface ReconcileServiceInput {
   teardown?: boolean;
   /** Identifiers of the service's objects from the controller's last pass: found even while the tag index lags. */
   known?: string[];
+  /** Return the index of the service's Backends and Servers when the pass converges (`index`; pool-delta passes). */
+  index?: boolean;
 }
 
 /** Waiting for a reconciliation of the same service and load balancer that someone else started: 1 s doubling to 30 s. */
@@ -43,6 +45,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   const { spec, fields } = specOf(input, wf);
   const revision = optionalInteger(fields, 'revision', wf, 0, Number.MAX_SAFE_INTEGER) ?? null;
   const teardown = fields.teardown === true;
+  const wantIndex = fields.index === true && !teardown;
   const knownBefore = optionalIdentifiers(fields, 'known', wf) ?? [];
   const uid = spec.serviceUid;
   const engine = proxyActivities<Activities>(ENGINE_CALL);
@@ -55,7 +58,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
       try {
         return await executeChild(reconcileLoadBalancer, {
           workflowId,
-          args: [{ spec: fields.spec, loadBalancer, cleanup, ...(revision !== null ? { revision } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}), ...first }],
+          args: [{ spec: fields.spec, loadBalancer, cleanup, ...(revision !== null ? { revision } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}), ...(wantIndex && !cleanup ? { index: true } : {}), ...first }],
           staticSummary: `${cleanup ? 'remove' : 'reconcile'} ${uid} on ${loadBalancer}${revision !== null ? ` (revision ${revision})` : ''}`,
           typedSearchAttributes: [
             { key: searchAttributes.serviceUid, value: uid },
@@ -75,6 +78,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
 
   const results: Record<string, LoadBalancerSummary> = {};
   const objects: ObjectStatus[] = [];
+  const indexes: Record<string, LoadBalancerIndex> = {};
   let omitted = 0;
   const errors: { loadBalancer: string; err: unknown }[] = [];
   /** Runs each load balancer's child, except those `inline` already has the result of (their plan was empty). */
@@ -85,6 +89,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
       if (s.status === 'fulfilled') {
         const r = s.value;
         results[run.loadBalancer] = { converged: r.converged, status: r.status, created: r.created, destroyed: r.destroyed, recovered: r.recovered, passes: r.passes, cleanup: run.cleanup };
+        if (r.index && !run.cleanup) indexes[run.loadBalancer] = r.index;
         objects.push(...r.objects);
         omitted += r.objectsOmitted ?? 0;
       } else {
@@ -110,7 +115,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   const seen = await engine.planObservedService
     .executeWithOptions(
       { summary: `observe and plan ${uid}` },
-      [{ spec: fields.spec, listUpTo: MAX_LISTED_OBJECTS, ...(teardown ? { teardown: true } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}) }],
+      [{ spec: fields.spec, listUpTo: MAX_LISTED_OBJECTS, ...(teardown ? { teardown: true } : {}), ...(wantIndex ? { indexUpTo: MAX_INDEX_BYTES } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}) }],
     )
     .catch((err: unknown) => {
       // A pass that fails before any load balancer runs (the Engine refusing the token, say) is a failed pass too:
@@ -126,7 +131,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   const inline = (run: Run): ReconcileLoadBalancerResult | undefined => {
     const o = outlook(run.loadBalancer);
     if (!o?.empty || run.cleanup) return undefined;
-    const result = { serviceUid: uid, revision, loadBalancer: run.loadBalancer, converged: true, status: o.status, created: 0, destroyed: 0, recovered: 0, passes: 1 };
+    const result = { serviceUid: uid, revision, loadBalancer: run.loadBalancer, converged: true, status: o.status, created: 0, destroyed: 0, recovered: 0, passes: 1, ...(o.index ? { index: o.index } : {}) };
     if (!o.objects) return { ...result, objects: [], objectsOmitted: o.held };
     const snapshot: Snapshot = { loadBalancer: run.loadBalancer, objects: o.objects };
     const book = new StatusBook(run.loadBalancer, () => Date.now());
@@ -148,7 +153,18 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
 
   const status = teardown ? {} : mergeStatus(spec.loadBalancers.map((lb) => results[lb]?.status ?? {}));
   const listed = listedObjects(objects, omitted);
-  const result: ReconcileServiceResult = { serviceUid: uid, revision, converged: errors.length === 0, status, loadBalancers: results, objects: listed.objects, ...(listed.objectsOmitted > 0 ? { objectsOmitted: listed.objectsOmitted } : {}) };
+  // The index of every load balancer of the spec, or none: a pool-delta pass needs all of them.
+  const indexed = wantIndex && errors.length === 0 && spec.loadBalancers.every((lb) => indexes[lb] !== undefined) && Object.values(indexes).reduce((n, ids) => n + indexBytes(ids), 0) <= MAX_INDEX_BYTES;
+  const result: ReconcileServiceResult = {
+    serviceUid: uid,
+    revision,
+    converged: errors.length === 0,
+    status,
+    loadBalancers: results,
+    objects: listed.objects,
+    ...(listed.objectsOmitted > 0 ? { objectsOmitted: listed.objectsOmitted } : {}),
+    ...(indexed ? { index: indexes } : {}),
+  };
   const first = errors[0];
   if (first) {
     const message = `${uid} on ${first.loadBalancer}: ${causeOf(first.err)}`;

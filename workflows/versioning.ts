@@ -9,6 +9,7 @@ import { setWorkflowOptions } from '@temporalio/workflow';
 import type { VersioningBehavior } from '@temporalio/common';
 import { serviceController } from './controller';
 import { discoverCluster } from './discover-cluster';
+import { allocateServiceVips, releaseServiceVips } from './service-vip';
 import { fullResync } from './full-resync';
 import { importServices } from './import';
 import { planService } from './plan-service';
@@ -16,15 +17,19 @@ import { serverPool } from './pool';
 import { poolRound } from './pool-round';
 import { reconcileLoadBalancer } from './reconcile-lb';
 import { reconcileService } from './reconcile-service';
+import { reconcilePoolDelta } from './reconcile-delta';
 
 /** Every workflow type of workflows/index.ts and its behavior (test/unit/workflow-versioning.test.ts checks both). */
 export const VERSIONING_BEHAVIORS = {
   reconcileLoadBalancer: 'PINNED',
   reconcileService: 'PINNED',
+  reconcilePoolDelta: 'PINNED',
   planService: 'PINNED',
   fullResync: 'PINNED',
   importServices: 'PINNED',
   discoverCluster: 'PINNED',
+  allocateServiceVips: 'PINNED',
+  releaseServiceVips: 'PINNED',
   serviceController: 'PINNED',
   serverPool: 'PINNED',
   poolRound: 'PINNED',
@@ -34,10 +39,13 @@ export const VERSIONING_BEHAVIORS = {
 const workflows: Record<keyof typeof VERSIONING_BEHAVIORS, (...args: any[]) => Promise<unknown>> = {
   reconcileLoadBalancer,
   reconcileService,
+  reconcilePoolDelta,
   planService,
   fullResync,
   importServices,
   discoverCluster,
+  allocateServiceVips,
+  releaseServiceVips,
   serviceController,
   serverPool,
   poolRound,

@@ -19,7 +19,17 @@ import { EngineProtocolError } from './errors';
 import { FreshFlights } from './flights';
 import type { ReadMark } from '../../contract';
 import { RecentReads } from './recent-reads';
-import { IPAM_PREFIX, ipamAddressSchema, ipamPrefixSchema, type EngineAddress, type EnginePrefix } from './ipam';
+import {
+  IPAM_PREFIX,
+  ipamAddressPageSchema,
+  ipamAddressSchema,
+  ipamAddressSummarySchema,
+  ipamPrefixSchema,
+  type AddressCreate,
+  type EngineAddress,
+  type EngineAddressSummary,
+  type EnginePrefix,
+} from './ipam';
 import type { RequestPacer } from './pacing';
 import { EngineTransport, type EngineClientOptions, type RawResponse } from './transport';
 import {
@@ -257,6 +267,48 @@ export class EngineClient {
   async getAddress(id: string): Promise<EngineAddress> {
     const raw = await this.#transport.ok({ resource: 'address', method: 'GET', path: `${IPAM_PREFIX}/address.json/${idSegment(id)}` });
     return this.#transport.parse(raw, ipamAddressSchema, 'address');
+  }
+
+  /**
+   * Every address of a prefix (`GET address/filtered.json?prefix=<id>`), over all pages, each identifier once, with
+   * the customer description it was created with.
+   */
+  async listPrefixAddresses(prefixId: string, options: Pick<ListOptions, 'limit'> = {}): Promise<EngineAddressSummary[]> {
+    if (typeof prefixId !== 'string' || prefixId === '') throw new TypeError('prefixId must be a non-empty string');
+    const limit = pageLimit(options.limit);
+    const items = new Map<string, EngineAddressSummary>();
+    for (let page = 1; ; page++) {
+      const query = new URLSearchParams({ prefix: prefixId, page: String(page), limit: String(limit) });
+      const raw = await this.#transport.send({ resource: 'address', method: 'GET', path: `${IPAM_PREFIX}/address/filtered.json`, query });
+      const { data } = this.#transport.parse(this.#transport.check(raw), ipamAddressPageSchema, 'address list');
+      if (data.data.length === 0) break;
+      for (const item of data.data) if (!items.has(item.identifier)) items.set(item.identifier, item);
+      if (data.total_pages != null && page >= data.total_pages) break;
+      if (page >= MAX_PAGES) throw this.#transport.protocolError(raw, `list does not end: total_pages ${data.total_pages ?? 'absent'} after ${MAX_PAGES} pages`);
+    }
+    return [...items.values()];
+  }
+
+  /**
+   * POST a new address of a prefix, the address named (`name`). The Engine refuses an address that is taken or
+   * outside the prefix (422). An answer that cannot be read still hands its identifier on, as `create` does.
+   */
+  async createAddress(body: AddressCreate): Promise<EngineAddressSummary> {
+    const raw = await this.#transport.ok({ resource: 'address', method: 'POST', path: `${IPAM_PREFIX}/address.json`, body: JSON.stringify({ ...body, role: 'Default' }) });
+    try {
+      return this.#transport.parse(raw, ipamAddressSummarySchema, 'address');
+    } catch (err) {
+      if (err instanceof EngineProtocolError) {
+        const id = identifierIn(raw.body);
+        if (id !== undefined) err.createdIdentifier = id;
+      }
+      throw err;
+    }
+  }
+
+  /** DELETE an address: it goes back to its prefix. 404 (already gone) is thrown; whether that is success is the caller's rule. */
+  async deleteAddress(id: string): Promise<void> {
+    await this.#transport.ok({ resource: 'address', method: 'DELETE', path: `${IPAM_PREFIX}/address.json/${idSegment(id)}` });
   }
 
   /** Adds a tag. The Engine answers 422 when the resource already carries it. */

@@ -63,4 +63,4 @@ export {
   type ServerCreate,
 } from './schemas';
 export { STATE_NAME_BY_ID, stateName, stateNameFromId } from './state';
-export { parseCidr, type EngineAddress, type EnginePrefix } from './ipam';
+export { parseCidr, type AddressCreate, type EngineAddress, type EngineAddressSummary, type EnginePrefix } from './ipam';

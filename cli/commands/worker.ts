@@ -54,7 +54,7 @@ export async function worker(io: CliIo): Promise<void> {
       identity,
       deployment: env.deployment,
       setCurrent: env.setCurrent,
-      strandedRuns: env.strandedAfterMs === null ? false : { deadAfterMs: env.strandedAfterMs },
+      strandedRuns: env.strandedAfterMs === null ? false : env.strandedTestTiming ? { ...env.strandedTestTiming, belowMinimum: true } : { deadAfterMs: env.strandedAfterMs },
       log: say,
       ...(metrics ? { onStranded: metrics.onStranded } : {}),
     });

@@ -14,8 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Client } from '@temporalio/client';
-import { main } from '../../cli/main';
-import { cliEnv, runCli, type CliRun } from '../helpers/cli';
+import { cliEnv, runCli, runInProcess } from '../helpers/cli';
 import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
 import { startStack, stopTemporalServer, temporalServer, type Stack } from '../helpers/stack';
 import { committedBadSpecs, eachLimit, generatedBadSpecs, names, type BadSpec } from './bad-specs';
@@ -49,15 +48,6 @@ test('the corpus has at least 40 committed bad specs, each with the field or tex
   assert.ok(committed.length >= 40, `${committed.length} committed bad specs`);
   assert.ok(committed.filter((s) => s.expect.kind === 'field').length >= 30, 'most of them name a field');
 });
-
-/** Runs the CLI's main in this process with `env`, capturing what it writes. */
-async function runInProcess(args: readonly string[], runEnv: NodeJS.ProcessEnv): Promise<CliRun> {
-  const started = Date.now();
-  let stdout = '';
-  let stderr = '';
-  const code = await main(['node', 'lbaas', ...args], { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), env: runEnv });
-  return { code, stdout, stderr, ms: Date.now() - started };
-}
 
 /** The specs that run as real processes: one field error, one document that does not parse, one file too big. */
 const AS_PROCESS = new Set(['port-internal-negative', 'yaml-syntax-error', 'file-over-1mib']);

@@ -2,6 +2,11 @@
  * The command line without a Temporal server: usage, help, and every way a spec file can be wrong. Invalid input
  * exits 2 before any connection is made: these runs point at an address where nothing listens, so an attempt to
  * connect would exit 4 instead.
+ *
+ * Most cases run the CLI's `main(argv, io)` in this process (helpers/cli.ts runInProcess). As processes: one of help
+ * and one of usage errors (what a shell sees of them: exit code and streams), every spec read from stdin, the alias
+ * bomb (a regression would expand it without end: a process is killed after 60 s, this one would hang), and the
+ * unreachable Temporal (exit 4).
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -9,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { freePort } from '../../dev/devserver';
-import { cliEnv, runCli } from '../helpers/cli';
+import { cliEnv, runCli, runInProcess } from '../helpers/cli';
 import { exampleSpec } from '../helpers/fixtures';
 
 let dir: string;
@@ -29,7 +34,10 @@ const file = async (name: string, content: string | Uint8Array) => {
   await writeFile(p, content);
   return p;
 };
+/** `lbaas` as a process. */
 const lbaas = (args: string[], input?: string | Uint8Array) => runCli(args, { env, ...(input !== undefined ? { input } : {}) });
+/** `lbaas` in this process: a spec read from a file, never from stdin. */
+const inProcess = (args: string[]) => runInProcess(args, env);
 
 /** Exit 2, nothing on stdout, and stderr saying `expected` (the field, the line) in at most `maxLines` lines. */
 function assertInvalid(r: { code: number | null; stdout: string; stderr: string }, expected: RegExp | string, maxLines = 2) {
@@ -50,8 +58,8 @@ test('--help on the program and on every command exits 0 and describes the comma
     [['schedule', 'set', '--help'], /--every <duration>[\s\S]*--destroy-orphans/],
   ];
   await Promise.all(
-    cases.map(async ([args, expected]) => {
-      const r = await lbaas(args);
+    cases.map(async ([args, expected], i) => {
+      const r = await (i === 0 ? lbaas : inProcess)(args);
       assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
       assert.match(r.stdout, expected, args.join(' '));
     }),
@@ -71,8 +79,8 @@ test('an unknown command, an unknown option, a missing argument or a bad -o valu
     [['schedule', 'set', '--every', 'often'], /--every: must be a duration/],
   ];
   await Promise.all(
-    cases.map(async ([args, expected]) => {
-      const r = await lbaas(args);
+    cases.map(async ([args, expected], i) => {
+      const r = await (i === 0 ? lbaas : inProcess)(args);
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
       assert.equal(r.stdout, '', args.join(' '));
       assert.match(r.stderr, expected, args.join(' '));
@@ -88,7 +96,7 @@ test('an invalid spec exits 2 listing every issue as `path: message`, without co
     sevrers: [],
     nameSuffix: 'web',
   });
-  const r = await lbaas(['apply', '-f', await file('invalid.json', JSON.stringify(spec))]);
+  const r = await inProcess(['apply', '-f', await file('invalid.json', JSON.stringify(spec))]);
   assert.equal(r.code, 2, r.stderr);
   assert.equal(r.stdout, '');
   const lines = r.stderr.trimEnd().split('\n');
@@ -108,12 +116,12 @@ test('plan validates the same way before it connects', async () => {
 });
 
 test('YAML: a duplicate key is refused with its line and column', async () => {
-  const r = await lbaas(['apply', '-f', await file('dup.yaml', 'serviceUid: a\nnameSuffix: x\nserviceUid: b\n')]);
+  const r = await inProcess(['apply', '-f', await file('dup.yaml', 'serviceUid: a\nnameSuffix: x\nserviceUid: b\n')]);
   assertInvalid(r, /dup\.yaml: invalid YAML at line 3, column 1: Map keys must be unique/);
 });
 
 test('YAML: a syntax error is reported with its line and column in one line', async () => {
-  const r = await lbaas(['apply', '-f', await file('broken.yaml', 'serviceUid: a\nports: {http: [1, 2\nservers: []\n')]);
+  const r = await inProcess(['apply', '-f', await file('broken.yaml', 'serviceUid: a\nports: {http: [1, 2\nservers: []\n')]);
   assertInvalid(r, /broken\.yaml: invalid YAML at line \d+, column \d+: /, 3);
 });
 
@@ -149,32 +157,32 @@ test('YAML: a few aliases (one block reused) are fine and reach validation', asy
     'servers: []',
     'bogus: 1',
   ].join('\n');
-  const r = await lbaas(['apply', '-f', await file('alias.yaml', yaml)]);
+  const r = await inProcess(['apply', '-f', await file('alias.yaml', yaml)]);
   // The shared external port and the unknown key show that the aliased document was built and validated.
   assertInvalid(r, /invalid spec \(2 issues\):\nbogus: unknown key[^\n]*\nports\.alt\.external: /, 3);
 });
 
 test('invalid UTF-8 is refused with the line it is on', async () => {
   const bytes = Buffer.concat([Buffer.from('serviceUid: cli-input\nnameSuffix: "'), Buffer.from([0xc3, 0x28]), Buffer.from('"\n')]);
-  const r = await lbaas(['apply', '-f', await file('latin.yaml', bytes)]);
+  const r = await inProcess(['apply', '-f', await file('latin.yaml', bytes)]);
   assertInvalid(r, 'latin.yaml: not UTF-8 text (invalid byte at line 2, byte offset 35)');
 });
 
 test('JSON: a syntax error names line and column; a duplicate key is refused', async () => {
-  const broken = await lbaas(['apply', '-f', await file('broken.json', '{\n  "serviceUid": "a",\n  "ports": {,}\n}\n')]);
+  const broken = await inProcess(['apply', '-f', await file('broken.json', '{\n  "serviceUid": "a",\n  "ports": {,}\n}\n')]);
   assertInvalid(broken, /broken\.json: invalid JSON at line 3, column 13: /);
   const dup = await lbaas(['apply', '-f', '-'], '{"serviceUid": "a",\n "serviceUid": "b"}');
   assertInvalid(dup, /<stdin>: invalid JSON at line 2, column 2: Map keys must be unique/);
 });
 
 test('a file over 1 MiB, an empty file, a missing file and a directory are refused', async () => {
-  const big = await lbaas(['apply', '-f', await file('big.yaml', `# ${'x'.repeat(1024 * 1024)}\n`)]);
+  const big = await inProcess(['apply', '-f', await file('big.yaml', `# ${'x'.repeat(1024 * 1024)}\n`)]);
   assertInvalid(big, /big\.yaml: a spec may be at most 1 MiB/);
   const bigStdin = await lbaas(['apply', '-f', '-'], `# ${'x'.repeat(1024 * 1024)}\n`);
   assertInvalid(bigStdin, /<stdin>: a spec may be at most 1 MiB/);
-  assertInvalid(await lbaas(['apply', '-f', await file('empty.yaml', '\n\n')]), /empty\.yaml: the spec is empty/);
-  assertInvalid(await lbaas(['apply', '-f', path.join(dir, 'missing.yaml')]), /missing\.yaml: cannot read the spec: no such file/);
-  assertInvalid(await lbaas(['apply', '-f', dir]), /not a regular file/);
+  assertInvalid(await inProcess(['apply', '-f', await file('empty.yaml', '\n\n')]), /empty\.yaml: the spec is empty/);
+  assertInvalid(await inProcess(['apply', '-f', path.join(dir, 'missing.yaml')]), /missing\.yaml: cannot read the spec: no such file/);
+  assertInvalid(await inProcess(['apply', '-f', dir]), /not a regular file/);
 });
 
 test('an unreachable Temporal exits 4 naming the address, the namespace and why', async () => {

@@ -11,36 +11,16 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
-import { Client, Connection } from '@temporalio/client';
-import { startWorker, type RunningWorker } from '../../worker/start';
+import { describe, test } from 'node:test';
 import { setCurrentVersion } from '../../worker/versioning';
 import { cliEnv, LBAAS_BIN, REPO_ROOT } from '../helpers/cli';
+import { fileTemporal } from '../helpers/file-temporal';
 import { exampleSpec } from '../helpers/fixtures';
-import { stopTemporalServer, temporalServer, TEST_TOKEN, workflowBundle } from '../helpers/stack';
 
-let connection: Connection;
-let client: Client;
-let address: string;
-let namespace: string;
 let dir: string;
-const workers: RunningWorker[] = [];
-const controllers: string[] = [];
-
-before(async () => {
-  const srv = await temporalServer();
-  address = srv.address;
-  namespace = srv.namespace;
-  connection = await Connection.connect({ address });
-  client = new Client({ connection, namespace });
+const t = fileTemporal(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'lbaas-waits-'));
-});
-after(async () => {
-  for (const id of controllers) await client.workflow.getHandle(id).terminate('test cleanup').catch(() => undefined);
-  await Promise.all(workers.map((w) => w.stop()));
-  await connection?.close();
-  await rm(dir, { recursive: true, force: true });
-  await stopTemporalServer();
+  t.cleanup(() => rm(dir, { recursive: true, force: true }));
 });
 
 interface Line {
@@ -52,7 +32,7 @@ interface Line {
 /** `lbaas <args>` with each stderr line timestamped as it arrives; `onLine` may act on the lines as they come. */
 function run(args: string[], taskQueue: string, onLine: (l: Line, stop: () => void) => void = () => undefined): Promise<{ code: number | null; stdout: string; lines: Line[] }> {
   const started = Date.now();
-  const child = spawn(process.execPath, [LBAAS_BIN, ...args], { env: cliEnv({ address, namespace, taskQueue }), cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [LBAAS_BIN, ...args], { env: cliEnv({ address: t.address, namespace: t.namespace, taskQueue }), cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let partial = '';
   const lines: Line[] = [];
@@ -73,97 +53,86 @@ function run(args: string[], taskQueue: string, onLine: (l: Line, stop: () => vo
 async function specFor(uid: string): Promise<string> {
   const file = path.join(dir, `${uid}.json`);
   await writeFile(file, JSON.stringify(exampleSpec(['lb-waits'], { serviceUid: uid })));
-  controllers.push(`lbaas/${uid}`);
+  t.cleanup(() => t.client.workflow.getHandle(`lbaas/${uid}`).terminate('test cleanup').catch(() => undefined));
   return file;
 }
 
-test('no worker: apply --wait says within 30 s that no worker polls and to start lbaas worker, again 30 s later, then times out (exit 3)', { timeout: 120_000 }, async () => {
-  const taskQueue = `waits-none-${randomUUID().slice(0, 8)}`;
-  const uid = `waits-none-${randomUUID().slice(0, 8)}`;
-  const r = await run(['apply', '-f', await specFor(uid), '--wait', '--timeout', '55s', '-o', 'json'], taskQueue);
-  assert.equal(r.code, 3);
-  assert.equal(r.stdout, '');
-  const warnings = r.lines.filter((l) => l.text.includes('not picked up'));
-  const expected = new RegExp(
-    `^\\[\\d+s\\] warning: workflow task of lbaas/${uid} not picked up for \\d+ s: no worker polls task queue ${taskQueue}; fix: start lbaas worker \\(LBAAS_TASK_QUEUE=${taskQueue}\\)$`,
-  );
-  assert.equal(warnings.length, 2, r.lines.map((l) => `${l.at} ${l.text}`).join('\n'));
-  for (const w of warnings) assert.match(w.text, expected);
-  const [first, second] = warnings as [Line, Line];
-  console.log(`first diagnosis ${first.at} ms after the command started, the second ${second.at - first.at} ms later`);
-  assert.ok(first.at <= 30_000, `first diagnosis after ${first.at} ms`);
-  assert.ok(second.at - first.at >= 30_000 && second.at - first.at <= 36_000, `repeated after ${second.at - first.at} ms`);
-  assert.equal(r.lines[0]?.text, `warning: no worker has polled task queue ${taskQueue} recently; nothing happens until one runs (lbaas worker)`);
-});
-
-test('workers but no Current Version: apply says within 30 s which command makes their build current; running it lets the apply through', { timeout: 120_000 }, async () => {
-  const id = randomUUID().slice(0, 8);
-  const taskQueue = `waits-nocurrent-${id}`;
-  const version = { deploymentName: `waits-${id}`, buildId: 'b1' };
-  workers.push(
-    await startWorker({
-      temporal: { connection: { address }, namespace, taskQueue },
-      engine: { baseUrl: 'http://127.0.0.1:9', token: TEST_TOKEN },
-      workflowBundle: await workflowBundle(),
-      shutdownGraceTime: '1s',
-      deployment: version,
-      setCurrent: false,
-    }),
-  );
-  const uid = `waits-nocurrent-${id}`;
-  let switched: Promise<unknown> | null = null;
-  const r = await run(['apply', '-f', await specFor(uid), '--timeout', '90s'], taskQueue, (l) => {
-    if (l.text.includes('not picked up') && !switched) switched = setCurrentVersion(client, namespace, version);
+// Side by side: each test has its own task queue and Deployment, and each spends most of a minute waiting for the
+// CLI's warnings (30 s apart) or for a stopped worker's poll to go stale (70 s).
+describe('lbaas apply waiting for a worker', { concurrency: true }, () => {
+  test('no worker: apply --wait says within 30 s that no worker polls and to start lbaas worker, again 30 s later, then times out (exit 3)', { timeout: 120_000 }, async () => {
+    const taskQueue = `waits-none-${randomUUID().slice(0, 8)}`;
+    const uid = `waits-none-${randomUUID().slice(0, 8)}`;
+    const r = await run(['apply', '-f', await specFor(uid), '--wait', '--timeout', '55s', '-o', 'json'], taskQueue);
+    assert.equal(r.code, 3);
+    assert.equal(r.stdout, '');
+    const warnings = r.lines.filter((l) => l.text.includes('not picked up'));
+    const expected = new RegExp(
+      `^\\[\\d+s\\] warning: workflow task of lbaas/${uid} not picked up for \\d+ s: no worker polls task queue ${taskQueue}; fix: start lbaas worker \\(LBAAS_TASK_QUEUE=${taskQueue}\\)$`,
+    );
+    assert.equal(warnings.length, 2, r.lines.map((l) => `${l.at} ${l.text}`).join('\n'));
+    for (const w of warnings) assert.match(w.text, expected);
+    const [first, second] = warnings as [Line, Line];
+    console.log(`first diagnosis ${first.at} ms after the command started, the second ${second.at - first.at} ms later`);
+    assert.ok(first.at <= 30_000, `first diagnosis after ${first.at} ms`);
+    assert.ok(second.at - first.at >= 30_000 && second.at - first.at <= 36_000, `repeated after ${second.at - first.at} ms`);
+    assert.equal(r.lines[0]?.text, `warning: no worker has polled task queue ${taskQueue} recently; nothing happens until one runs (lbaas worker)`);
   });
-  await switched;
-  const warning = r.lines.find((l) => l.text.includes('not picked up'));
-  assert.ok(warning, r.lines.map((l) => `${l.at} ${l.text}`).join('\n'));
-  console.log(`diagnosis ${warning.at} ms after the command started`);
-  assert.ok(warning.at <= 30_000, `after ${warning.at} ms`);
-  assert.match(
-    warning.text,
-    new RegExp(
-      `warning: workflow task of lbaas/${uid} not picked up for \\d+ s: Worker Deployment ${version.deploymentName} has no Current Version, so its workers \\(builds b1\\) receive nothing; ` +
-        `fix: temporal worker deployment set-current-version --deployment-name ${version.deploymentName} --build-id b1$`,
-    ),
-  );
-  assert.equal(r.code, 0, r.lines.map((l) => l.text).join('\n'));
-  assert.match(r.stdout, new RegExp(`^applied revision 1 to service ${uid} \\(controller lbaas/${uid}\\)\n$`));
-});
 
-test('with the workers of the Current Version gone and another build polling: first "busy, or stopped within the last 70 s", then, once the gone poller is stale, start a worker of that build or make the polling one current', { timeout: 240_000 }, async () => {
-  const id = randomUUID().slice(0, 8);
-  const taskQueue = `waits-gone-${id}`;
-  const deploymentName = `waits-gone-${id}`;
-  const start = async (buildId: string, setCurrent: boolean) =>
-    startWorker({
-      temporal: { connection: { address }, namespace, taskQueue },
-      engine: { baseUrl: 'http://127.0.0.1:9', token: TEST_TOKEN },
-      workflowBundle: await workflowBundle(),
-      shutdownGraceTime: '1s',
-      deployment: { deploymentName, buildId },
-      setCurrent,
+  test('workers but no Current Version: apply says within 30 s which command makes their build current; running it lets the apply through', { timeout: 120_000 }, async () => {
+    const id = randomUUID().slice(0, 8);
+    const taskQueue = `waits-nocurrent-${id}`;
+    const version = { deploymentName: `waits-${id}`, buildId: 'b1' };
+    await t.versionedWorker(taskQueue, version, false);
+    const uid = `waits-nocurrent-${id}`;
+    let switched: Promise<unknown> | null = null;
+    const r = await run(['apply', '-f', await specFor(uid), '--timeout', '90s'], taskQueue, (l) => {
+      if (l.text.includes('not picked up') && !switched) switched = setCurrentVersion(t.client, t.namespace, version);
     });
-  const gone = await start('b1', true);
-  await gone.stop();
-  const stoppedAt = Date.now();
-  workers.push(await start('b2', false));
-  const uid = `waits-gone-${id}`;
-  const r = await run(['apply', '-f', await specFor(uid), '--timeout', '200s'], taskQueue, (l, stop) => {
-    if (l.text.includes('no worker of that build polls')) stop();
+    await switched;
+    const warning = r.lines.find((l) => l.text.includes('not picked up'));
+    assert.ok(warning, r.lines.map((l) => `${l.at} ${l.text}`).join('\n'));
+    console.log(`diagnosis ${warning.at} ms after the command started`);
+    assert.ok(warning.at <= 30_000, `after ${warning.at} ms`);
+    assert.match(
+      warning.text,
+      new RegExp(
+        `warning: workflow task of lbaas/${uid} not picked up for \\d+ s: Worker Deployment ${version.deploymentName} has no Current Version, so its workers \\(builds b1\\) receive nothing; ` +
+          `fix: temporal worker deployment set-current-version --deployment-name ${version.deploymentName} --build-id b1$`,
+      ),
+    );
+    assert.equal(r.code, 0, r.lines.map((l) => l.text).join('\n'));
+    assert.match(r.stdout, new RegExp(`^applied revision 1 to service ${uid} \\(controller lbaas/${uid}\\)\n$`));
   });
-  const warnings = r.lines.filter((l) => l.text.includes('not picked up'));
-  const busy = warnings[0];
-  const last = warnings.at(-1);
-  assert.ok(busy && last, r.lines.map((l) => l.text).join('\n'));
-  assert.match(busy.text, new RegExp(`workers of build b1 polled task queue ${taskQueue} \\d+ s ago but have not taken it \\(busy workers, a backlog, or workers stopped within the last 70 s\\)`));
-  assert.ok(busy.at <= 30_000, `first diagnosis after ${busy.at} ms`);
-  assert.match(
-    last.text,
-    new RegExp(
-      `the Current Version is ${deploymentName}\\.b1 and no worker of that build polls task queue ${taskQueue} \\(builds polling: b2\\); ` +
-        `fix: start a worker of build b1 \\(LBAAS_BUILD_ID=b1\\), or make a polling build current: temporal worker deployment set-current-version --deployment-name ${deploymentName} --build-id b2$`,
-    ),
-  );
-  console.log(`version-not-polled said ${Date.now() - stoppedAt} ms after the b1 worker stopped`);
+
+  test('with the workers of the Current Version gone and another build polling: first "busy, or stopped within the last 70 s", then, once the gone poller is stale, start a worker of that build or make the polling one current', { timeout: 240_000 }, async () => {
+    const id = randomUUID().slice(0, 8);
+    const taskQueue = `waits-gone-${id}`;
+    const deploymentName = `waits-gone-${id}`;
+    const gone = await t.versionedWorker(taskQueue, { deploymentName, buildId: 'b1' }, true);
+    // Stopped before the server listed its poll, b1 would never be listed: the CLI would say at once that no worker of
+    // it polls, and the "busy, or stopped" step would not be seen (it failed so on a loaded machine).
+    await t.untilPolled(taskQueue);
+    await gone.stop();
+    const stoppedAt = Date.now();
+    await t.versionedWorker(taskQueue, { deploymentName, buildId: 'b2' }, false);
+    const uid = `waits-gone-${id}`;
+    const r = await run(['apply', '-f', await specFor(uid), '--timeout', '200s'], taskQueue, (l, stop) => {
+      if (l.text.includes('no worker of that build polls')) stop();
+    });
+    const warnings = r.lines.filter((l) => l.text.includes('not picked up'));
+    const busy = warnings[0];
+    const last = warnings.at(-1);
+    assert.ok(busy && last, r.lines.map((l) => l.text).join('\n'));
+    assert.match(busy.text, new RegExp(`workers of build b1 polled task queue ${taskQueue} \\d+ s ago but have not taken it \\(busy workers, a backlog, or workers stopped within the last 70 s\\)`));
+    assert.ok(busy.at <= 30_000, `first diagnosis after ${busy.at} ms`);
+    assert.match(
+      last.text,
+      new RegExp(
+        `the Current Version is ${deploymentName}\\.b1 and no worker of that build polls task queue ${taskQueue} \\(builds polling: b2\\); ` +
+          `fix: start a worker of build b1 \\(LBAAS_BUILD_ID=b1\\), or make a polling build current: temporal worker deployment set-current-version --deployment-name ${deploymentName} --build-id b2$`,
+      ),
+    );
+    console.log(`version-not-polled said ${Date.now() - stoppedAt} ms after the b1 worker stopped`);
+  });
 });

@@ -1,6 +1,11 @@
-/** Running the real `lbaas` command line as a child process, the way an operator or a script does. */
+/**
+ * Running the real `lbaas` command line as a child process, the way an operator or a script does; or its `main(argv,
+ * io)` in the test's own process (the code bin/lbaas.js runs, with the same environment), which takes milliseconds
+ * where a process takes about a second of CPU to start.
+ */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
+import { main } from '../../cli/main';
 
 /** The repository root, from dist/test/helpers. */
 export const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -60,6 +65,18 @@ export function runCli(args: readonly string[], o: { env: NodeJS.ProcessEnv; inp
     child.stdin.on('error', () => undefined); // The CLI may exit before reading all of stdin.
     child.stdin.end(o.input ?? '');
   });
+}
+
+/**
+ * `lbaas ...args` through the CLI's main in this process with `env`, capturing what it writes. Not for commands that
+ * read stdin (`-f -`) or start workers, nor for what only a process shows (its exit, its streams).
+ */
+export async function runInProcess(args: readonly string[], env: NodeJS.ProcessEnv): Promise<CliRun> {
+  const started = Date.now();
+  let stdout = '';
+  let stderr = '';
+  const code = await main(['node', 'lbaas', ...args], { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), env });
+  return { code, stdout, stderr, ms: Date.now() - started };
 }
 
 /** Columns of an aligned text table: each header's start offset, checked to be the same in every row. */

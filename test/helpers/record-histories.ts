@@ -23,7 +23,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { LbaasClient } from '../../client/service-client';
-import { loadBalancerStatusQuery, workflowIds } from '../../contract';
+import { loadBalancerStatusQuery, workflowIds, workflowTypes } from '../../contract';
 import { formatIssues, validateSpec } from '../../domain';
 import { importServices } from '../../workflows/import';
 import { admin, seedConverged, tagOf, type OracleSpec } from './engine-state';
@@ -52,6 +52,8 @@ export const RECORDED = [
   'import-services',
   'reconcile-service-plan-first',
   'reconcile-service-plan-first-child',
+  'service-controller-pool-delta',
+  'reconcile-pool-delta',
 ] as const;
 
 type Name = (typeof RECORDED)[number];
@@ -69,7 +71,8 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
       else if (name === 'server-pool' || name === 'service-controller-pool' || name === 'pool-round') await recordPool(stack, out);
       else if (name === 'import-services') await recordImport(stack, out);
       else if (name === 'reconcile-service-plan-first' || name === 'reconcile-service-plan-first-child') await recordPlanFirst(stack, out);
-      else throw new Error(`only service-controller, service-controller-resync-pass, service-controller-terminated-pass, server-pool, service-controller-pool, pool-round, import-services and reconcile-service-plan-first(-child) can be recorded alone (got ${name})`);
+      else if (name === 'service-controller-pool-delta' || name === 'reconcile-pool-delta') await recordPoolDelta(stack, out);
+      else throw new Error(`only service-controller, service-controller-resync-pass, service-controller-terminated-pass, server-pool, service-controller-pool, pool-round, import-services, reconcile-service-plan-first(-child), service-controller-pool-delta and reconcile-pool-delta can be recorded alone (got ${name})`);
     }
     return;
   }
@@ -176,6 +179,7 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
   await recordImport(stack, out);
   await recordPlanFirst(stack, out);
   await recordPool(stack, out);
+  await recordPoolDelta(stack, out);
   await runs.terminateRunning();
 }
 
@@ -346,6 +350,42 @@ async function recordPool(stack: Stack, out: string): Promise<void> {
   }
 }
 
+/**
+ * Pool-delta passes (workflows/reconcile-delta.ts): a pool service converges with a full pass, then a node joins and
+ * another leaves, each a delta pass; then the service is deleted. Writes service-controller-pool-delta.json (the
+ * controller) and reconcile-pool-delta.json (the join's delta pass).
+ */
+async function recordPoolDelta(stack: Stack, out: string): Promise<void> {
+  const lbaas = new LbaasClient(stack.client, stack.taskQueue);
+  const lb = seedLoadBalancer(stack.sim, 'lb-pool-delta');
+  const uid = 'record-pool-delta';
+  const pool = 'record-pool-delta';
+  await lbaas.pools.set({ name: pool, servers: [{ name: 'node-1', address: '10.0.0.11' }] });
+  const raw = exampleSpec([lb], { serviceUid: uid, nameSuffix: uid, serverPool: pool });
+  delete raw.servers;
+  const r = validateSpec(raw);
+  if (!r.ok) throw new Error(formatIssues(r.issues));
+  const { revision } = await lbaas.apply(raw, r.spec);
+  await lbaas.waitConverged(uid, revision);
+  const joined = await lbaas.pools.add(pool, [{ name: 'node-2', address: '10.0.0.12' }]);
+  await lbaas.pools.waitConverged(pool, joined.revision);
+  const delta = stack.client.workflow.getHandle(workflowIds.pass(uid, 2));
+  if ((await delta.describe()).type !== workflowTypes.reconcilePoolDelta) throw new Error('the join did not run a pool-delta pass');
+  const left = await lbaas.pools.remove(pool, ['node-1']);
+  await lbaas.pools.waitConverged(pool, left.revision);
+  await lbaas.delete(uid);
+  await until('the unsubscribe', async () => (await lbaas.pools.status(pool)).services.length === 0);
+  await lbaas.pools.delete(pool);
+  for (const [name, handle] of [
+    ['service-controller-pool-delta', lbaas.controller(uid)],
+    ['reconcile-pool-delta', delta],
+  ] as const) {
+    await handle.result();
+    const history = await handle.fetchHistory();
+    writeFileSync(path.join(out, `${name}.json`), `${JSON.stringify(historyToJson(history), null, 1)}\n`);
+    process.stderr.write(`recorded ${name}: ${history.events?.length ?? 0} events\n`);
+  }
+}
 
 async function main(): Promise<void> {
   const out = path.resolve(process.argv[2] ?? path.join(__dirname, '..', '..', '..', 'test', 'fixtures', 'histories'));

@@ -478,6 +478,159 @@ test('with no --load-balancer or --external-address, lbaas kube discovers both b
   }
 });
 
+// A VIP of its own per Service (docs/kubernetes.md#a-vip-of-its-own): its own cluster name and class, and its own
+// lbaas kube (the RBAC rules allow the one Lease, so the suite's steps aside as in the discovery test above).
+const VIP_CLASS = 'lbaas.anx.io/vip';
+const VIP_PREFIX = '198.51.100.64/28';
+const vipTag = (uid: string) => `lbaas-kube-vip=${uid}`;
+let vipKube: KubeProcess | null = null;
+let vipLb = '';
+let vipPrefixId = '';
+let foreignAddress = '';
+const vipUids: Record<string, string> = {};
+
+async function simSeed(body: Record<string, unknown>): Promise<string> {
+  const res = await fetch(`${s.stack.sim.url}/_sim/objects`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const text = await res.text();
+  assert.equal(res.status, 201, text);
+  return (JSON.parse(text) as { identifier: string }).identifier;
+}
+
+/** The simulator's IPAM addresses of the VIP prefix, as "name description [tags]" lines. */
+function prefixAddresses(): string[] {
+  return s.stack.sim
+    .objects()
+    .filter((o) => o.kind === 'address' && o.fields.prefix === vipPrefixId)
+    .map((o) => `${o.name} ${String(o.fields.description_customer)} [${o.tags.join(',')}]`)
+    .sort();
+}
+
+const startVipKube = () => s.kube(['--cluster-name', 'vipcl', '--load-balancer-class', VIP_CLASS, '--discovery-interval', '10s'], { flags: false });
+
+const vipService = (name: string, port: number, annotations: Record<string, string>, extra: Partial<V1Service['spec']> = {}): V1Service => {
+  const svc = lbService(name, [{ name: 'http', port }], { loadBalancerClass: VIP_CLASS, ...extra });
+  return { ...svc, metadata: { ...svc.metadata, annotations } };
+};
+
+test('lbaas.anx.io/vip: allocate gives each Service an address of its own, reserved from the tagged prefix through IPAM and tagged with its uid; taken and shared addresses are skipped', async () => {
+  vipLb = await simSeed({ kind: 'loadbalancer', name: 'lb-vip', tags: ['anxkube-ccm-lb-vipcl'] });
+  vipPrefixId = await simSeed({ kind: 'prefix', name: VIP_PREFIX, tags: ['kubernetes-lb-prefix-vipcl'] });
+  // Someone else's address in the prefix: never handed out, never released.
+  foreignAddress = await simSeed({ kind: 'address', name: '198.51.100.66', fields: { prefix: vipPrefixId, description_customer: 'a customer VM' } });
+  await kube.stop();
+  s.stack.sim.resetStats();
+  vipKube = startVipKube();
+  await vipKube.saw(`discovered load balancers ${vipLb} (tag anxkube-ccm-lb-vipcl); external addresses 198.51.100.78 from prefix VIPs 198.51.100.78 (calculated in ${VIP_PREFIX})`);
+  for (const [name, port] of [
+    ['vip-a', 8090],
+    ['vip-b', 8091],
+  ] as const) {
+    const created = await s.core.createNamespacedService({ namespace: 'default', body: vipService(name, port, { 'lbaas.anx.io/vip': 'allocate' }) });
+    vipUids[name] = created.metadata?.uid as string;
+    await until(() => ingressOf(name), `the ingress of ${name}`);
+  }
+  const [a, b] = [vipUids['vip-a'] as string, vipUids['vip-b'] as string];
+  // .64 is the network, .65 the gateway, .66 taken, .78 the cluster's shared VIP, .79 the broadcast address.
+  for (const [name, ip] of [
+    ['vip-a', '198.51.100.67'],
+    ['vip-b', '198.51.100.68'],
+  ] as const) {
+    const svc = (await readService(name)) as V1Service;
+    assert.deepEqual(svc.status?.loadBalancer?.ingress?.map((i) => i.ip), [ip], name);
+    assert.equal(svc.metadata?.annotations?.['lbaas.anx.io/vip-addresses'], ip, name);
+    const uid = vipUids[name] as string;
+    const binds = s.stack.sim.objects().filter((o) => o.kind === 'bind' && o.tags.includes(tag(uid)));
+    assert.deepEqual(binds.map((o) => [o.name, o.fields.address]), [[`v4.http.${name}.default.vipcl`, ip]]);
+  }
+  assert.deepEqual(prefixAddresses(), [
+    '198.51.100.66 a customer VM []',
+    `198.51.100.67 ${vipTag(a)} [${vipTag(a)}]`,
+    `198.51.100.68 ${vipTag(b)} [${vipTag(b)}]`,
+  ]);
+  assert.equal(s.stack.sim.stats().requests['POST /api/ipam/v1/address.json'], 2);
+  assert.match(vipKube.output(), new RegExp(`default/vip-a: VIP 198\\.51\\.100\\.67 \\(address [0-9a-f]{32} of prefix 198\\.51\\.100\\.64/28\\) reserved for service ${a}`));
+});
+
+test('after lbaas kube restarts, each VIP is adopted by its tag: the same address, no second reservation, no Engine or Service write', async () => {
+  assert.ok(vipKube, 'the test before started lbaas kube for cluster vipcl');
+  const before = await Promise.all(['vip-a', 'vip-b'].map(async (n) => (await readService(n))?.metadata?.resourceVersion));
+  await vipKube.stop();
+  s.stack.sim.resetStats();
+  vipKube = startVipKube();
+  for (const [name, ip] of [
+    ['vip-a', '198.51.100.67'],
+    ['vip-b', '198.51.100.68'],
+  ] as const) {
+    await vipKube.saw(new RegExp(`default/${name}: VIP ${ip.replace(/\./g, '\\.')} \\(address [0-9a-f]{32} of prefix 198\\.51\\.100\\.64/28\\) adopted for service ${vipUids[name]}`));
+  }
+  // Adopted and found converged (its applied-spec annotation matches): nothing more to do for either.
+  await new Promise((r) => setTimeout(r, 2_000));
+  assert.deepEqual(writeRequests(s.stack.sim.stats()), {});
+  const after = await Promise.all(['vip-a', 'vip-b'].map(async (n) => (await readService(n))?.metadata?.resourceVersion));
+  assert.deepEqual(after, before, 'neither Service was written to');
+  assert.equal(prefixAddresses().length, 3);
+});
+
+test('a bad lbaas.anx.io/vip value, or allocate together with an address asked for, is a Warning naming it, and nothing is written', async () => {
+  assert.ok(vipKube);
+  s.stack.sim.resetStats();
+  const cases = [
+    ['vip-bad', { 'lbaas.anx.io/vip': 'yes' }, {}, 'Error syncing load balancer: lbaas.anx.io/vip: "yes" is not a valid value (the one value is "allocate"; leave the annotation out for the cluster\'s addresses)'],
+    [
+      'vip-both',
+      { 'lbaas.anx.io/vip': 'allocate' },
+      { loadBalancerIP: '198.51.100.70' },
+      'Error syncing load balancer: lbaas.anx.io/vip: allocate cannot be combined with spec.loadBalancerIP (198.51.100.70): the Service gets the address allocated for it',
+    ],
+  ] as const;
+  for (const [name, annotations, extra, message] of cases) {
+    await s.core.createNamespacedService({ namespace: 'default', body: vipService(name, 8092, annotations, extra) });
+    const warning = await until(async () => (await kubeEvents(s.core, name)).find((e) => e.line === 'Warning SyncLoadBalancerFailed'), `the Warning of ${name}`, 30_000);
+    assert.equal(warning.message, message);
+    const svc = (await readService(name)) as V1Service;
+    assert.equal(svc.metadata?.finalizers, undefined, `${name} got no finalizer`);
+    assert.equal(svc.metadata?.annotations?.['lbaas.anx.io/vip-addresses'], undefined);
+    await s.core.deleteNamespacedService({ name, namespace: 'default' });
+  }
+  assert.deepEqual(writeRequests(s.stack.sim.stats()), {});
+  assert.equal(prefixAddresses().length, 3);
+});
+
+test("a VIP is released once the Service's teardown converged: after it turns ClusterIP and after it is deleted; the prefix's other address stays", async () => {
+  assert.ok(vipKube);
+  const [a, b] = [vipUids['vip-a'] as string, vipUids['vip-b'] as string];
+  try {
+    await s.core.patchNamespacedService({ name: 'vip-b', namespace: 'default', body: { spec: { type: 'ClusterIP', loadBalancerClass: null } } }, mergePatch(await k8s()));
+    const turned = await until(async () => {
+      const x = await readService('vip-b');
+      return x && !x.metadata?.finalizers?.length ? x : null;
+    }, 'the finalizer of vip-b to go');
+    assert.deepEqual(objectsOf(b), []);
+    assert.equal(turned.metadata?.annotations?.['lbaas.anx.io/vip-addresses'], undefined);
+    assert.deepEqual(prefixAddresses(), ['198.51.100.66 a customer VM []', `198.51.100.67 ${vipTag(a)} [${vipTag(a)}]`]);
+
+    await s.core.deleteNamespacedService({ name: 'vip-a', namespace: 'default' });
+    await until(async () => (await readService('vip-a')) === null, 'vip-a to be gone');
+    assert.deepEqual(objectsOf(a), []);
+    assert.deepEqual(prefixAddresses(), ['198.51.100.66 a customer VM []']);
+    assert.ok(s.stack.sim.objects().some((o) => o.identifier === foreignAddress), 'the foreign address is still there');
+    // Released after the teardown converged, and before the finalizer went (DeletedLoadBalancer is recorded last).
+    const out = (vipKube as KubeProcess).output();
+    for (const [name, uid, ip] of [
+      ['vip-b', b, '198.51.100.68'],
+      ['vip-a', a, '198.51.100.67'],
+    ] as const) {
+      const tore = out.indexOf(`default/${name}: tore down service ${uid}`);
+      const released = out.search(new RegExp(`default/${name}: released the VIPs of service ${uid}: ${ip.replace(/\./g, '\\.')} \\(address [0-9a-f]{32}\\)`));
+      assert.ok(tore >= 0 && released > tore, `${name}: torn down, then released:\n${out}`);
+    }
+    assert.deepEqual((await eventsWith('vip-b', 'Normal DeletedLoadBalancer')).slice(-2), ['Normal DeletingLoadBalancer', 'Normal DeletedLoadBalancer']);
+  } finally {
+    await vipKube?.stop();
+    vipKube = null;
+  }
+});
+
 test('a Service whose controller no worker picks up gets a Warning Event naming the fix within 30 s; /readyz says 503 why and /metrics counts it; a worker started on the task queue clears both and the Service converges', async () => {
   const taskQueue = `${s.stack.taskQueue}-nowork`;
   const port = await freePort();

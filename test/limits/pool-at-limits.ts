@@ -1,8 +1,9 @@
 /**
  * Temporal's limits at the sizes the validator accepts, on the real dev server and the simulator over HTTP, for one
  * shape of a pool used by one service (big-pool.test.ts, cluster-pool.test.ts): the pool's service converges, a node
- * joins, a no-op resync runs, the service is deleted. Every step converges with no workflow task failure anywhere;
- * the join writes exactly the joining node's Servers; a no-op resync writes nothing; `lbaas status` and `lbaas list`
+ * joins and leaves again, a no-op resync runs, the service is deleted. Every step converges with no workflow task
+ * failure anywhere; the join and the leave write exactly that node's Servers, at most 3 Engine requests per Server
+ * written (pool-delta passes); a no-op resync writes nothing; `lbaas status` and `lbaas list`
  * answer; the delete leaves nothing tagged. Each step prints its time and Engine requests, and the last test the
  * largest event and history seen (docs/scaling.md quotes them).
  *
@@ -121,7 +122,24 @@ export function poolAtLimits(shape: PoolShape): void {
       return a?.signalName === 'poolMembers' ? [JSON.parse(Buffer.from(a.input?.payloads?.[0]?.data ?? new Uint8Array()).toString('utf8')) as PoolMembersMessage] : [];
     });
     assert.deepEqual(signals.at(-1), { v: 2, pool: 'nodes', revision: change.revision, delta: { base: change.revision - 1, upsert: [joined], remove: [] } });
-    console.log(`# ${label}: node join converged in ${seconds(Date.now() - t0)}, ${total(stats)} Engine requests for ${JOIN_WRITES} Server writes`);
+    console.log(`# ${label}: node join converged in ${seconds(Date.now() - t0)}, ${total(stats)} Engine requests for ${JOIN_WRITES} Servers written (${(total(stats) / JOIN_WRITES).toFixed(2)} per Server; ${JSON.stringify(stats.requests)})`);
+    // A pool-delta pass (workflows/reconcile-delta.ts): only the joining node's Servers are read or written.
+    assert.ok(total(stats) / JOIN_WRITES <= 3, `${total(stats)} Engine requests for ${JOIN_WRITES} Servers written`);
+  });
+
+  test(`a node leave deletes exactly the leaving node's ${JOIN_WRITES} Servers, at most 3 Engine requests per Server`, async () => {
+    stack.sim.resetStats();
+    const t0 = Date.now();
+    const leaving = node(NODES + 1);
+    const change = await lbaas.pools.remove('nodes', [leaving.name]);
+    const pool = await lbaas.pools.waitConverged('nodes', change.revision);
+    assert.equal(pool.converged, true, JSON.stringify(pool.services));
+    const stats = stack.sim.stats();
+    assert.deepEqual(writeRequests(stats), { 'DELETE /api/LBaaS/v1/server.json/{id}': JOIN_WRITES });
+    assert.equal(taggedLines(stack.sim, TAG).filter((l) => l.startsWith(`server ${leaving.name}.`)).length, 0);
+    assert.equal(taggedLines(stack.sim, TAG).length, shape.loadBalancers * PER_LB);
+    console.log(`# ${label}: node leave converged in ${seconds(Date.now() - t0)}, ${total(stats)} Engine requests for ${JOIN_WRITES} Servers written (${(total(stats) / JOIN_WRITES).toFixed(2)} per Server; ${JSON.stringify(stats.requests)})`);
+    assert.ok(total(stats) / JOIN_WRITES <= 3, `${total(stats)} Engine requests for ${JOIN_WRITES} Servers written`);
   });
 
   test('a no-op resync makes no Engine write', async () => {

@@ -5,74 +5,34 @@
  * worker whose build is current stops at once.
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
-import { after, before, test } from 'node:test';
-import { Client, Connection } from '@temporalio/client';
+import { test } from 'node:test';
 import { workflowIds } from '../../contract';
-import { startSimulator, type RunningSimulator } from '../../simulator';
 import { seedLoadBalancer } from '../helpers/fixtures';
-import { exitWithin, spawnWorker, type WorkerProcess } from '../helpers/ops-process';
-import { serviceSpec, TrackedLbaas, uniqueUid } from '../helpers/ops-services';
-import { stopTemporalServer, temporalServer, TEST_TOKEN, type TemporalTestServer } from '../helpers/stack';
-import { until } from '../helpers/workflows';
+import { rollout } from '../helpers/file-temporal';
+import { exitWithin } from '../helpers/ops-process';
+import { serviceSpec, uniqueUid } from '../helpers/ops-services';
 import { setCurrentVersion } from '../../worker/versioning';
 
-let srv: TemporalTestServer;
-let sim: RunningSimulator;
-let connection: Connection;
-let client: Client;
-let lbaas: TrackedLbaas;
-const workers: WorkerProcess[] = [];
-const taskQueue = `ops-drain-${randomUUID()}`;
 // A Deployment of this file's own: its Current Version is what this test changes.
-const deploymentName = `drain-${randomUUID().slice(0, 8)}`;
-
-before(async () => {
-  srv = await temporalServer();
-  // Deploys of 1.5-2.5 s: a pass takes long enough to send SIGTERM in the middle of it.
-  sim = await startSimulator({ port: 0, token: TEST_TOKEN, deployMs: { min: 1500, max: 2500 }, seed: 11 });
-  connection = await Connection.connect({ address: srv.address });
-  client = new Client({ connection, namespace: srv.namespace });
-  lbaas = new TrackedLbaas(client, taskQueue);
-});
-after(async () => {
-  await lbaas?.cleanup();
-  for (const w of workers) await w.kill();
-  await connection?.close();
-  await sim?.close();
-  await stopTemporalServer();
-});
-
-function worker(buildId: string, setCurrent: boolean): WorkerProcess {
-  const w = spawnWorker({
-    temporalAddress: srv.address,
-    namespace: srv.namespace,
-    taskQueue,
-    engineUrl: sim.url,
-    token: TEST_TOKEN,
-    setCurrent,
-    extraEnv: { LBAAS_DEPLOYMENT_NAME: deploymentName, LBAAS_BUILD_ID: buildId },
-  });
-  workers.push(w);
-  return w;
-}
-
-const currentBuild = async () => (await client.workflowService.describeWorkerDeployment({ namespace: srv.namespace, deploymentName })).workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId;
+const ro = rollout({ name: 'drain', seed: 11 });
+const { deploymentName } = ro;
 
 test('SIGTERM to a worker of a build that is no longer current: it serves the pass pinned to its build until the pass has finished there, saying what it waits for, then exits 0; SIGTERM to a worker of the current build: it stops at once', { timeout: 300_000 }, async () => {
   const uid = uniqueUid('ops-drain');
+  const { sim, lbaas, t } = ro;
+  const { client, namespace } = t;
   const lb = seedLoadBalancer(sim, `lb-${uid}`);
-  const old = worker('drain-old', true);
+  const old = ro.worker('drain-old', true);
   // The new build polls beside it from the start (not current, it gets nothing), so that the switch below is quick.
-  const fresh = worker('drain-new', false);
+  const fresh = ro.worker('drain-new', false);
   await Promise.all([old.ready, fresh.ready]);
-  await until('the old build current', async () => (await currentBuild().catch(() => undefined)) === 'drain-old', 30_000, 100);
+  await ro.untilCurrent('drain-old');
   await lbaas.applyRaw(serviceSpec(uid, [lb]));
-  const tagged = () => sim.objects().filter((o) => o.tags.includes(`anxccm-svc-uid=${uid}`)).length;
-  await until('the first pass half done', () => tagged() >= 2, 60_000, 20);
+  // The first pass half done.
+  await ro.untilTagged(uid, 2);
 
   // A rollout: the new build becomes current, then the old worker gets SIGTERM with the pass in flight.
-  assert.deepEqual(await setCurrentVersion(client, srv.namespace, { deploymentName, buildId: 'drain-new' }), { result: 'set' });
+  assert.deepEqual(await setCurrentVersion(client, namespace, { deploymentName, buildId: 'drain-new' }), { result: 'set' });
   const pass = client.workflow.getHandle(workflowIds.pass(uid, 1));
   assert.equal((await pass.describe()).status.name, 'RUNNING', 'the pass must still run when SIGTERM comes');
   old.proc.kill('SIGTERM');

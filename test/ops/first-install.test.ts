@@ -7,33 +7,16 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, test } from 'node:test';
-import { Client, Connection } from '@temporalio/client';
+import { test } from 'node:test';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { freePort } from '../../dev/devserver';
 import { currentVersion } from '../../client/pickup';
-import { exitWithin, spawnWorker, type WorkerProcess } from '../helpers/ops-process';
-import { stopTemporalServer, temporalServer, TEST_TOKEN, workflowBundle } from '../helpers/stack';
+import { fileTemporal } from '../helpers/file-temporal';
+import { exitWithin, type WorkerProcess } from '../helpers/ops-process';
+import { workflowBundle } from '../helpers/stack';
 import { until } from '../helpers/workflows';
 
-let connection: Connection;
-let client: Client;
-let address: string;
-let namespace: string;
-const workers: WorkerProcess[] = [];
-
-before(async () => {
-  const srv = await temporalServer();
-  address = srv.address;
-  namespace = srv.namespace;
-  connection = await Connection.connect({ address });
-  client = new Client({ connection, namespace });
-});
-after(async () => {
-  await Promise.all(workers.map((w) => w.kill()));
-  await connection?.close();
-  await stopTemporalServer();
-});
+const t = fileTemporal();
 
 /** A fresh Deployment and task queue. */
 function install() {
@@ -42,20 +25,14 @@ function install() {
 }
 
 function worker(o: { deploymentName: string; taskQueue: string; buildId: string; setCurrent?: boolean | 'unset'; healthAddress?: string; bundleAtStart?: boolean }): WorkerProcess {
-  const w = spawnWorker({
-    temporalAddress: address,
-    namespace,
+  // No Engine is needed: nothing is applied.
+  return t.workerProcess({
     taskQueue: o.taskQueue,
-    // No Engine is needed: nothing is applied.
-    engineUrl: 'http://127.0.0.1:9',
-    token: TEST_TOKEN,
     setCurrent: o.setCurrent ?? 'unset',
     ...(o.healthAddress ? { healthAddress: o.healthAddress } : {}),
     ...(o.bundleAtStart ? { bundleAtStart: true } : {}),
     extraEnv: { LBAAS_DEPLOYMENT_NAME: o.deploymentName, LBAAS_BUILD_ID: o.buildId },
   });
-  workers.push(w);
-  return w;
 }
 
 /** The start-up line's word on the Current Version: what is in the parentheses after the build. */
@@ -70,7 +47,7 @@ test('a fresh install: the first worker at defaults makes its own build current 
   const w = worker({ ...i, buildId: 'b1' });
   await w.ready;
   assert.equal(currentNote(w, i.deploymentName, 'b1'), 'made current: no Version was current');
-  assert.deepEqual(await currentVersion(client, namespace, i.deploymentName), { deploymentName: i.deploymentName, buildId: 'b1' });
+  assert.deepEqual(await currentVersion(t.client, t.namespace, i.deploymentName), { deploymentName: i.deploymentName, buildId: 'b1' });
   assert.doesNotMatch(w.output(), /warning/);
 });
 
@@ -90,7 +67,7 @@ test('a Deployment with another build current is not switched by a worker at def
         `to make it current: temporal worker deployment set-current-version --deployment-name ${i.deploymentName} --build-id b2 \\(docs/operations\\.md#upgrading-lbaas\\)\n`,
     ),
   );
-  assert.deepEqual(await currentVersion(client, namespace, i.deploymentName), { deploymentName: i.deploymentName, buildId: 'b1' });
+  assert.deepEqual(await currentVersion(t.client, t.namespace, i.deploymentName), { deploymentName: i.deploymentName, buildId: 'b1' });
 });
 
 test('LBAAS_SET_CURRENT_VERSION=true switches a Deployment whose Current Version is another build; false leaves even a fresh one alone', async () => {
@@ -100,22 +77,22 @@ test('LBAAS_SET_CURRENT_VERSION=true switches a Deployment whose Current Version
   const second = worker({ ...i, buildId: 'b2', setCurrent: true });
   await second.ready;
   assert.equal(currentNote(second, i.deploymentName, 'b2'), 'made current: LBAAS_SET_CURRENT_VERSION=true');
-  assert.deepEqual(await currentVersion(client, namespace, i.deploymentName), { deploymentName: i.deploymentName, buildId: 'b2' });
+  assert.deepEqual(await currentVersion(t.client, t.namespace, i.deploymentName), { deploymentName: i.deploymentName, buildId: 'b2' });
 
   const fresh = install();
   const never = worker({ ...fresh, buildId: 'b1', setCurrent: false });
   await never.ready;
   assert.equal(currentNote(never, fresh.deploymentName, 'b1'), 'current left as it is: LBAAS_SET_CURRENT_VERSION=false');
   // Its poll has registered the Deployment, which has no Current Version.
-  await until('the Deployment is known', async () => (await client.workflowService.describeWorkerDeployment({ namespace, deploymentName: fresh.deploymentName }).then(() => true, () => false)), 20_000, 200);
-  assert.equal(await currentVersion(client, namespace, fresh.deploymentName), null);
+  await until('the Deployment is known', async () => (await t.client.workflowService.describeWorkerDeployment({ namespace: t.namespace, deploymentName: fresh.deploymentName }).then(() => true, () => false)), 20_000, 200);
+  assert.equal(await currentVersion(t.client, t.namespace, fresh.deploymentName), null);
 });
 
 test('two different builds starting at once on a fresh install: exactly one becomes current, the other says so and keeps it', async () => {
   const i = install();
   const [a, b] = [worker({ ...i, buildId: 'ba' }), worker({ ...i, buildId: 'bb' })];
   await Promise.all([a.ready, b.ready]);
-  const current = await currentVersion(client, namespace, i.deploymentName);
+  const current = await currentVersion(t.client, t.namespace, i.deploymentName);
   assert.ok(current?.buildId === 'ba' || current?.buildId === 'bb', JSON.stringify(current));
   const [winner, loser] = current.buildId === 'ba' ? [a, b] : [b, a];
   const loserBuild = current.buildId === 'ba' ? 'bb' : 'ba';
@@ -123,17 +100,17 @@ test('two different builds starting at once on a fresh install: exactly one beco
   assert.equal(currentNote(loser, i.deploymentName, loserBuild), `not current: ${i.deploymentName}.${current.buildId} is`);
   // Switched once: the routing config's change time is that of the one switch, and stays the winner's.
   await new Promise((r) => setTimeout(r, 2_000));
-  assert.deepEqual(await currentVersion(client, namespace, i.deploymentName), current);
+  assert.deepEqual(await currentVersion(t.client, t.namespace, i.deploymentName), current);
 });
 
 test('workers without Worker Versioning polling the task queue (a release being drained): a new worker at defaults leaves no Version current and says when to switch', async () => {
   const i = install();
-  const native = await NativeConnection.connect({ address });
-  const old = await Worker.create({ connection: native, namespace, taskQueue: i.taskQueue, workflowBundle: await workflowBundle() });
+  const native = await NativeConnection.connect({ address: t.address });
+  const old = await Worker.create({ connection: native, namespace: t.namespace, taskQueue: i.taskQueue, workflowBundle: await workflowBundle() });
   const oldRun = old.run();
   try {
     // The unversioned worker's poll is listed before the new worker looks.
-    await until('the unversioned poller is listed', async () => ((await client.workflowService.describeTaskQueue({ namespace, taskQueue: { name: i.taskQueue }, taskQueueType: 1 })).pollers ?? []).length > 0, 20_000, 100);
+    await t.untilPolled(i.taskQueue);
     const w = worker({ ...i, buildId: 'b1' });
     await w.ready;
     assert.equal(currentNote(w, i.deploymentName, 'b1'), 'not current: unversioned workers poll');
@@ -145,7 +122,7 @@ test('workers without Worker Versioning polling the task queue (a release being 
           `after draining them: temporal worker deployment set-current-version --deployment-name ${i.deploymentName} --build-id b1 \\(docs/operations\\.md#from-a-release-without-worker-versioning\\)\n`,
       ),
     );
-    assert.equal(await currentVersion(client, namespace, i.deploymentName), null);
+    assert.equal(await currentVersion(t.client, t.namespace, i.deploymentName), null);
   } finally {
     old.shutdown();
     await oldRun;

@@ -26,9 +26,9 @@ before(async () => {
   sim = await startSimulator({ port: 0, token: TEST_TOKEN, deployMs: { min: 20, max: 60 }, seed: 11 });
   metricsAddress = `127.0.0.1:${await freePort()}`;
   const taskQueue = `ops-metrics-${randomUUID()}`;
-  // This worker bundles the workflows itself, as one started without LBAAS_WORKFLOW_BUNDLE does; the other worker
-  // processes of the suite load the run's prebuilt bundle.
-  worker = spawnWorker({ temporalAddress: srv.address, namespace: srv.namespace, taskQueue, engineUrl: sim.url, token: TEST_TOKEN, metricsAddress, bundleAtStart: true });
+  // It loads the run's prebuilt bundle like the suite's other worker processes: a worker that bundles the workflows
+  // itself (no LBAAS_WORKFLOW_BUNDLE) is tracing.test.ts's and first-install.test.ts's (/readyz).
+  worker = spawnWorker({ temporalAddress: srv.address, namespace: srv.namespace, taskQueue, engineUrl: sim.url, token: TEST_TOKEN, metricsAddress });
   connection = await Connection.connect({ address: srv.address });
   lbaas = new TrackedLbaas(new Client({ connection, namespace: srv.namespace }), taskQueue);
   await worker.ready;

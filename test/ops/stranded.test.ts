@@ -3,73 +3,38 @@
  * checkout (LBAAS_BUILD_ID) in a Worker Deployment of their own: the old build's worker is SIGKILLed (a rolling update
  * that gives it no time to drain) while a pass of service B is in flight and while the controller of service C is
  * pinned to that build (a versioning override: how a PINNED entity looks). The new build's worker, made current as the
- * Helm chart does (LBAAS_SET_CURRENT_VERSION=true) and otherwise at its defaults, ends B's stranded pass and resets C
- * onto its own build, with no other command. test/upgrade/upgrade.test.ts does the pass part across real releases.
+ * Helm chart does (LBAAS_SET_CURRENT_VERSION=true), ends B's stranded pass and resets C onto its own build, with no
+ * other command. It judges the killed build dead after 10 s without a poll and sweeps every 2 s
+ * (LBAAS_TEST_STRANDED_TIMING) instead of after the product's 90 s and every 30 s: nothing here depends on the
+ * threshold, since no live worker of another build is about (the defaults and their floor are test/unit/stranded.test.ts's).
+ * test/upgrade/upgrade.test.ts does the pass part across real releases, at the default threshold.
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
-import { after, before, test } from 'node:test';
-import { Client, Connection } from '@temporalio/client';
+import { test } from 'node:test';
 import { temporal } from '@temporalio/proto';
 import { workflowIds } from '../../contract';
 import { freePort } from '../../dev/devserver';
-import { startSimulator, type RunningSimulator } from '../../simulator';
 import { everyCreatedObjectTagged, exactlyDesired, noDuplicates } from '../chaos/invariants';
 import { seedLoadBalancer } from '../helpers/fixtures';
-import { scrape, spawnWorker, sumOf, type WorkerProcess } from '../helpers/ops-process';
-import { serviceSpec, TrackedLbaas, uniqueUid, valid } from '../helpers/ops-services';
-import { stopTemporalServer, temporalServer, TEST_TOKEN, type TemporalTestServer } from '../helpers/stack';
+import { rollout } from '../helpers/file-temporal';
+import { scrape, sumOf } from '../helpers/ops-process';
+import { serviceSpec, uniqueUid, valid } from '../helpers/ops-services';
 import { until } from '../helpers/workflows';
 
-let srv: TemporalTestServer;
-let sim: RunningSimulator;
-let connection: Connection;
-let client: Client;
-let lbaas: TrackedLbaas;
-const workers: WorkerProcess[] = [];
-const taskQueue = `ops-stranded-${randomUUID()}`;
-const deploymentName = `stranded-${randomUUID().slice(0, 8)}`;
-
-before(async () => {
-  srv = await temporalServer();
-  // Deploys of 1.5-2.5 s: a pass takes long enough to kill its worker in the middle of it.
-  sim = await startSimulator({ port: 0, token: TEST_TOKEN, deployMs: { min: 1500, max: 2500 }, seed: 13 });
-  connection = await Connection.connect({ address: srv.address });
-  client = new Client({ connection, namespace: srv.namespace });
-  lbaas = new TrackedLbaas(client, taskQueue);
-});
-after(async () => {
-  await lbaas?.cleanup();
-  for (const w of workers) await w.kill();
-  await connection?.close();
-  await sim?.close();
-  await stopTemporalServer();
-});
-
-function worker(buildId: string, setCurrent: boolean, metricsAddress?: string): WorkerProcess {
-  const w = spawnWorker({
-    temporalAddress: srv.address,
-    namespace: srv.namespace,
-    taskQueue,
-    engineUrl: sim.url,
-    token: TEST_TOKEN,
-    setCurrent,
-    ...(metricsAddress ? { metricsAddress } : {}),
-    extraEnv: { LBAAS_DEPLOYMENT_NAME: deploymentName, LBAAS_BUILD_ID: buildId },
-  });
-  workers.push(w);
-  return w;
-}
+const ro = rollout({ name: 'stranded', seed: 13 });
+const { taskQueue, deploymentName } = ro;
 
 test('a build killed mid-pass: the current build terminates its stranded pass (children first, naming the build), and resets the controllers pinned to the dead build onto the current build, where their specs are re-applied and they converge without counting a failure', { timeout: 420_000 }, async () => {
   const b = uniqueUid('ops-stranded-b');
   const c = uniqueUid('ops-stranded-c');
+  const { sim, lbaas, t } = ro;
+  const { client, namespace } = t;
   const lbB = seedLoadBalancer(sim, `lb-${b}`);
   const lbC = seedLoadBalancer(sim, `lb-${c}`);
   const before = sim.objects();
-  const old = worker('stranded-old', true);
+  const old = ro.worker('stranded-old', true);
   await old.ready;
-  await until('the old build current', async () => (await client.workflowService.describeWorkerDeployment({ namespace: srv.namespace, deploymentName }).catch(() => undefined))?.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId === 'stranded-old', 30_000, 100);
+  await ro.untilCurrent('stranded-old');
 
   // C converges on the old build, then is pinned to it, as a PINNED entity would be.
   const specC = serviceSpec(c, [lbC]);
@@ -77,7 +42,7 @@ test('a build killed mid-pass: the current build terminates its stranded pass (c
   assert.equal((await lbaas.waitConverged(c, 1)).converged, true);
   const cRun = (await lbaas.controller(c).describe()).runId;
   await client.workflowService.updateWorkflowExecutionOptions({
-    namespace: srv.namespace,
+    namespace,
     workflowExecution: { workflowId: workflowIds.controller(c), runId: cRun },
     workflowExecutionOptions: {
       versioningOverride: { pinned: { behavior: temporal.api.workflow.v1.VersioningOverride.PinnedOverrideBehavior.PINNED_OVERRIDE_BEHAVIOR_PINNED, version: { deploymentName, buildId: 'stranded-old' } } },
@@ -88,8 +53,7 @@ test('a build killed mid-pass: the current build terminates its stranded pass (c
   // B's first pass is in flight when the old build's only worker is killed.
   const specB = serviceSpec(b, [lbB]);
   await lbaas.applyRaw(specB);
-  const tagged = () => sim.objects().filter((o) => o.tags.includes(`anxccm-svc-uid=${b}`)).length;
-  await until('B half done', () => tagged() >= 2, 60_000, 20);
+  await ro.untilTagged(b, 2);
   await old.kill();
   const killedAt = Date.now();
   const pinnedToOld = `TaskQueue = '${taskQueue}' AND TemporalWorkerDeploymentVersion = '${deploymentName}:stranded-old' AND TemporalWorkflowVersioningBehavior = 'Pinned' AND ExecutionStatus = 'Running'`;
@@ -104,9 +68,10 @@ test('a build killed mid-pass: the current build terminates its stranded pass (c
     250,
   );
 
-  // The new build's worker, as the Helm chart starts it: LBAAS_SET_CURRENT_VERSION=true, every other setting at its default.
+  // The new build's worker, as the Helm chart starts it: LBAAS_SET_CURRENT_VERSION=true, every other setting at its
+  // default but the sweep's timing.
   const metricsAddress = `127.0.0.1:${await freePort()}`;
-  const fresh = worker('stranded-new', true, metricsAddress);
+  const fresh = ro.worker('stranded-new', true, { metricsAddress, extraEnv: { LBAAS_TEST_STRANDED_TIMING: '10/2' } });
   await fresh.ready;
   const startedAt = Date.now();
 
@@ -132,7 +97,7 @@ test('a build killed mid-pass: the current build terminates its stranded pass (c
   const order = acted.map((a) => a?.[0]);
   assert.ok(order.lastIndexOf('reconcileLoadBalancer') < order.indexOf('reconcileService'), `children first: ${order.join(', ')}`);
   for (const r of stranded.filter((x) => x.type !== 'serviceController')) {
-    const last = await client.workflowService.getWorkflowExecutionHistoryReverse({ namespace: srv.namespace, execution: { workflowId: r.id, runId: r.runId }, maximumPageSize: 1 });
+    const last = await client.workflowService.getWorkflowExecutionHistoryReverse({ namespace: namespace, execution: { workflowId: r.id, runId: r.runId }, maximumPageSize: 1 });
     assert.match(last.history?.events?.[0]?.workflowExecutionTerminatedEventAttributes?.reason ?? '', new RegExp(`^stranded on build ${deploymentName}\\.stranded-old: no worker has polled it since `), r.id);
   }
 

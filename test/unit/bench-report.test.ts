@@ -1,17 +1,19 @@
 /**
  * The benchmark report from a small synthetic run: the summary line keeps its keys and computes its ratios, the
- * markdown states the run's numbers, and the sentences follow the numbers (the polling verdict turns round when the
- * measured times do).
+ * `bench:core` section holds the run's figures in tables and nothing else, and publishing (bench/publish.ts) writes
+ * the results file and replaces exactly the marked section of a doc, refusing a doc whose markers are missing or
+ * doubled.
  */
 import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { test } from 'node:test';
-import { keepSections, SECTION_END, SECTION_START } from '../../bench/cluster-report';
-import { SUITE_TIME_MARK, withKeptSections } from '../../bench/kept-sections';
 import { MODES, type CoreRun, type ModeName } from '../../bench/core';
 import { WORKER_DEFAULTS } from '../../bench/defaults';
 import { summarize, type BenchResult } from '../../bench/figures';
-import { POOL_MARK } from '../../bench/pools';
-import { markdown } from '../../bench/report-md';
+import { markers, publish, replaceSection } from '../../bench/publish';
+import { commandOf, coreSection } from '../../bench/report-md';
 import { svgChart } from '../../bench/report-svg';
 import { textReport } from '../../bench/report-text';
 import { porcelainPaths } from '../../bench/util';
@@ -152,14 +154,39 @@ test('fleet_run_peak_rss_mib is the fleet worker\'s peak over the whole run; def
   assert.deepEqual(line({ ...base, fleet }), ['1000', 'no']);
 });
 
-test('the markdown states the figures of the run and the sentences follow them', () => {
-  const faster = result({ heartbeat: 5000, retry: 6000, 'retry-fast': 5500, waves: 10_000 });
-  const md = markdown(faster, summarize(faster), 'benchmarks.svg', 'npm run bench');
-  assert.match(md, /Summary line: `summary: convergence_vs_bound=1\.25 /);
-  assert.match(md, /The product needed 1\.00 s above its lower bound \(medians\)\. Per load balancer it spent 0\.20 s before its first create, 0\.50 s per chain level .* over 3 levels, and 0\.30 s after the last deploy; the largest part is the reactions along the chain\./);
-  assert.match(md, /Polling inside the heartbeating activity was the fastest: retry-based polling took 10 % longer at its fastest schedule and 20 % longer/);
-  const slower = result({ heartbeat: 5000, retry: 6000, 'retry-fast': 4000, waves: 10_000 });
-  assert.match(markdown(slower, summarize(slower), 'benchmarks.svg', 'npm run bench'), /Retry-based polling at its fastest schedule was faster than the heartbeat in this run \(0\.80x its time/);
+test('the bench:core section states the run and its figures in tables, with the summary line, and no sentence', () => {
+  const r = result({ heartbeat: 5000, retry: 6000, 'retry-fast': 5500, waves: 10_000 });
+  const sm = summarize(r);
+  const md = coreSection(r, sm, 'benchmarks.svg');
+  assert.ok(md.startsWith('| run |  |\n|---|---|\n| command | `npm run bench -- --quick --seed 1 --reps 1 --services 10` |\n| commit | abc |\n'));
+  assert.ok(md.includes(`\n\`${sm.line}\`\n`));
+  assert.ok(md.includes('| convergence time / lower bound | `convergence_vs_bound` | <= 1.1 | 1.25 | **missed: 14 % over the target (1.25 vs 1.1)** |\n'));
+  assert.ok(md.includes('| writes on a no-op resync | `noop_writes` | 0 | 0 | yes |\n'));
+  // heartbeat: 5 s against a 4 s bound, half the waves' time and requests, 200 requests, 28 writes, a 1 s no-op.
+  assert.ok(md.includes('\n| `heartbeat` | 5.00 s | 4.00 s | 1.25 | 0.50 | 200 | 0.50 | 0 | 28 | 1.00 s | 31 | 0 |\n'));
+  assert.ok(md.includes('\n| `retry-fast` | 5.50 s | 4.00 s | 1.38 | 0.55 | 200 | 0.50 | 0 | 28 | 1.00 s | 31 | 0 |\n'));
+  // The waves baseline runs no worker: no readiness GETs or poll gaps of the worker's to show.
+  assert.ok(md.includes('\n| `waves` | 10.00 s | 4.00 s | 2.50 | 1.00 | 400 | 1.00 | - | 28 | 1.00 s | 31 | 0 |\n'));
+  assert.match(md, /\n\| `waves` \| 3\.90 s \(3\.90 s-3\.90 s\) \| .* \| 2\.0 ms \| - \|\n/);
+  assert.ok(md.includes('![Convergence time against the lower bound, per load balancer and run](benchmarks.svg)'));
+  // Where the time goes: 0.2 s start, three reactions of 0.5 s, 0.3 s tail.
+  assert.ok(md.includes('\n| `heartbeat` | 3.90 s (3.90 s-3.90 s) | 0.20 s (0.20 s-0.20 s) | 0.50 s / 0.50 s / 0.50 s | - | - | 0.80 s (0.80 s-0.80 s) | 0.30 s (0.30 s-0.30 s) | 2.0 ms | 0.25 |\n'));
+  assert.ok(md.includes('\n| `retry` | awaitReady 100, retrieveState 100 | 61 (60-62) | 20 |\n'));
+  assert.match(md, /\n\| apply \| 6\.00 s \| 100 \| 0\.90 s \/ 1\.80 s \| 600 \(60\.0\) \| 280 \| 3\.0 \| 10\.0 \|/);
+  // Figures only: each paragraph is a table, the chart, the summary line, or the one-line caption of the table after it.
+  const paragraphs = md.split('\n\n');
+  for (const [i, p] of paragraphs.entries()) {
+    const caption = !p.includes('\n') && p.endsWith(':') && (paragraphs[i + 1] ?? '').startsWith('|');
+    assert.ok(p.startsWith('|') || p.startsWith('![') || p === `\`${sm.line}\`` || caption, `not a table: ${p.slice(0, 80)}`);
+  }
+});
+
+test('the command in the section reproduces the run: only the options that differ from the defaults', () => {
+  const base = { quick: false, seed: 42, reps: 5, throughput: { services: 200 } };
+  assert.equal(commandOf(base), 'npm run bench');
+  assert.equal(commandOf({ ...base, quick: true, reps: 2, throughput: { services: 40 } }), 'npm run bench -- --quick');
+  assert.equal(commandOf({ ...base, quick: true, reps: 1, throughput: { services: 10 } }), 'npm run bench -- --quick --reps 1 --services 10');
+  assert.equal(commandOf({ ...base, seed: 7, reps: 3, fleet: { services: 1000 } as never, budget: { services: 30 } as never }), 'npm run bench -- --seed 7 --reps 3 --fleet 1000 --budget 30');
 });
 
 test('the text report and the chart render every mode of the run', () => {
@@ -172,32 +199,45 @@ test('the text report and the chart render every mode of the run', () => {
   }
 });
 
-test('npm run bench keeps the cluster and pools sections of the file it rewrites, each once, even when the old file had the cluster section inside the pools markers', () => {
-  const cluster = `${SECTION_START}\n\n## Dev server vs. the production-shaped cluster\n\ncluster table\n\n${SECTION_END}`;
-  const pools = `${POOL_MARK.begin}\n${cluster}\n\n## Server pools: fan-out of one node change\n\npools table\n${POOL_MARK.end}\n`;
-  const previous = `# Benchmarks\n\nold figures\n\n${pools}`;
-  const fresh = '# Benchmarks\n\nnew figures\n';
-  const written = keepSections(fresh, previous, pools);
-  const count = (s: string) => written.split(s).length - 1;
-  assert.equal(count(SECTION_START), 1);
-  assert.equal(count('## Dev server vs. the production-shaped cluster'), 1);
-  assert.equal(count(POOL_MARK.begin), 1);
-  assert.equal(count('pools table'), 1);
-  assert.ok(!written.includes('old figures'));
-  assert.ok(written.startsWith(fresh));
-  // Written again from what it wrote: the same file.
-  const pools2 = written.slice(written.indexOf(POOL_MARK.begin), written.indexOf(POOL_MARK.end) + POOL_MARK.end.length);
-  assert.equal(keepSections(fresh, written, `${pools2}\n`), written);
+test('publishing writes the results file and replaces the marked section only, the same way every time', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-publish-'));
+  try {
+    mkdirSync(path.join(dir, 'docs'));
+    const doc = path.join(dir, 'docs', 'benchmarks.md');
+    const { begin, end } = markers('core');
+    assert.deepEqual([begin, end], ['<!-- bench:core:begin -->', '<!-- bench:core:end -->']);
+    const around = (body: string) => `# Benchmarks\n\nWritten by hand.\n\n${begin}\n${body}\n${end}\n\n<!-- bench:kube:begin -->\nkube table\n<!-- bench:kube:end -->\n\n## Test suite time\n`;
+    writeFileSync(doc, around('old table'));
+    assert.deepEqual(publish({ name: 'core', doc: 'docs/benchmarks.md', results: { a: 1 }, section: '| x |\n|---|\n| 1 |\n' }, dir), ['bench/results/core.json', 'docs/benchmarks.md']);
+    assert.equal(readFileSync(doc, 'utf8'), around('| x |\n|---|\n| 1 |'));
+    assert.deepEqual(JSON.parse(readFileSync(path.join(dir, 'bench', 'results', 'core.json'), 'utf8')), { a: 1 });
+    publish({ name: 'core', doc: 'docs/benchmarks.md', results: { a: 1 }, section: '| x |\n|---|\n| 1 |\n' }, dir);
+    assert.equal(readFileSync(doc, 'utf8'), around('| x |\n|---|\n| 1 |'), 'publishing the same results again changes nothing');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
-test('npm run bench keeps the hand-measured test suite section of the file it rewrites, once, and rewriting what it wrote changes nothing', () => {
-  const suite = `${SUITE_TIME_MARK.begin}\n\n## Test suite time\n\nsuite table\n\n${SUITE_TIME_MARK.end}`;
-  const previous = `# Benchmarks\n\nold figures\n\n${suite}\n`;
-  const fresh = '# Benchmarks\n\nnew figures\n';
-  const written = withKeptSections(keepSections(fresh, previous, ''), previous);
-  assert.equal(written, `${fresh}\n${suite}\n`);
-  assert.equal(withKeptSections(keepSections(fresh, written, ''), written), written);
-  assert.equal(withKeptSections(fresh, '# Benchmarks\n'), fresh);
+test('a doc without the section\'s markers, or with them twice, is refused with the doc and the markers named, and left as it was', () => {
+  assert.throws(() => replaceSection('# Benchmarks\n', 'pools', 'table', 'docs/benchmarks.md'), {
+    message: 'docs/benchmarks.md: no section <!-- bench:pools:begin --> ... <!-- bench:pools:end -->: put both markers, each on a line of its own, where the figures belong',
+  });
+  const { begin, end } = markers('pools');
+  assert.throws(() => replaceSection(`${end}\n${begin}\n`, 'pools', 'table', 'docs/x.md'), /docs\/x\.md: no section <!-- bench:pools:begin -->/);
+  assert.throws(() => replaceSection(`${begin}\na\n${end}\n${begin}\nb\n${end}\n`, 'pools', 'table', 'docs/x.md'), { message: 'docs/x.md: the markers of the section bench:pools appear more than once' });
+  // Another bench's section is not this one's.
+  assert.throws(() => replaceSection('<!-- bench:pool:begin -->\n<!-- bench:pool:end -->\n', 'pools', 'table', 'docs/x.md'), /no section/);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-publish-'));
+  try {
+    mkdirSync(path.join(dir, 'docs'));
+    writeFileSync(path.join(dir, 'docs', 'scaling.md'), '# Scaling\n');
+    assert.throws(() => publish({ name: 'lifecycle', doc: 'docs/scaling.md', results: { kept: true }, section: 'table' }, dir), /docs\/scaling\.md: no section <!-- bench:lifecycle:begin -->/);
+    assert.equal(readFileSync(path.join(dir, 'docs', 'scaling.md'), 'utf8'), '# Scaling\n');
+    // The measured results are kept to publish again once the markers are in place.
+    assert.deepEqual(JSON.parse(readFileSync(path.join(dir, 'bench', 'results', 'lifecycle.json'), 'utf8')), { kept: true });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('the report names every uncommitted product file whole, including the first one listed with a leading space, and the new path of a rename', () => {

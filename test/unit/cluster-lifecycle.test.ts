@@ -1,14 +1,16 @@
 /**
  * The cluster lifecycle benchmark's report (bench/cluster-lifecycle-report.ts) from a synthetic run: the summary line's
- * figures, the projections derived from the per-service costs, the section of docs/scaling.md replaced in place; and
- * its arguments (bench/cluster-lifecycle.ts) refused with the flag named.
+ * figures, the projections derived from the per-service costs, its results and tables published into the
+ * `bench:lifecycle` section of a copy of docs/scaling.md with the rest of the file untouched; and its arguments
+ * (bench/cluster-lifecycle.ts) refused with the flag named.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { LIFECYCLE_END, LIFECYCLE_START, markdown, summaryLine, writeLifecycleSection, type LifecyclePhase, type LifecycleResult } from '../../bench/cluster-lifecycle-report';
+import { lifecycleSection, summaryLine, type LifecyclePhase, type LifecycleResult } from '../../bench/cluster-lifecycle-report';
+import { publish } from '../../bench/publish';
 import { parseLifecycle } from '../../bench/cluster-lifecycle';
 
 const MIB = 2 ** 20;
@@ -44,9 +46,9 @@ test('the summary line: the apply rate, Temporal and worker CPU of all four phas
 });
 
 test('the section states the command and commit, each phase per service, and projections derived from those costs', () => {
-  const md = markdown(run);
-  assert.ok(md.startsWith(`${LIFECYCLE_START}\n`) && md.trimEnd().endsWith(LIFECYCLE_END));
-  assert.match(md, /`npm run bench:cluster -- --lifecycle --services 100 --workers 2` at abc1234/);
+  const md = lifecycleSection(run);
+  assert.ok(md.startsWith('| run |  |\n|---|---|\n| command | `npm run bench:cluster -- --lifecycle --services 100 --workers 2` |\n| commit | abc1234 |\n'));
+  assert.match(md, /\| each worker's peak RSS over the run \(VmHWM\) \| 410 MiB, 455 MiB \|/);
   assert.match(md, /\| apply \| 60\.0 s \| 100 \| 170\.0 \(0\.0\) \| 0\.400 \/ 0\.200 \| 300, 320 \| 200 \|/);
   // Resync: 30 requests per service -> 30 x 10,000 / 3600 = 83 requests/s; 833 at 100,000.
   assert.match(md, /\| Engine requests\/s, no-op resync every hour \(30\.0 x N \/ 3600 s\) \| 83 \| 833 \|/);
@@ -54,21 +56,24 @@ test('the section states the command and commit, each phase per service, and pro
   assert.match(md, /\| rollout from empty: 170\.0 x N requests, at 20 requests\/s per token \| 1\.70 M: 23\.6 h \| 17\.00 M: 236\.1 h \|/);
   assert.match(md, /\| Temporal CPUs, no-op resync every hour \(0\.050 s x N \/ 3600 s\) \| 0\.14 \| 1\.39 \|/);
   assert.match(md, /\| history events written over the whole life \(358 x N\) \| 3\.6 M \| 35\.8 M \|/);
-  assert.match(md, /Summary line: `summary: cluster_services=100 /);
+  assert.ok(md.endsWith(`\`${summaryLine(run)}\``));
+  // Figures only: tables, the blank lines between them, and the summary line.
+  assert.deepEqual(md.split('\n').filter((l) => l !== '' && !l.startsWith('|') && !l.startsWith('`summary: ')), []);
 });
 
-test('writing the section replaces the previous one in place and keeps the rest of the file', () => {
+test('publishing writes the results file and replaces only the marked section of scaling.md, again and again', () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'lifecycle-doc-'));
   try {
-    const file = path.join(dir, 'scaling.md');
-    writeFileSync(file, `# Scaling\n\nbefore\n\n${LIFECYCLE_START}\nold figures\n${LIFECYCLE_END}\n\n## After\n`);
-    writeLifecycleSection(file, run);
-    writeLifecycleSection(file, { ...run, revision: 'def5678' });
+    mkdirSync(path.join(dir, 'docs'));
+    const file = path.join(dir, 'docs', 'scaling.md');
+    writeFileSync(file, '# Scaling\n\nbefore, by hand\n\n<!-- bench:lifecycle:begin -->\nold figures\n<!-- bench:lifecycle:end -->\n\n## After\n');
+    const publishRun = (r: LifecycleResult) => publish({ name: 'lifecycle', doc: 'docs/scaling.md', results: r, section: lifecycleSection(r) }, dir);
+    assert.deepEqual(publishRun(run), ['bench/results/lifecycle.json', 'docs/scaling.md']);
+    const later = { ...run, revision: 'def5678' };
+    publishRun(later);
     const text = readFileSync(file, 'utf8');
-    assert.equal(text.split(LIFECYCLE_START).length, 2);
-    assert.ok(!text.includes('old figures') && !text.includes('abc1234') && text.includes('at def5678'));
-    assert.match(text, /^# Scaling\n\nbefore\n\n<!-- bench:cluster lifecycle start/);
-    assert.match(text, /<!-- bench:cluster lifecycle end -->\n\n## After\n$/);
+    assert.equal(text, `# Scaling\n\nbefore, by hand\n\n<!-- bench:lifecycle:begin -->\n${lifecycleSection(later)}\n<!-- bench:lifecycle:end -->\n\n## After\n`);
+    assert.deepEqual(JSON.parse(readFileSync(path.join(dir, 'bench', 'results', 'lifecycle.json'), 'utf8')), later);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

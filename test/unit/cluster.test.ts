@@ -1,6 +1,6 @@
 /**
  * The pure parts of the local cluster (cluster/): the generated server configuration, the installer (explicit paths,
- * and installs with a stand-in go under the shared install lock), and the cluster section of docs/benchmarks.md. The cluster itself runs in
+ * and installs with a stand-in go under the shared install lock), and the tables of the `bench:cluster` section of docs/benchmarks.md. The cluster itself runs in
  * `npm run test:cluster`.
  */
 import assert from 'node:assert/strict';
@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { parse } from 'yaml';
-import { findings, replaceSection, SECTION_END, SECTION_START, withClusterSection, type RunResult } from '../../bench/cluster-report';
+import { clusterSection, type RunResult } from '../../bench/cluster-report';
 import { renderDynamicConfig, renderProcessConfig, type ProcessPorts, type TemporalService } from '../../cluster/config';
 import { binaryVersion, ensureTemporalServer, serverCacheDir, TEMPORAL_SERVER_VERSION, TemporalServerNotFoundError } from '../../dev/temporal-server';
 import { PORT_RANGE, portLayout } from '../../cluster/ports';
@@ -161,16 +161,7 @@ test('a go install whose server binary reports another version fails naming it, 
   }
 });
 
-test('the cluster section of docs/benchmarks.md is replaced in place, appended when absent, and kept by a rerun of npm run bench', () => {
-  const section = (n: number) => `${SECTION_START}\nrun ${n}\n${SECTION_END}`;
-  const appended = replaceSection('# Benchmarks\n\ncore numbers\n', section(1));
-  assert.equal(appended, `# Benchmarks\n\ncore numbers\n\n${section(1)}\n`);
-  assert.equal(replaceSection(`${appended}tail\n`, section(2)), `# Benchmarks\n\ncore numbers\n\n${section(2)}\ntail\n`);
-  assert.equal(withClusterSection('# Benchmarks\n\nnew core numbers\n', appended), `# Benchmarks\n\nnew core numbers\n\n${section(1)}\n`);
-  assert.equal(withClusterSection('# fresh\n', '# old, no section\n'), '# fresh\n');
-});
-
-test('the findings of bench:cluster follow the numbers: saturation, what more workers bought, Temporal vs worker CPU, CPU share', () => {
+test('the bench:cluster section is the run and one row per Temporal and worker count, figures only', () => {
   const run = (backend: 'dev server' | 'cluster', workers: number, perMin: number, busy: number): RunResult => ({
     backend,
     workers,
@@ -184,17 +175,15 @@ test('the findings of bench:cluster follow the numbers: saturation, what more wo
     machineBusy: busy,
     dbBytesPerService: 200_000,
     serviceP50Ms: 1000,
-    serviceP95Ms: 2000,
+    serviceP95Ms: 2500,
   });
-  const saturated = findings([run('dev server', 1, 6, 1), run('dev server', 4, 7, 1), run('cluster', 1, 21, 0.99), run('cluster', 4, 24, 1)]).join('\n');
-  assert.match(saturated, /at least 99 % busy in every run/);
-  assert.match(saturated, /dev server: 4 workers converged 1\.17x the services per minute of 1 \(more workers add little/);
-  assert.match(saturated, /Temporal used 3\.0x the CPU of the workers \(median over runs\), so the server is where CPU goes first/);
-  assert.match(saturated, /The cluster converged 3\.5x as many services per minute as the dev server \(medians\) at 2000 ms .* against 2000 ms\. On a saturated machine the kernel shares CPU per process/);
-  const idle = findings([run('dev server', 1, 50, 0.5), run('dev server', 4, 150, 0.7), run('cluster', 1, 50, 0.5)]).join('\n');
-  assert.match(idle, /not saturated in every run \(least busy 50 %\)/);
-  assert.match(idle, /dev server: 4 workers converged 3\.00x the services per minute of 1;/);
-  assert.doesNotMatch(idle, /kernel shares CPU per process/);
+  const md = clusterSection([run('dev server', 1, 6, 1), run('cluster', 4, 24.4, 0.987)], { command: 'npm run bench:cluster -- --services 30', services: 30, seed: 42, cpus: 2, loadStart: [0.4, 1.3, 2.7], loadEnd: [8.9, 7.1, 4.7], revision: 'abc1234' });
+  assert.ok(md.includes('| command | `npm run bench:cluster -- --services 30` |\n| commit | abc1234 |\n'));
+  assert.ok(md.includes('| load average | 0.4/1.3/2.7 at start, 8.9/7.1/4.7 at end |'));
+  assert.ok(md.includes('| dev server | 1 | 6 | 1.0 s / 2.5 s | 60.0 | 2000 ms | 20.0 | 2.0 | 100 % | 195.3 KiB |\n'));
+  assert.ok(md.endsWith('| cluster | 4 | 24 | 1.0 s / 2.5 s | 60.0 | 2000 ms | 20.0 | 2.0 | 99 % | 195.3 KiB |'));
+  // Figures only: every line is a table row or the blank line between the two tables.
+  assert.deepEqual(md.split('\n').filter((l) => l !== '' && !l.startsWith('|')), []);
 });
 
 test('the cluster draws every port below the ephemeral range and within a SMALLINT, distinct, and keeps a saved layout only while it qualifies', async () => {

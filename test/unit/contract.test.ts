@@ -8,10 +8,12 @@ import { test } from 'node:test';
 import {
   workflowIds,
   workflowTypes,
+  type AllocateServiceVipsWorkflow,
   type DiscoverClusterWorkflow,
   type FullResyncWorkflow,
   type ImportServicesWorkflow,
   type PlanServiceWorkflow,
+  type ReleaseServiceVipsWorkflow,
   type ServerPoolWorkflow,
   type ServiceControllerWorkflow,
 } from '../../contract';
@@ -24,6 +26,8 @@ const implementations: {
   serverPool: ServerPoolWorkflow;
   importServices: ImportServicesWorkflow;
   discoverCluster: DiscoverClusterWorkflow;
+  allocateServiceVips: AllocateServiceVipsWorkflow;
+  releaseServiceVips: ReleaseServiceVipsWorkflow;
   fullResync: FullResyncWorkflow;
 } = workflows;
 

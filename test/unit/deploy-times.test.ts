@@ -70,6 +70,24 @@ describe('DeployTimes', () => {
     assert.deepEqual(t.samples('backend'), [300, 1200, 2000]);
   });
 
+  test('the sure schedule (a deploy nothing waits on) polls first a quarter past the largest ready-by time seen, then at the prior\'s gaps; the prior before MIN_SAMPLES; on deploys of 1-3 s one GET each', () => {
+    const t = new DeployTimes();
+    for (let i = 0; i < 7; i++) t.record('server', 1000, 1400);
+    assert.deepEqual(take(t.sureSchedule('server'), 3), take(priorSchedule(), 3));
+    t.record('server', 0, 600);
+    t.record('server', 2600, 2900);
+    assert.deepEqual(take(t.sureSchedule('server'), 4), [3625, 3725, 3850, 4006]);
+    // Quick deploys: at least MIN_GAP_MS past the largest.
+    const quick = new DeployTimes();
+    for (let i = 0; i < 8; i++) quick.record('server', 0, 40);
+    assert.equal(take(quick.sureSchedule('server'), 1)[0], 140);
+    // Deploys spread evenly over 1-3 s, each recorded as the aimed schedule saw it: every later one needs one GET.
+    const even = new DeployTimes();
+    const deploys = Array.from({ length: SAMPLES_PER_KIND }, (_, i) => 1000 + (2000 * i) / (SAMPLES_PER_KIND - 1));
+    for (const d of deploys) even.record('server', d - 50, d + 50);
+    assert.ok(deploys.every((d) => pollsFor(even.sureSchedule('server'), d) === 1));
+  });
+
   test('memory is bounded: the ring keeps the last SAMPLES_PER_KIND deploys of a kind, so a change of pace replaces the old ones', () => {
     const t = new DeployTimes();
     for (let i = 0; i < SAMPLES_PER_KIND; i++) t.record('frontend', 9000, 9000);

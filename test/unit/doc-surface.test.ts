@@ -63,6 +63,7 @@ describe('docs/spec.md "Temporal surface" matches contract/', () => {
     const expected: Record<string, string[]> = {
       serviceController: [workflowIds.controller('<uid>')],
       reconcileService: [workflowIds.pass('<uid>', 7).replace(/7$/, '<n>'), workflowIds.orphanTeardown('<uid>')],
+      reconcilePoolDelta: [workflowIds.pass('<uid>', 7).replace(/7$/, '<n>')],
       reconcileLoadBalancer: [workflowIds.loadBalancer('<uid>', '<loadBalancer>')],
       serverPool: [workflowIds.pool('<name>')],
       poolRound: [workflowIds.poolRound('<name>', '<round>')],
@@ -70,6 +71,8 @@ describe('docs/spec.md "Temporal surface" matches contract/', () => {
       planService: [workflowIds.plan('<uid>', '<random>')],
       importServices: [workflowIds.importRun('<random>')],
       discoverCluster: [workflowIds.discoverRun('<cluster>', '<random>')],
+      allocateServiceVips: [workflowIds.vipAllocate('<uid>')],
+      releaseServiceVips: [workflowIds.vipRelease('<uid>')],
     };
     assert.deepEqual(Object.keys(expected).sort(), Object.keys(workflowTypes).sort());
     for (const [type, ids] of Object.entries(expected)) {

@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { externalAddressesOf, unenforcedOptions, type ClusterAddresses } from '../../kube/service-options';
+import { externalAddressesOf, unenforcedOptions, vipRequestOf, type ClusterAddresses } from '../../kube/service-options';
+import { vipPrefixes } from '../../kube/vip';
 import type { KubeService } from '../../kube/objects';
 
 const dual: ClusterAddresses = { externalAddresses: ['203.0.113.10', '2001:db8::10'], externalPrefixes: ['198.51.100.0/28', '2001:db8:7::/64'] };
@@ -70,4 +71,48 @@ test('unenforced fields: loadBalancerSourceRanges and externalTrafficPolicy Loca
   assert.equal(notes.length, 2);
   assert.match(notes[0] ?? '', /^spec\.loadBalancerSourceRanges \(10\.0\.0\.0\/8, 192\.0\.2\.0\/24\) is not enforced by lbaas: /);
   assert.match(notes[1] ?? '', /^spec\.externalTrafficPolicy Local is not enforced by lbaas: /);
+});
+
+test('lbaas.anx.io/vip: allocate asks for one address per family (the families annotation, else spec.ipFamilies, else IPv4) and gets only its allocated VIPs', () => {
+  const vip = { 'lbaas.anx.io/vip': 'allocate' };
+  assert.deepEqual(vipRequestOf(svc()), { kind: 'none' });
+  assert.deepEqual(vipRequestOf(svc(vip)), { kind: 'allocate', families: ['v4'] });
+  assert.deepEqual(vipRequestOf(svc(vip, { ipFamilies: ['IPv6', 'IPv4'] })), { kind: 'allocate', families: ['v6', 'v4'] });
+  assert.deepEqual(vipRequestOf(svc({ ...vip, 'lbaas.anx.io/external-ip-families': 'IPv6' }, { ipFamilies: ['IPv4'] })), { kind: 'allocate', families: ['v6'] });
+  assert.deepEqual(externalAddressesOf(svc(vip), dual, ['198.51.100.3']), { ok: true, addresses: ['198.51.100.3'] }, "the VIP, not the cluster's addresses");
+  assert.deepEqual(externalAddressesOf(svc(vip), dual), { ok: true, addresses: [] }, 'before it is allocated: none, so the rest of the Service is checked first');
+});
+
+test('a bad lbaas.anx.io/vip value, or allocate with an address asked for by name, is a reason naming the annotation', () => {
+  for (const value of ['yes', 'Allocate', '', 'allocate ']) {
+    assert.deepEqual(externalAddressesOf(svc({ 'lbaas.anx.io/vip': value }), dual), {
+      ok: false,
+      reasons: [`lbaas.anx.io/vip: ${JSON.stringify(value)} is not a valid value (the one value is "allocate"; leave the annotation out for the cluster's addresses)`],
+    });
+  }
+  assert.deepEqual(vipRequestOf(svc({ 'lbaas.anx.io/vip': 'allocate', 'lbaas.anx.io/load-balancer-ips': '203.0.113.10' })), {
+    kind: 'invalid',
+    reasons: ['lbaas.anx.io/vip: allocate cannot be combined with lbaas.anx.io/load-balancer-ips (203.0.113.10): the Service gets the address allocated for it'],
+  });
+  assert.deepEqual(vipRequestOf(svc({ 'lbaas.anx.io/vip': 'allocate', 'lbaas.anx.io/external-ip-families': 'IPv7' })), {
+    kind: 'invalid',
+    reasons: ['lbaas.anx.io/external-ip-families: "IPv7" is not an IP family (IPv4 or IPv6, comma-separated)'],
+  });
+});
+
+test("vipPrefixes takes the first discovered prefix of each family, and names what is missing", () => {
+  const found = {
+    clusterName: 'prod',
+    loadBalancerTag: 'anxkube-ccm-lb-prod',
+    loadBalancers: [],
+    externalAddresses: [],
+    skipped: [],
+    prefixes: [
+      { identifier: 'p4a', cidr: '198.51.100.0/28', family: 4 as const, vip: '198.51.100.14', vipSource: 'calculated' as const },
+      { identifier: 'p4b', cidr: '198.51.100.16/28', family: 4 as const, vip: '198.51.100.30', vipSource: 'calculated' as const },
+    ],
+  };
+  assert.deepEqual(vipPrefixes(['v4'], found, 'prod'), { ok: true, prefixes: [{ identifier: 'p4a', cidr: '198.51.100.0/28', family: 4 }] });
+  assert.deepEqual(vipPrefixes(['v4', 'v6'], found, 'prod'), { ok: false, reason: 'lbaas.anx.io/vip: cannot allocate an IPv6 address: no IPv6 prefix is tagged kubernetes-lb-prefix-prod' });
+  assert.deepEqual(vipPrefixes(['v4'], null, 'prod'), { ok: false, reason: 'lbaas.anx.io/vip: cannot allocate an IPv4 address: discovery is off (--auto-discover-load-balancer false)' });
 });

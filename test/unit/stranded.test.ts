@@ -59,10 +59,11 @@ function scripted(o: { current: string | null; runs: Run[]; pollers: Poller[] })
   return { client: client as unknown as ConstructorParameters<typeof StrandedRunSweeper>[0]['client'], calls, queries };
 }
 
-function sweeper(s: ReturnType<typeof scripted>, clock: { t: number }) {
+function sweeper(s: ReturnType<typeof scripted>, clock: { t: number }, timing: { deadAfterMs?: number; belowMinimum?: boolean } = {}) {
   const lines: string[] = [];
   const counted: [string, StrandedAction][] = [];
   const sw = new StrandedRunSweeper({
+    ...timing,
     client: s.client,
     namespace: 'default',
     taskQueue: 'lbaas',
@@ -135,6 +136,16 @@ describe('stranded runs: the sweep', () => {
     assert.deepEqual(lines, [`INFO lbaas worker: reconcileLoadBalancer lbaas/b/lb/lb-1 (run run-lbaas/b/lb/lb-1) terminated: ${reason}`, `INFO lbaas worker: reconcileService lbaas/b/pass/1 (run run-lbaas/b/pass/1) terminated: ${reason}`]);
   });
 
+  test('a dead-after below the 75 s minimum counts as 75 s, unless belowMinimum (the test setting LBAAS_TEST_STRANDED_TIMING) takes it as it is', async () => {
+    const stranded = () => scripted({ current: 'new', runs: [run('lbaas/b/pass/1', 'reconcileService')], pollers: [poller('old', NOW - 20_000), poller('new', NOW)] });
+    const clamped = stranded();
+    assert.deepEqual((await sweeper(clamped, { t: NOW }, { deadAfterMs: 10_000 }).sw.sweep()).dead, {});
+    assert.deepEqual(clamped.calls, []);
+    const below = stranded();
+    assert.deepEqual((await sweeper(below, { t: NOW }, { deadAfterMs: 10_000, belowMinimum: true }).sw.sweep()).dead, { 'lbaas:old': NOW - 20_000 });
+    assert.equal(below.calls.length, 1);
+  });
+
   test('a build no poller is listed for is dead only once this sweeper has seen it unlisted for the whole limit', async () => {
     const s = scripted({ current: 'new', runs: [run('lbaas/b/pass/1', 'reconcileService')], pollers: [poller('new', NOW)] });
     const clock = { t: NOW };
@@ -158,12 +169,16 @@ describe('stranded runs: the sweep', () => {
   });
 });
 
-test('LBAAS_STRANDED_AFTER_SECONDS (default 90, at least 75, or off) and LBAAS_DRAIN_TIMEOUT_SECONDS (default 300, 0: no drain)', () => {
+test('LBAAS_STRANDED_AFTER_SECONDS (default 90, at least 75, or off), LBAAS_TEST_STRANDED_TIMING (<dead after>/<interval> seconds, for tests) and LBAAS_DRAIN_TIMEOUT_SECONDS (default 300, 0: no drain)', () => {
   const base = { ANEXIA_TOKEN: 't', LBAAS_BUILD_ID: 'b1' };
   assert.equal(workerEnv(base).strandedAfterMs, 90_000);
   assert.equal(workerEnv({ ...base, LBAAS_STRANDED_AFTER_SECONDS: '120' }).strandedAfterMs, 120_000);
   assert.equal(workerEnv({ ...base, LBAAS_STRANDED_AFTER_SECONDS: 'off' }).strandedAfterMs, null);
   assert.throws(() => workerEnv({ ...base, LBAAS_STRANDED_AFTER_SECONDS: '30' }), { message: 'LBAAS_STRANDED_AFTER_SECONDS: must be an integer of at least 75 (seconds) or off, got "30"' });
+  assert.equal(workerEnv(base).strandedTestTiming, undefined);
+  assert.deepEqual(workerEnv({ ...base, LBAAS_TEST_STRANDED_TIMING: '10/2' }).strandedTestTiming, { deadAfterMs: 10_000, intervalMs: 2_000 });
+  for (const bad of ['10', '0/2', '10/0', '1.5/2', 'fast'])
+    assert.throws(() => workerEnv({ ...base, LBAAS_TEST_STRANDED_TIMING: bad }), { message: `LBAAS_TEST_STRANDED_TIMING: must be <dead after>/<interval>, both whole seconds of at least 1 (a test setting), got "${bad}"` });
   assert.equal(workerEnv(base).drainTimeoutMs, 300_000);
   assert.equal(workerEnv({ ...base, LBAAS_DRAIN_TIMEOUT_SECONDS: '0' }).drainTimeoutMs, 0);
   assert.throws(() => workerEnv({ ...base, LBAAS_DRAIN_TIMEOUT_SECONDS: '-1' }), { message: 'LBAAS_DRAIN_TIMEOUT_SECONDS: must be an integer of at least 0 (seconds; 0: no drain), got "-1"' });

@@ -17,10 +17,13 @@ test('each registered workflow function carries exactly the versioning behavior 
   assert.deepEqual(seen, {
     reconcileLoadBalancer: 'PINNED',
     reconcileService: 'PINNED',
+    reconcilePoolDelta: 'PINNED',
     planService: 'PINNED',
     fullResync: 'PINNED',
     importServices: 'PINNED',
     discoverCluster: 'PINNED',
+    allocateServiceVips: 'PINNED',
+    releaseServiceVips: 'PINNED',
     serviceController: 'PINNED',
     serverPool: 'PINNED',
     poolRound: 'PINNED',
