@@ -132,17 +132,22 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
   const historyIsLong = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > historyLimit;
   const moved = () => workflowInfo().targetWorkerDeploymentVersionChanged;
   const rotateNow = () => (historyIsLong() || moved()) && !st.deleting;
+  // A long history (or a new build) rotates before another round starts; the round due is carried in the snapshot
+  // (`delivered` behind `revision`, or `resend`) and the next run starts it in its first task. Starting the round
+  // first never rotated under a stream of messages: a round's start takes tasks (the previous round's supersede
+  // signal, the child's start) in which more signals and changes arrive, each change makes another round due, and a
+  // continue-as-new refused for a signal that arrived meanwhile (UnhandledCommand) is tried again only after a replay
+  // of the whole, longer history (docs/architecture.md, "Server pools").
   for (;;) {
     await condition(() => st.roundDue() || st.deleting || rotateNow());
-    // A round is started before rotating: the next run then has nothing owed but what its snapshot says.
-    if (st.roundDue() && !st.deleting) {
+    if (st.roundDue() && !st.deleting && !rotateNow()) {
       await startRound();
       publish();
       continue;
     }
-    // Handlers finish first: an update answered by this run is not left to the next one.
-    await condition(() => allHandlersFinished() || st.roundDue());
-    if (st.roundDue() && !st.deleting) continue;
+    // Handlers finish first: an update answered by this run is not left to the next one. Today's update handlers are
+    // synchronous; only the previous release's subscribe answer (one signal) can be running.
+    await condition(allHandlersFinished);
     if (st.deleting) return { name, revision: st.revision };
     const next: ServerPoolInput = { v: SCHEMA_VERSION, name, state: st.snapshot(), ...(input.historyLimit ? { historyLimit } : {}), ...(roundPageSize ? { roundPageSize } : {}) };
     if (moved()) return makeContinueAsNewFunc<typeof serverPool>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(next);
