@@ -39,6 +39,8 @@ const LONGEST = [
   'fast/controller.test.js',
   'workflow/bad-input.test.js',
   'workflow/reconcile-crash.test.js',
+  // Mostly waiting: a killed worker's Engine calls are retried after their 15 s heartbeat timeout.
+  'workflow/pool-delta-crash.test.js',
   'workflow/reconcile-core.test.js',
   'ops/metrics.test.js',
   'workflow/realistic-defaults.test.js',
