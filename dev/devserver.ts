@@ -110,16 +110,27 @@ export function startupReason(output: string): string {
 }
 
 /**
+ * True when a start-up failure was a bind on a port in use other than `own` (the frontend port the caller chose): the
+ * server's other ports (history, matching, worker, membership, HTTP, metrics) are always ours to choose again.
+ */
+export function takenOtherPort(message: string, own: number): boolean {
+  const ports = [...message.matchAll(/listen tcp [^\s]*:(\d+): bind: address already in use/g)].map((m) => Number(m[1]));
+  return ports.length > 0 && ports.every((p) => p !== own);
+}
+
+/**
  * Starts the server. When it exits during start-up and the caller chose no port, it is started again on new free ports,
  * up to DEV_SERVER_START_ATTEMPTS times: a free port found here can be taken by another process before the server binds
- * it (seen once in a CI run: the server panicked while building its services).
+ * it (seen in CI runs: the server panicked while building its services, or its worker service failed to bind). When the
+ * caller chose the frontend port, it is started again only when another of its ports was taken.
  */
 export async function startDevServer(opts: DevServerOptions = {}): Promise<DevServer> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await startDevServerOnce(opts);
     } catch (err) {
-      if (!(err instanceof DevServerExitedError) || opts.port !== undefined || attempt >= DEV_SERVER_START_ATTEMPTS) throw err;
+      if (!(err instanceof DevServerExitedError) || attempt >= DEV_SERVER_START_ATTEMPTS) throw err;
+      if (opts.port !== undefined && !takenOtherPort(err.message, opts.port)) throw err;
       opts.progress?.(`Temporal dev server exited during start-up (attempt ${attempt} of ${DEV_SERVER_START_ATTEMPTS}); starting it again on other ports`);
     }
   }
