@@ -80,10 +80,11 @@ export const poolUnsubscribeSignal = defineSignal<[V2<{ serviceUid: string }>]>(
 export const poolReportSignal = defineSignal<[V2<PoolReport>]>('report');
 /** Send the current members to every service using the pool again (a new delivery round). */
 export const poolResyncSignal = defineSignal<[]>('resync');
-
-// poolRound (`lbaas-pool/<name>/round/<round>`).
-/** From its pool: a newer round has started; this one stops at its next page. */
-export const poolRoundSupersedeSignal = defineSignal<[V2<{ revision: number }>]>('supersede');
+/**
+ * From a delivery round (`lbaas-pool/<name>/round/<round>`, its workflow id in `round`) to its pool, after its last
+ * page: the pool starts the next round, for its newest revision, only then (one round in flight per pool).
+ */
+export const poolRoundEndedSignal = defineSignal<[V2<{ round: string; revision: number }>]>('roundEnded');
 
 /** Which workflow type handles which messages: what docs/spec.md lists per workflow (test/unit/doc-surface.test.ts). */
 export const MESSAGES_BY_WORKFLOW = {
@@ -100,7 +101,7 @@ export const MESSAGES_BY_WORKFLOW = {
     poolUnsubscribeSignal,
     poolReportSignal,
     poolResyncSignal,
+    poolRoundEndedSignal,
     poolWakeSignal,
   ],
-  poolRound: [poolRoundSupersedeSignal],
 } as const;

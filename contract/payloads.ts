@@ -161,8 +161,8 @@ export interface PoolMembersStatus {
   revision: number;
   servers: ServerSpec[];
   deleting: boolean;
-  /** The newest delivery round the pool started (it may have finished). */
-  round: PoolRoundRef | null;
+  /** The newest delivery round the pool started (it may have finished: `running` says). */
+  round: (PoolRoundRef & { running: boolean }) | null;
 }
 
 /** The services using a pool, counted from their controllers' search attributes, for one pool revision. */
@@ -212,8 +212,6 @@ export interface PoolRoundResult {
   listed: number;
   signalled: number;
   gone: number;
-  /** A newer round took over before this one reached every service. */
-  superseded: boolean;
 }
 
 // Import.

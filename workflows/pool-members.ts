@@ -1,6 +1,6 @@
 /**
  * The entity state of one server pool: its members and revision, whether it is being deleted, and which delivery
- * round it started last. Nothing per service: who uses the pool is read from visibility by each delivery round
+ * round it started last and whether that round still runs (at most one does). Nothing per service: who uses the pool is read from visibility by each delivery round
  * (workflows/pool-round.ts), and how far each service got from the services' own search attributes
  * (client/pool-client.ts), so the pool's snapshot is the same few KB with 5 services or 50,000. Pure and
  * deterministic; serializable for continue-as-new.
@@ -18,6 +18,8 @@ export interface PoolMembersSnapshot {
   round: PoolRoundRef | null;
   /** The revision the newest round sends; a revision beyond it is still to be sent. */
   delivered: number;
+  /** The newest round has not said it ended (absent: it has); the next round waits for it. */
+  roundRunning?: boolean;
   /** A resync asked for a round of the current revision that has not started yet. */
   resend?: boolean;
   /** The last changes, so that a round sends what changed since the previous round rather than every member. */
@@ -52,6 +54,7 @@ export class PoolMembersState {
   rounds = 0;
   round: PoolRoundRef | null = null;
   delivered = 0;
+  roundRunning = false;
   resend = false;
   log: LoggedChange[] = [];
 
@@ -71,6 +74,7 @@ export class PoolMembersState {
     this.rounds = restored.rounds;
     this.round = restored.round;
     this.delivered = restored.delivered;
+    this.roundRunning = restored.roundRunning ?? false;
     this.resend = restored.resend ?? false;
     this.log = restored.log ?? [];
   }
@@ -100,9 +104,14 @@ export class PoolMembersState {
     return this.change(removeMembers(this.servers, names));
   }
 
-  /** Send the current revision again, to every service using the pool. */
+  /**
+   * Send the current revision again, to every service using the pool, in a round that starts now: it does not wait
+   * for a round that has not said it ended (one terminated by hand never will; a live one ends as it would).
+   */
   resync(): void {
-    if (this.revision > 0) this.resend = true;
+    if (this.revision === 0) return;
+    this.resend = true;
+    this.roundRunning = false;
   }
 
   /** A revision (or a resync) waits for its delivery round. Revision 0 (no members ever set) is never sent. */
@@ -111,20 +120,34 @@ export class PoolMembersState {
   }
 
   /**
-   * Records the start of the next round, for the current revision; returns it, the round it supersedes, and what it
-   * sends: the changes since the revision the previous round sent, merged (right for a service at that revision or
-   * any later one: workflows/pool-subscription.ts), when the log covers them and they are smaller than the members;
-   * every member otherwise (the first round, a resync, a long gap). A service further behind (a round superseded
-   * before reaching it) reads the members itself.
+   * A round is due and none is running. One round in flight: changes made while a round runs only raise the revision
+   * the next round sends, so a stream of changes costs one round per round's length, not one per change, and every
+   * round reaches every service it lists (none is cut short by a newer one).
    */
-  beginRound(workflowId: (number: number) => string): { round: PoolRoundRef; superseded: PoolRoundRef | null; members: RoundMembers } {
-    const superseded = this.round;
+  roundStartable(): boolean {
+    return this.roundDue() && !this.roundRunning;
+  }
+
+  /** The round `workflowId` ended (its own signal, or its end seen by the run that started it). */
+  roundEnded(workflowId: string): void {
+    if (this.round?.workflowId === workflowId) this.roundRunning = false;
+  }
+
+  /**
+   * Records the start of the next round, for the current revision; returns it and what it sends: the changes since
+   * the revision the previous round sent, merged (right for a service at that revision or any later one:
+   * workflows/pool-subscription.ts), when the log covers them and they are smaller than the members; every member
+   * otherwise (the first round, a resync, a long gap). The previous round has ended, having signalled every service
+   * it listed; a service it did not list (visibility did not show it yet) read the members itself.
+   */
+  beginRound(workflowId: (number: number) => string): { round: PoolRoundRef; members: RoundMembers } {
     const members = this.#membersSince(this.resend ? 0 : this.delivered);
     this.rounds++;
     this.round = { workflowId: workflowId(this.rounds), revision: this.revision, number: this.rounds };
     this.delivered = this.revision;
     this.resend = false;
-    return { round: this.round, superseded, members };
+    this.roundRunning = true;
+    return { round: this.round, members };
   }
 
   #membersSince(base: number): RoundMembers {
@@ -147,11 +170,13 @@ export class PoolMembersState {
   }
 
   status(): PoolMembersStatus {
-    return { name: this.name, revision: this.revision, servers: this.servers, deleting: this.deleting, round: this.round };
+    return { name: this.name, revision: this.revision, servers: this.servers, deleting: this.deleting, round: this.round ? { ...this.round, running: this.roundRunning } : null };
   }
 
   details(): string {
-    const round = this.round ? `delivery round ${this.round.number} sends revision ${this.round.revision} (${this.round.workflowId})` : 'no delivery round yet';
+    const round = this.round
+      ? `delivery round ${this.round.number} ${this.roundRunning ? 'sends' : 'sent'} revision ${this.round.revision} (${this.round.workflowId})${this.roundDue() && this.roundRunning ? `; revision ${this.revision} goes out in the next round, when it ends` : ''}`
+      : 'no delivery round yet';
     return [
       `**revision ${this.revision}** — ${this.servers.length} servers`,
       this.servers.map((s) => `- ${s.name} ${s.address}`).join('\n') || '(no servers: services using this pool have no Server objects)',
@@ -160,6 +185,6 @@ export class PoolMembersState {
   }
 
   snapshot(): PoolMembersSnapshot {
-    return { servers: this.servers, revision: this.revision, rounds: this.rounds, round: this.round, delivered: this.delivered, ...(this.resend ? { resend: true } : {}), log: this.log };
+    return { servers: this.servers, revision: this.revision, rounds: this.rounds, round: this.round, delivered: this.delivered, ...(this.roundRunning ? { roundRunning: true } : {}), ...(this.resend ? { resend: true } : {}), log: this.log };
   }
 }

@@ -1,11 +1,12 @@
 /**
  * poolRound: one delivery round of a server pool (id `lbaas-pool/<name>/round/<round>`): sends one revision of the
  * pool's members to every service using the pool, page by page. The pool starts it and does not wait for it
- * (ParentClosePolicy.ABANDON: a pool continuing as new leaves its round running); a newer round supersedes it by
- * signal, and it stops before its next page. docs/architecture.md, "Server pools", has the design.
+ * (ParentClosePolicy.ABANDON: a pool continuing as new leaves its round running); it is the pool's only round in
+ * flight, and it tells the pool when it has ended (roundEnded), which starts the next round if the pool changed
+ * meanwhile. docs/architecture.md, "Server pools", has the design.
  *
- *   page ──deliverPoolPage (list a page of the controllers naming the pool, signal each)──▶ next page ──…──▶ done
- *   between pages ──superseded──▶ end (superseded: true)
+ *   page ──deliverPoolPage (list a page of the controllers naming the pool, signal each)──▶ next page ──…──▶ last page
+ *   last page ──roundEnded to the pool──▶ done
  *   between pages ──history long──▶ continue-as-new with the page token and the counts so far
  *
  * Who is signalled is read from visibility, so the pool keeps no subscribers; a service that visibility did not show
@@ -13,15 +14,15 @@
  * the activity: no history event per service, and none of Temporal's 2,000 pending signals per workflow used. A
  * page's activity is retried whole (signals carry the revision and a controller takes only a newer one).
  */
-import { continueAsNew, proxyActivities, setCurrentDetails, setHandler, workflowInfo } from '@temporalio/workflow';
+import { continueAsNew, getExternalWorkflowHandle, proxyActivities, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
 import type { PoolActivities } from '../activities/pools';
-import { poolRoundSupersedeSignal, SCHEMA_VERSION, type PoolDelta, type PoolRoundResult, type SchemaVersion } from '../contract';
+import { poolRoundEndedSignal, SCHEMA_VERSION, workflowIds, type PoolDelta, type PoolRoundResult, type SchemaVersion } from '../contract';
 import { isPoolName, POOL_NAME_RULE, validateMembers, type ServerSpec } from '../domain';
 import { invalidInput, optionalInteger } from './input';
 
 /**
  * Controllers listed and signalled per page: a visibility page of 500 is one query, and 500 signals at the
- * activity's bounded concurrency take a few seconds, within a heartbeat or two; a supersede is seen that soon.
+ * activity's bounded concurrency take a few seconds, within a heartbeat or two.
  */
 export const ROUND_PAGE_SIZE = 500;
 
@@ -44,7 +45,7 @@ export interface PoolRoundInput {
 const { deliverPoolPage } = proxyActivities<PoolActivities>({
   startToCloseTimeout: '2m',
   heartbeatTimeout: '30s',
-  // A busy frontend or a restarting worker: retried without a limit, a newer round supersedes this one meanwhile.
+  // A busy frontend or a restarting worker: retried without a limit (changes meanwhile wait for the next round).
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
 });
 
@@ -59,17 +60,11 @@ export async function poolRound(input: PoolRoundInput): Promise<PoolRoundResult>
   const pageSize = optionalInteger(input as unknown as Record<string, unknown>, 'pageSize', 'poolRound', 1, 1_000) ?? ROUND_PAGE_SIZE;
   const historyLimit = optionalInteger(input as unknown as Record<string, unknown>, 'historyLimit', 'poolRound', 20, 50_000) ?? ROUND_CONTINUE_AS_NEW_EVENTS;
   const p = { pageToken: null as string | null, pages: 0, listed: 0, signalled: 0, gone: 0, ...input.progress };
-  let superseded = false;
-  setHandler(poolRoundSupersedeSignal, (m) => {
-    if (typeof m?.revision === 'number' && m.revision >= input.revision) superseded = true;
-  });
-  const result = (): PoolRoundResult => ({ pool: input.pool, revision: input.revision, listed: p.listed, signalled: p.signalled, gone: p.gone, superseded });
   const show = (state: string) =>
     setCurrentDetails(`**revision ${input.revision}** of server pool ${input.pool} — ${state}\n\n${p.signalled} services signalled in ${p.pages} pages (${p.gone} had ended)`);
 
   for (;;) {
-    show(superseded ? 'superseded by a newer round' : 'delivering');
-    if (superseded) return result();
+    show('delivering');
     if (p.pageToken !== null && (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > historyLimit)) {
       return continueAsNew<typeof poolRound>({ ...input, progress: { ...p, pageToken: p.pageToken } });
     }
@@ -81,9 +76,12 @@ export async function poolRound(input: PoolRoundInput): Promise<PoolRoundResult>
     p.signalled += page.signalled;
     p.gone += page.gone;
     p.pageToken = page.nextPageToken;
-    if (p.pageToken === null) {
-      show('done');
-      return result();
-    }
+    if (p.pageToken === null) break;
   }
+  show('done');
+  // The pool starts no other round until this one ends. A pool that has ended (deleted) is not found: nothing to tell.
+  await getExternalWorkflowHandle(workflowIds.pool(input.pool))
+    .signal(poolRoundEndedSignal, { v: SCHEMA_VERSION, round: workflowInfo().workflowId, revision: input.revision })
+    .catch(() => undefined);
+  return { pool: input.pool, revision: input.revision, listed: p.listed, signalled: p.signalled, gone: p.gone };
 }

@@ -5,7 +5,8 @@
  * starting to use the pool reads the members itself (activities/pools.ts). docs/architecture.md, "Server pools", has
  * the design and the ordering argument.
  *
- *   idle ──change or resync──▶ start a round for the current revision (the previous round told it is superseded) ──▶ idle
+ *   idle ──change or resync, no round running──▶ start a round for the current revision ──▶ idle
+ *   idle ──the running round ended (its roundEnded signal), a change made meanwhile──▶ start the next round ──▶ idle
  *   idle ──delete accepted──▶ end
  *   idle ──history long, or a new target build──▶ continue-as-new (members, revision, the newest round carried over)
  *
@@ -24,6 +25,7 @@ import {
   ParentClosePolicy,
   setCurrentDetails,
   setHandler,
+  sleep,
   startChild,
   upsertSearchAttributes,
   workflowInfo,
@@ -39,7 +41,7 @@ import {
   poolRemoveUpdate,
   poolReportSignal,
   poolResyncSignal,
-  poolRoundSupersedeSignal,
+  poolRoundEndedSignal,
   poolSetUpdate,
   poolStatusQuery,
   poolSubscribeSignal,
@@ -59,6 +61,15 @@ export type { ServerPoolInput } from './entity-inputs';
 /** A pool's history grows by a handful of events per change: rotating at 2,000 keeps replays short. */
 export const POOL_CONTINUE_AS_NEW_EVENTS = 2_000;
 
+/**
+ * The youngest a run continues as new. Temporal holds back the first workflow task of a run whose predecessor lived
+ * less than `history.continueAsNewMinInterval` (1 s by default) for the rest of that second, and the signals sent
+ * meanwhile pile up for that task: hundreds under a stream of them. A task that slow lets more than the server's
+ * 100 buffered events (`history.maximumBufferedEventsBatch`) arrive while it runs, the server fails it, and every
+ * retry replays the longer run (docs/architecture.md, "Server pools").
+ */
+export const POOL_MIN_RUN_MS = 1_000;
+
 export async function serverPool(input: ServerPoolInput): Promise<{ name: string; revision: number }> {
   const v = (input as { v?: unknown } | undefined)?.v;
   // The previous release's runs, and `v: 2` runs it started, replay its loop (workflows/legacy/dispatch.ts).
@@ -69,6 +80,8 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
   const historyLimit = optionalInteger(input as unknown as Record<string, unknown>, 'historyLimit', 'serverPool', 20, 50_000) ?? POOL_CONTINUE_AS_NEW_EVENTS;
   const roundPageSize = optionalInteger(input as unknown as Record<string, unknown>, 'roundPageSize', 'serverPool', 1, 1_000);
   const st = new PoolMembersState(name, input.state);
+  // The first task's start: a run that began with a held-back task lived from here, as the server counts it.
+  const runBegan = Date.now();
   const publish = () => setCurrentDetails(st.details());
 
   const members = (value: unknown): ServerSpec[] => {
@@ -106,7 +119,10 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
     },
   );
   setHandler(poolStatusQuery, () => st.status(), { description: 'Members, revision, and the newest delivery round.' });
-  setHandler(poolResyncSignal, () => st.resync());
+  setHandler(poolResyncSignal, () => done(st.resync()));
+  setHandler(poolRoundEndedSignal, (m) => {
+    if (typeof m?.round === 'string') done(st.roundEnded(m.round));
+  });
   // A controller of the previous release subscribes and waits for the members: answered once, nothing kept.
   setHandler(poolSubscribeSignal, async (m) => {
     const r = readServiceRef(m);
@@ -132,17 +148,21 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
   const historyIsLong = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > historyLimit;
   const moved = () => workflowInfo().targetWorkerDeploymentVersionChanged;
   const rotateNow = () => (historyIsLong() || moved()) && !st.deleting;
+  const youngFor = () => POOL_MIN_RUN_MS - (Date.now() - runBegan);
   // A long history (or a new build) rotates before another round starts; the round due is carried in the snapshot
-  // (`delivered` behind `revision`, or `resend`) and the next run starts it in its first task. Starting the round
-  // first never rotated under a stream of messages: a round's start takes tasks (the previous round's supersede
-  // signal, the child's start) in which more signals and changes arrive, each change makes another round due, and a
-  // continue-as-new refused for a signal that arrived meanwhile (UnhandledCommand) is tried again only after a replay
-  // of the whole, longer history (docs/architecture.md, "Server pools").
+  // (`delivered` behind `revision`, or `resend`) and the next run starts it. A round's start takes a workflow task of
+  // its own (the child's start), in which more messages arrive: it must not stand between a long history and its
+  // rotation (docs/architecture.md, "Server pools").
   for (;;) {
-    await condition(() => st.roundDue() || st.deleting || rotateNow());
-    if (st.roundDue() && !st.deleting && !rotateNow()) {
+    await condition(() => st.roundStartable() || st.deleting || rotateNow());
+    if (st.roundStartable() && !st.deleting && !rotateNow()) {
       await startRound();
       publish();
+      continue;
+    }
+    if (!st.deleting && youngFor() > 0) {
+      // Handled meanwhile as they come, in short tasks; a round due waits the same moment for the next run.
+      await sleep(youngFor(), { summary: 'a run younger than 1 s does not continue as new (its successor would be held back)' });
       continue;
     }
     // Handlers finish first: an update answered by this run is not left to the next one. Today's update handlers are
@@ -155,26 +175,24 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
   }
 
   /**
-   * Starts the round of the current revision and tells the previous one that it is superseded (it stops before its
-   * next page; one that has ended is not found, which is fine). The round outlives this run (ABANDON): a pool that
-   * continues as new does not cut it short.
+   * Starts the round of the current revision; no other round is running. The round outlives this run (ABANDON): a
+   * pool that continues as new does not cut it short, and the round's roundEnded signal reaches whichever run is
+   * current. This run also sees the end of its own round, however it ends (failed, terminated by hand), so a round
+   * that never signals does not hold the next one while this run lasts.
    */
   async function startRound(): Promise<void> {
     const chain = workflowInfo().firstExecutionRunId.slice(0, 8);
-    const { round, superseded, members } = st.beginRound((n) => workflowIds.poolRound(name, `${chain}-${n}`));
-    if (superseded) {
-      await getExternalWorkflowHandle(superseded.workflowId)
-        .signal(poolRoundSupersedeSignal, { v: SCHEMA_VERSION, revision: round.revision })
-        .catch(() => undefined);
-    }
+    const { round, members } = st.beginRound((n) => workflowIds.poolRound(name, `${chain}-${n}`));
     try {
-      await startChild(poolRound, {
+      const child = await startChild(poolRound, {
         workflowId: round.workflowId,
         args: [{ v: SCHEMA_VERSION, pool: name, revision: round.revision, ...members, ...(roundPageSize ? { pageSize: roundPageSize } : {}), ...(input.historyLimit ? { historyLimit } : {}) }],
         parentClosePolicy: ParentClosePolicy.ABANDON,
         staticSummary: `server pool ${name}: deliver revision ${round.revision} (round ${round.number})`,
         typedSearchAttributes: [{ key: searchAttributes.serverPool, value: name }],
       });
+      const ended = () => done(st.roundEnded(round.workflowId));
+      child.result().then(ended, ended);
     } catch (err) {
       // Started already: this task ran before and its start went through (the round is running; nothing to redo).
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

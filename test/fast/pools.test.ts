@@ -45,6 +45,9 @@ let lbaas: LbaasClient;
 const using = new Map<string, string[]>();
 /** Every page a round asked for, and every read of a pool, in order. */
 const pages: DeliverPoolPageInput[] = [];
+/** Pages of each pool being delivered at this moment, and the most there ever were at once. */
+const delivering = new Map<string, number>();
+const mostAtOnce = new Map<string, number>();
 const reads: ReadServerPoolInput[] = [];
 /** Holds a page until the promise it returns resolves (a test sets it). */
 let gate: ((page: DeliverPoolPageInput, index: number) => Promise<void>) | null = null;
@@ -52,14 +55,14 @@ let gate: ((page: DeliverPoolPageInput, index: number) => Promise<void>) | null 
 const poolActivities = {
   async deliverPoolPage(input: DeliverPoolPageInput): Promise<DeliverPoolPageResult> {
     pages.push(input);
-    await gate?.(input, pages.filter((p) => p.pool === input.pool && p.revision === input.revision).length);
-    const all = [...(using.get(input.pool) ?? [])].sort();
-    const from = input.pageToken ? Number(Buffer.from(input.pageToken, 'base64').toString('utf8')) : 0;
-    const ids = all.slice(from, from + input.pageSize);
-    const message = { v: 2 as const, pool: input.pool, revision: input.revision, ...(input.servers ? { servers: input.servers } : { delta: input.delta }) };
-    for (const uid of ids) await ts.env.client.workflow.getHandle(workflowIds.controller(uid)).signal(poolMembersSignal, message);
-    const next = from + ids.length < all.length ? Buffer.from(String(from + ids.length)).toString('base64') : null;
-    return { listed: ids.length, signalled: ids.length, gone: 0, nextPageToken: next };
+    const now = (delivering.get(input.pool) ?? 0) + 1;
+    delivering.set(input.pool, now);
+    mostAtOnce.set(input.pool, Math.max(now, mostAtOnce.get(input.pool) ?? 0));
+    try {
+      return await deliver(input);
+    } finally {
+      delivering.set(input.pool, (delivering.get(input.pool) ?? 1) - 1);
+    }
   },
   async readServerPool(input: ReadServerPoolInput): Promise<PoolMembers | null> {
     reads.push(input);
@@ -72,6 +75,18 @@ const poolActivities = {
     }
   },
 };
+
+/** A page as visibility would list it: the services this file made use the pool, in order, each signalled for real. */
+async function deliver(input: DeliverPoolPageInput): Promise<DeliverPoolPageResult> {
+  await gate?.(input, pages.filter((p) => p.pool === input.pool && p.revision === input.revision).length);
+  const all = [...(using.get(input.pool) ?? [])].sort();
+  const from = input.pageToken ? Number(Buffer.from(input.pageToken, 'base64').toString('utf8')) : 0;
+  const ids = all.slice(from, from + input.pageSize);
+  const message = { v: 2 as const, pool: input.pool, revision: input.revision, ...(input.servers ? { servers: input.servers } : { delta: input.delta }) };
+  for (const uid of ids) await ts.env.client.workflow.getHandle(workflowIds.controller(uid)).signal(poolMembersSignal, message);
+  const next = from + ids.length < all.length ? Buffer.from(String(from + ids.length)).toString('base64') : null;
+  return { listed: ids.length, signalled: ids.length, gone: 0, nextPageToken: next };
+}
 
 before(async () => {
   ts = await startTimeSkippingServer();
@@ -177,7 +192,7 @@ test('a pool change reaches each of 5 services in one delivery round of pages of
   const c = await change(pool, 'add', [node(3)]);
   assert.deepEqual({ revision: c.revision, changed: c.changed, added: c.added }, { revision: 2, changed: true, added: ['node-3'] });
   const { result } = await roundOf(pool, 2);
-  assert.deepEqual(result, { pool, revision: 2, listed: 5, signalled: 5, gone: 0, superseded: false });
+  assert.deepEqual(result, { pool, revision: 2, listed: 5, signalled: 5, gone: 0 });
   const mine = pages.filter((p) => p.pool === pool && p.revision === 2);
   assert.deepEqual(
     mine.map((p) => [p.pageSize, p.servers, p.delta]),
@@ -188,59 +203,59 @@ test('a pool change reaches each of 5 services in one delivery round of pages of
 
   const events = (await ts.env.client.workflow.getHandle(workflowIds.pool(pool), runId).fetchHistory()).events ?? [];
   const signals = events.map((e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName).filter((n) => n !== undefined);
-  // Its only signal told round 1 (ended by then) that round 2 superseded it.
-  assert.deepEqual(signals, ['supersede'], 'the pool signalled no service');
+  assert.deepEqual(signals, [], 'the pool signalled no service (nor anything else)');
   assert.equal(events.filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes).length, 2, 'one round per revision');
 });
 
-test('a round superseded by a newer revision stops before its next page; the services it did not reach read the pool and every service ends on the latest', async () => {
-  const pool = 'fast-supersede';
-  await createPool(pool, [node(1)], { roundPageSize: 1 });
-  const uids = [1, 2, 3, 4].map((i) => `fast-sup-${i}`);
+test('one round in flight: changes made while a round runs start no round; the running round reaches every service, then one round sends the newest revision (the changes merged)', async () => {
+  const pool = 'fast-one-round';
+  const runId = await createPool(pool, [node(1)], { roundPageSize: 1 });
+  const uids = [1, 2, 3, 4].map((i) => `fast-one-${i}`);
   await use(uids, pool);
+  await roundOf(pool, 1);
   let release!: () => void;
   const released = new Promise<void>((r) => (release = r));
-  let secondDone!: () => void;
-  const roundTwoDone = new Promise<void>((r) => (secondDone = r));
   let held!: () => void;
   const holding = new Promise<void>((r) => (held = r));
+  // Round 2 stops at its second page (one service signalled) until released.
   gate = async (p, index) => {
-    if (p.pool !== pool) return;
-    if (p.revision === 2 && index === 2) {
+    if (p.pool === pool && p.revision === 2 && index === 2) {
       held();
       await released;
     }
-    if (p.revision === 3) await roundTwoDone;
   };
   try {
     await change(pool, 'add', [node(2)]);
     await holding;
-    const roundTwo = (await lbaas.pools.members(pool)).round;
-    assert.equal(roundTwo?.revision, 2);
     const readsBefore = reads.length;
-    await change(pool, 'add', [node(3)]);
-    // The pool told round 2 it is superseded when it started round 3; round 2's page in flight still ends.
-    await until('round 3 started', async () => (await lbaas.pools.members(pool)).round?.revision === 3);
+    // Three changes while round 2 is held, each answered at once with its revision.
+    for (const n of [3, 4, 5]) assert.equal((await change(pool, 'add', [node(n)])).revision, n);
+    const during = (await lbaas.pools.members(pool)).round;
+    assert.deepEqual({ revision: during?.revision, number: during?.number, running: during?.running }, { revision: 2, number: 2, running: true }, 'no round started while round 2 runs');
     release();
-    const two = await resultOf(roundTwo?.workflowId as string);
-    assert.deepEqual(two, { pool, revision: 2, listed: 2, signalled: 2, gone: 0, superseded: true });
-    assert.equal(pages.filter((p) => p.pool === pool && p.revision === 2).length, 2, 'round 2 listed two pages, then stopped');
-    secondDone();
-    const { result } = await roundOf(pool, 3);
-    assert.deepEqual(result, { pool, revision: 3, listed: 4, signalled: 4, gone: 0, superseded: false });
-    for (const uid of uids) await onRevision(uid, 3);
-    for (const uid of uids) assert.deepEqual(lastServers(uid), ['node-1', 'node-2', 'node-3'], uid);
-    // Round 3 sent the change since revision 2; the two services round 2 never reached were at revision 1 and read
-    // the members themselves.
-    assert.deepEqual(pages.filter((p) => p.pool === pool && p.revision === 3)[0]?.delta, { base: 2, upsert: [node(3)], remove: [] });
+    const { result } = await roundOf(pool, 5);
+    assert.deepEqual(result, { pool, revision: 5, listed: 4, signalled: 4, gone: 0 });
+    assert.deepEqual(await resultOf(during?.workflowId as string), { pool, revision: 2, listed: 4, signalled: 4, gone: 0 }, 'round 2 was not cut short');
+    for (const uid of uids) await onRevision(uid, 5);
+    for (const uid of uids) assert.deepEqual(lastServers(uid), ['node-1', 'node-2', 'node-3', 'node-4', 'node-5'], uid);
+
+    // (Round 1's pages depend on how many services had started using the pool when it listed them.)
+    const mine = pages.filter((p) => p.pool === pool && p.revision > 1);
     assert.deepEqual(
-      reads.slice(readsBefore).map((r) => r.workflowId).sort(),
-      ['fast-sup-3', 'fast-sup-4'].map((u) => workflowIds.controller(u)),
+      mine.map((p) => p.revision),
+      [2, 2, 2, 2, 5, 5, 5, 5],
+      'a round per revision that was current when the previous round ended: none for 3 or 4',
     );
+    assert.equal(mostAtOnce.get(pool), 1, 'never two pages (two rounds) of the pool at once');
+    // Round 5 sent the changes since revision 2, merged; every service was at 2, so none had to read the pool.
+    assert.deepEqual(mine.find((p) => p.revision === 5)?.delta, { base: 2, upsert: [node(3), node(4), node(5)], remove: [] });
+    assert.deepEqual(reads.slice(readsBefore), []);
+    const events = (await ts.env.client.workflow.getHandle(workflowIds.pool(pool), runId).fetchHistory()).events ?? [];
+    assert.equal(events.filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes).length, 3, 'three rounds for five revisions');
+    assert.equal((await lbaas.pools.members(pool)).round?.running, false, 'round 3 told the pool it ended');
   } finally {
     gate = null;
     release();
-    secondDone();
   }
 });
 
@@ -274,7 +289,7 @@ test('a resync of the pool sends every member again in a new round', async () =>
   });
   assert.equal(round.revision, 1);
   const result = await resultOf(round.workflowId);
-  assert.deepEqual(result, { pool, revision: 1, listed: 1, signalled: 1, gone: 0, superseded: false });
+  assert.deepEqual(result, { pool, revision: 1, listed: 1, signalled: 1, gone: 0 });
   assert.deepEqual(pages.filter((p) => p.pool === pool).at(-1)?.servers, [node(1), node(2)]);
 });
 

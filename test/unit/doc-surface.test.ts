@@ -84,7 +84,6 @@ describe('docs/spec.md "Temporal surface" matches contract/', () => {
     serviceController: '### Controller messages',
     reconcileLoadBalancer: '### Load balancer messages',
     serverPool: '### Server pool messages',
-    poolRound: '### Pool round messages',
   };
   for (const [workflow, heading] of Object.entries(tables) as [keyof typeof MESSAGES_BY_WORKFLOW, string][]) {
     test(`"${heading.slice(4)}" lists exactly the messages ${workflow} handles, each with its kind`, () => {

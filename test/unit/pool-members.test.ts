@@ -23,15 +23,48 @@ test('the first round sends every member; the next the change since it; two chan
   assert.deepEqual(st.beginRound(ids).members, { delta: { base: 1, upsert: [node(4)], remove: [] } });
   st.remove(['node-1']);
   st.add([node(2, 99), node(5)]);
-  const { members, superseded, round } = st.beginRound(ids);
+  const { members, round } = st.beginRound(ids);
   assert.deepEqual(members, { delta: { base: 2, upsert: [node(2, 99), node(5)], remove: ['node-1'] } });
-  assert.deepEqual({ superseded: superseded?.revision, round }, { superseded: 2, round: { workflowId: 'round-3', revision: 4, number: 3 } });
+  assert.deepEqual(round, { workflowId: 'round-3', revision: 4, number: 3 });
+});
+
+test('one round in flight: changes while a round runs wait for its end, then go out in one round of the newest revision; a snapshot carries the running round', () => {
+  const st = new PoolMembersState('p');
+  st.set([node(1), node(2), node(3)]);
+  const first = st.beginRound(ids).round;
+  assert.deepEqual({ due: st.roundDue(), startable: st.roundStartable() }, { due: false, startable: false });
+  st.add([node(4)]);
+  st.add([node(5)]);
+  assert.deepEqual({ due: st.roundDue(), startable: st.roundStartable() }, { due: true, startable: false }, 'round 1 still runs');
+  // Carried over by continue-as-new: the next run waits for the same round.
+  const next = new PoolMembersState('p', st.snapshot());
+  assert.equal(next.roundStartable(), false);
+  next.roundEnded('round-9');
+  assert.equal(next.roundStartable(), false, 'the end of a round that is not the newest changes nothing');
+  next.roundEnded(first.workflowId);
+  assert.equal(next.roundStartable(), true);
+  assert.deepEqual(next.status().round, { ...first, running: false });
+  const { round, members } = next.beginRound(ids);
+  assert.deepEqual({ round, members }, { round: { workflowId: 'round-2', revision: 3, number: 2 }, members: { delta: { base: 1, upsert: [node(4), node(5)], remove: [] } } });
+  assert.deepEqual({ running: next.status().round?.running, due: next.roundDue() }, { running: true, due: false });
+});
+
+test('a resync does not wait for the running round (one that never ends, terminated by hand, holds nothing): it starts a round of every member', () => {
+  const st = new PoolMembersState('p');
+  st.set([node(1), node(2)]);
+  st.beginRound(ids);
+  st.add([node(3)]);
+  assert.equal(st.roundStartable(), false);
+  st.resync();
+  assert.equal(st.roundStartable(), true);
+  assert.deepEqual(st.beginRound(ids).members, { servers: [node(1), node(2), node(3)] });
 });
 
 test('a resync sends every member; a change as large as the members, or older than the log, too', () => {
   const st = new PoolMembersState('p');
   st.set([node(1), node(2)]);
   st.beginRound(ids);
+  st.roundEnded('round-1');
   st.resync();
   assert.deepEqual(st.beginRound(ids).members, { servers: [node(1), node(2)] });
   st.set([node(3), node(4)]);
