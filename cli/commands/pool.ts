@@ -94,7 +94,9 @@ function statusText(s: PoolStatus): string {
     x.convergedRevision === null ? '-' : String(x.convergedRevision),
     x.last === null ? 'converging' : x.last.converged ? `converged ${x.last.revision}` : `failed ${x.last.revision}: ${x.last.error ?? `lbaas status ${x.serviceUid}`}`,
   ]);
-  const round = s.round ? `round ${s.round.number} sent revision ${s.round.revision} (${s.round.workflowId})` : 'none yet';
+  const round = s.round
+    ? `round ${s.round.number} ${s.round.running ? 'sending' : 'sent'} revision ${s.round.revision} (${s.round.workflowId})${s.round.running && s.round.revision < s.revision ? `; revision ${s.revision} goes out when it ends` : ''}`
+    : 'none yet';
   return [
     keyValues([
       ['pool', s.name],
