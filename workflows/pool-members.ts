@@ -1,9 +1,9 @@
 /**
- * The entity state of one server pool: its members and revision, whether it is being deleted, and which delivery
- * round it started last and whether that round still runs (at most one does). Nothing per service: who uses the pool is read from visibility by each delivery round
- * (workflows/pool-round.ts), and how far each service got from the services' own search attributes
- * (client/pool-client.ts), so the pool's snapshot is the same few KB with 5 services or 50,000. Pure and
- * deterministic; serializable for continue-as-new.
+ * The entity state of one server pool: its members and revision, whether it is being deleted, which delivery round
+ * it started last and whether that round still runs (at most one does). Nothing per service: who uses the pool is
+ * read from visibility by each delivery round (workflows/pool-round.ts), and how far each service got from the
+ * services' own search attributes (client/pool-client.ts), so the pool's snapshot is the same few KB with 5 services
+ * or 50,000. Pure and deterministic; serializable for continue-as-new.
  */
 import { addMembers, diffMembers, isNoChange, removeMembers, type MemberChange, type ServerSpec } from '../domain';
 import type { PoolChange, PoolDelta, PoolMembersStatus, PoolRoundRef } from '../contract';
