@@ -25,7 +25,6 @@ import {
   ParentClosePolicy,
   setCurrentDetails,
   setHandler,
-  sleep,
   startChild,
   upsertSearchAttributes,
   workflowInfo,
@@ -148,21 +147,19 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
   const historyIsLong = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > historyLimit;
   const moved = () => workflowInfo().targetWorkerDeploymentVersionChanged;
   const rotateNow = () => (historyIsLong() || moved()) && !st.deleting;
-  const youngFor = () => POOL_MIN_RUN_MS - (Date.now() - runBegan);
-  // A long history (or a new build) rotates before another round starts; the round due is carried in the snapshot
-  // (`delivered` behind `revision`, or `resend`) and the next run starts it. A round's start takes a workflow task of
-  // its own (the child's start), in which more messages arrive: it must not stand between a long history and its
-  // rotation (docs/architecture.md, "Server pools").
+  // Workflow time moves with the tasks: a run that is young at one task is checked again at the next message, so it
+  // needs no timer (an idle pool's history does not grow; a stream of messages is what makes it long).
+  const oldEnough = () => Date.now() - runBegan >= POOL_MIN_RUN_MS;
+  const rotateDue = () => rotateNow() && oldEnough();
+  // A long history (or a new build) rotates before another round starts, once the run is old enough; the round due is
+  // carried in the snapshot (`delivered` behind `revision`, or `resend`) and the next run starts it. A round's start
+  // takes a workflow task of its own (the child's start), in which more messages arrive: it must not stand between a
+  // long history and its rotation. A run too young to rotate starts its rounds (docs/architecture.md, "Server pools").
   for (;;) {
-    await condition(() => st.roundStartable() || st.deleting || rotateNow());
-    if (st.roundStartable() && !st.deleting && !rotateNow()) {
+    await condition(() => st.roundStartable() || st.deleting || rotateDue());
+    if (st.roundStartable() && !st.deleting && !rotateDue()) {
       await startRound();
       publish();
-      continue;
-    }
-    if (!st.deleting && youngFor() > 0) {
-      // Handled meanwhile as they come, in short tasks; a round due waits the same moment for the next run.
-      await sleep(youngFor(), { summary: 'a run younger than 1 s does not continue as new (its successor would be held back)' });
       continue;
     }
     // Handlers finish first: an update answered by this run is not left to the next one. Today's update handlers are
