@@ -25,6 +25,7 @@ import {
   ParentClosePolicy,
   setCurrentDetails,
   setHandler,
+  sleep,
   startChild,
   upsertSearchAttributes,
   workflowInfo,
@@ -78,6 +79,8 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
   const name = input.name;
   const historyLimit = optionalInteger(input as unknown as Record<string, unknown>, 'historyLimit', 'serverPool', 20, 50_000) ?? POOL_CONTINUE_AS_NEW_EVENTS;
   const roundPageSize = optionalInteger(input as unknown as Record<string, unknown>, 'roundPageSize', 'serverPool', 1, 1_000);
+  const minRunMsKnob = optionalInteger(input as unknown as Record<string, unknown>, 'minRunMs', 'serverPool', 0, 60_000);
+  const minRunMs = minRunMsKnob ?? POOL_MIN_RUN_MS;
   const st = new PoolMembersState(name, input.state);
   // The first task's start: a run that began with a held-back task lived from here, as the server counts it.
   const runBegan = Date.now();
@@ -147,26 +150,29 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
   const historyIsLong = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > historyLimit;
   const moved = () => workflowInfo().targetWorkerDeploymentVersionChanged;
   const rotateNow = () => (historyIsLong() || moved()) && !st.deleting;
-  // Workflow time moves with the tasks: a run that is young at one task is checked again at the next message, so it
-  // needs no timer (an idle pool's history does not grow; a stream of messages is what makes it long).
-  const oldEnough = () => Date.now() - runBegan >= POOL_MIN_RUN_MS;
-  const rotateDue = () => rotateNow() && oldEnough();
-  // A long history (or a new build) rotates before another round starts, once the run is old enough; the round due is
-  // carried in the snapshot (`delivered` behind `revision`, or `resend`) and the next run starts it. A round's start
-  // takes a workflow task of its own (the child's start), in which more messages arrive: it must not stand between a
-  // long history and its rotation. A run too young to rotate starts its rounds (docs/architecture.md, "Server pools").
+  const youngFor = () => minRunMs - (Date.now() - runBegan);
+  // A long history (or a new build) rotates before another round starts; the round due is carried in the snapshot
+  // (`delivered` behind `revision`, or `resend`) and the next run starts it. A round's start takes workflow tasks of
+  // its own (the child's start, its end), in which more messages arrive: it must not stand between a long history and
+  // its rotation, nor run while a run too young to rotate waits (docs/architecture.md, "Server pools"). Starting
+  // rounds in that wait instead failed the storm of test/workflow/pool-updates-rotating.test.ts 4 times in 4.
   for (;;) {
-    await condition(() => st.roundStartable() || st.deleting || rotateDue());
-    if (st.roundStartable() && !st.deleting && !rotateDue()) {
+    await condition(() => st.roundStartable() || st.deleting || rotateNow());
+    if (st.roundStartable() && !st.deleting && !rotateNow()) {
       await startRound();
       publish();
+      continue;
+    }
+    if (!st.deleting && youngFor() > 0) {
+      // Messages are handled meanwhile as they come, in short tasks.
+      await sleep(youngFor(), { summary: 'a run younger than 1 s does not continue as new (its successor would be held back)' });
       continue;
     }
     // Handlers finish first: an update answered by this run is not left to the next one. Today's update handlers are
     // synchronous; only the previous release's subscribe answer (one signal) can be running.
     await condition(allHandlersFinished);
     if (st.deleting) return { name, revision: st.revision };
-    const next: ServerPoolInput = { v: SCHEMA_VERSION, name, state: st.snapshot(), ...(input.historyLimit ? { historyLimit } : {}), ...(roundPageSize ? { roundPageSize } : {}) };
+    const next: ServerPoolInput = { v: SCHEMA_VERSION, name, state: st.snapshot(), ...(input.historyLimit ? { historyLimit } : {}), ...(roundPageSize ? { roundPageSize } : {}), ...(minRunMsKnob !== undefined ? { minRunMs: minRunMsKnob } : {}) };
     if (moved()) return makeContinueAsNewFunc<typeof serverPool>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(next);
     return continueAsNew<typeof serverPool>(next);
   }
