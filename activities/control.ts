@@ -4,7 +4,7 @@
  */
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import { resyncSignal, runningControllersQuery, SCHEMA_VERSION, searchAttributes, poolWakeSignal, workflowIds, workflowTypes } from '../contract';
+import { resyncSignal, runningControllersQuery, SCHEMA_VERSION, VISIBILITY_PAGE_SIZE, searchAttributes, poolWakeSignal, workflowIds, workflowTypes } from '../contract';
 import { withHeartbeat } from './heartbeat';
 import { mapLimit } from './state';
 
@@ -66,7 +66,7 @@ export function createControlActivities(client: Client) {
 
 async function runningControllers(client: Client, taskQueue: string): Promise<ControllerRef[]> {
   const out: ControllerRef[] = [];
-  for await (const wf of client.workflow.list({ query: runningControllersQuery(taskQueue) })) {
+  for await (const wf of client.workflow.list({ query: runningControllersQuery(taskQueue), pageSize: VISIBILITY_PAGE_SIZE })) {
     out.push({ serviceUid: wf.typedSearchAttributes.get(searchAttributes.serviceUid) ?? workflowIds.serviceOf(wf.workflowId) ?? wf.workflowId, workflowId: wf.workflowId });
   }
   return out.sort((a, b) => a.serviceUid.localeCompare(b.serviceUid));
@@ -76,7 +76,7 @@ async function runningControllers(client: Client, taskQueue: string): Promise<Co
 async function wakePools(client: Client, taskQueue: string): Promise<void> {
   const ids: string[] = [];
   const query = `WorkflowType = '${workflowTypes.serverPool}' AND ExecutionStatus = 'Running' AND TaskQueue = '${taskQueue.replace(/'/g, "\\'")}'`;
-  for await (const wf of client.workflow.list({ query })) ids.push(wf.workflowId);
+  for await (const wf of client.workflow.list({ query, pageSize: VISIBILITY_PAGE_SIZE })) ids.push(wf.workflowId);
   await mapLimit(ids, SIGNAL_CONCURRENCY, async (id) => {
     await client.workflow
       .getHandle(id)

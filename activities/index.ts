@@ -3,7 +3,7 @@
  * constructs the client once; workflows type their proxies with `ReturnType<typeof createActivities>`. Every activity
  * is idempotent and translates Engine errors into Temporal failures at one boundary (failures.ts).
  */
-import type { ObservedObject } from '../domain/types';
+import type { ObservedObject, ValidatedSpec } from '../domain/types';
 import type { EngineClient } from './engine';
 import { translated, withinPayloadLimit } from './failures';
 import { withHeartbeat } from './heartbeat';
@@ -71,7 +71,7 @@ export function createActivities(engine: EngineClient, options: ActivitiesOption
       return translated(() => planObservedService(engine, known, input));
     },
     /** The dry run of `lbaas plan`: observed and planned here, returned bounded (activities/plan-service.ts). */
-    async describeServicePlan(input: { spec: unknown }): Promise<PlanServiceResult> {
+    async describeServicePlan(input: { spec: ValidatedSpec }): Promise<PlanServiceResult> {
       return translated(() => withHeartbeat(() => describeServicePlan(engine, known, input)));
     },
     /** Identifiers of every object tagged for the service (one list request; cheap check for stray objects). */

@@ -9,25 +9,33 @@
  * load balancer instead; `readMark` lets their first read take this worker's answers of the moment
  * (activities/engine/recent-reads.ts) rather than ask the Engine again.
  */
-import { ApplicationFailure } from '@temporalio/common';
-import { desiredObjects, indexBytes, indexOfPlan, isPlanEmpty, planLoadBalancer, statusFromSnapshot, validateSpec, type LoadBalancerIndex } from '../domain';
+import { desiredObjects, indexBytes, indexOfPlan, isPlanEmpty, planLoadBalancer, statusFromSnapshot, type LoadBalancerIndex } from '../domain';
 import type { ReadMark } from '../contract';
-import type { AddressStatus, ObservedObject, ServiceSpec } from '../domain/types';
+import type { AddressStatus, ObservedObject, Plan, ValidatedSpec } from '../domain/types';
 import type { EngineClient } from './engine';
 import type { IdentifierCache } from './memory';
 import { observeService } from './state';
 
 export interface PlanObservedInput {
-  /** The service spec, canonical and with its servers resolved (what the workflow validated). */
-  spec: unknown;
+  /**
+   * The service spec, with its servers resolved, as the controller's apply (or the pass, started directly) validated
+   * it. An activity's input is a command its own workflow wrote into history, so it is not parsed again here.
+   */
+  spec: ValidatedSpec;
   /** Plan the removal of everything (a delete): every load balancer holding objects is to be emptied. */
   teardown?: boolean;
   known?: string[];
   /**
    * Hand back the observed objects of each load balancer while they total at most this many (default 0): a small
-   * service's children plan their first round from them, and its result lists them, without reading again.
+   * service's children start from them, and its result lists them, without reading again.
    */
   listUpTo?: number;
+  /**
+   * Hand back, with the objects, the plan made of them while the plans' entries (objects and destroys) total at most
+   * this many (default 0): a load balancer with nothing to do is reported from it, and a child acts on it in its first
+   * round, without planning the same observation again.
+   */
+  planUpTo?: number;
   /**
    * Hand back the index (domain/pool-index.ts) of each load balancer of the spec with nothing to do while they total
    * at most this many bytes of JSON (default 0): a pass that writes nothing keeps the controller's pool-delta passes
@@ -47,6 +55,12 @@ export interface LoadBalancerOutlook {
   status: AddressStatus;
   /** The objects observed there, within `listUpTo`. */
   objects?: ObservedObject[];
+  /**
+   * The plan made from `objects` (with them, within `planUpTo`): the pass reports a load balancer with nothing to do from it,
+   * and hands it to the child of one with work as its first round's plan, so each load balancer is planned once
+   * per observation.
+   */
+  plan?: Plan;
   /** Its Backends' and Servers' identifiers (a load balancer of the spec with nothing to do), within `indexUpTo`. */
   index?: LoadBalancerIndex;
 }
@@ -58,20 +72,14 @@ export interface PlanObservedResult {
   loadBalancers: Record<string, LoadBalancerOutlook>;
 }
 
-/** A spec a workflow validated before handing it to `activity`; invalid here is a caller's bug, not retried. */
-export function specFromWorkflow(raw: unknown, activity: string): ServiceSpec {
-  const checked = validateSpec(raw);
-  if (!checked.ok) throw ApplicationFailure.nonRetryable(`${activity}: spec: ${checked.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, 'InvalidInput');
-  return checked.spec;
-}
-
 export async function planObservedService(engine: EngineClient, kinds: IdentifierCache, input: PlanObservedInput): Promise<PlanObservedResult> {
-  const spec = specFromWorkflow(input.spec, 'planObservedService');
+  const { spec } = input;
   const readMark = engine.readMark();
   const held = await observeService(engine, kinds, spec.serviceUid, undefined, input.known ?? []);
   const loadBalancers: Record<string, LoadBalancerOutlook> = {};
   const wanted = input.teardown ? [] : spec.loadBalancers;
   let listable = input.listUpTo ?? 0;
+  let plannable = input.planUpTo ?? 0;
   let indexable = input.indexUpTo ?? 0;
   for (const lb of new Set([...wanted, ...held.keys()])) {
     const objects = held.get(lb) ?? [];
@@ -82,11 +90,16 @@ export async function planObservedService(engine: EngineClient, kinds: Identifie
     const empty = isPlanEmpty(plan);
     const listed = objects.length <= listable;
     if (listed) listable -= objects.length;
+    // A plan has a budget of its own: a fresh load balancer's (thousands of creates, nothing observed) must not pass
+    // the payload limit. Objects whose plan does not fit go alone, and the child plans them itself.
+    const entries = plan.objects.length + plan.destroy.length;
+    const withPlan = listed && entries <= plannable;
+    if (withPlan) plannable -= entries;
     const index = empty && !cleanup ? indexOfPlan(plan) : null;
     const bytes = index === null ? 0 : indexBytes(index);
     const indexed = index !== null && bytes <= indexable;
     if (indexed) indexable -= bytes;
-    loadBalancers[lb] = { held: objects.length, cleanup, empty, status: statusFromSnapshot(snapshot), ...(listed ? { objects } : {}), ...(indexed ? { index } : {}) };
+    loadBalancers[lb] = { held: objects.length, cleanup, empty, status: statusFromSnapshot(snapshot), ...(listed ? { objects, ...(withPlan ? { plan } : {}) } : {}), ...(indexed ? { index } : {}) };
   }
   return { readMark, loadBalancers };
 }

@@ -10,9 +10,8 @@
  * PLAN_LIMITS.objects objects (contract/payloads.ts).
  */
 import { describePlan, desiredObjects, planLoadBalancer, planSummary } from '../domain';
-import { specFromWorkflow } from './plan-observed';
 import { PLAN_LIMITS, type LoadBalancerPlan, type PlanServiceResult } from '../contract';
-import type { Plan } from '../domain';
+import type { Plan, ValidatedSpec } from '../domain';
 import type { EngineClient } from './engine';
 import type { IdentifierCache } from './memory';
 import { observeService } from './state';
@@ -37,8 +36,9 @@ export function boundedPlans(plans: { loadBalancer: string; cleanup: boolean; pl
   return out;
 }
 
-export async function describeServicePlan(engine: EngineClient, kinds: IdentifierCache, input: { spec: unknown }): Promise<PlanServiceResult> {
-  const spec = specFromWorkflow(input.spec, 'describeServicePlan');
+/** `spec`: what planService validated; an activity's input is the workflow's own command, so it is not parsed again. */
+export async function describeServicePlan(engine: EngineClient, kinds: IdentifierCache, input: { spec: ValidatedSpec }): Promise<PlanServiceResult> {
+  const { spec } = input;
   const held = await observeService(engine, kinds, spec.serviceUid);
   const dropped = [...held.keys()].filter((lb) => !spec.loadBalancers.includes(lb)).sort();
   const plans = [...spec.loadBalancers, ...dropped].map((loadBalancer) => {

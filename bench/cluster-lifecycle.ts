@@ -26,7 +26,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { LbaasClient } from '../client/service-client';
 import { searchAttributes, workflowIds } from '../contract';
 import { startChildWorker, type ChildWorker } from '../dev/child-worker';
-import { validateSpec, type ServiceSpec } from '../domain';
+import { validateSpec } from '../domain';
 import { workflowsPath } from '../worker/main';
 import { fullResync } from '../workflows';
 import { clusterBackend, devBackend, type Backend } from './cluster-backends';
@@ -188,7 +188,7 @@ async function lifecycle(c: Ctx): Promise<Omit<LifecycleResult, 'backend' | 'rev
     };
     const v = validateSpec(raw);
     if (!v.ok) throw new Error(`lifecycle spec ${i} is invalid: ${JSON.stringify(v.issues)}`);
-    return { raw, spec: v.spec as ServiceSpec };
+    return { raw, spec: v.spec };
   });
   const uids = specs.map((s) => s.spec.serviceUid);
   const sample = uids.filter((_, i) => i % Math.max(1, Math.floor(uids.length / HISTORY_SAMPLE)) === 0).slice(0, HISTORY_SAMPLE);

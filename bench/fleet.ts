@@ -12,7 +12,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { LbaasClient } from '../client/service-client';
-import { validateSpec, type ServiceSpec } from '../domain';
+import { validateSpec } from '../domain';
 import { fullResync } from '../workflows';
 import { workflowIds } from '../contract';
 import type { MsRange, SimAdmin } from './sim-process';
@@ -76,7 +76,7 @@ export async function runFleet(o: FleetBenchOptions, onPhase: PhaseListener = ()
     const raw = { ...shape, serviceUid: `bench-ctl-${i}`, serverPool: FLEET_POOL };
     const v = validateSpec(raw);
     if (!v.ok) throw new Error(`fleet spec ${i} is invalid: ${JSON.stringify(v.issues)}`);
-    return { raw, spec: v.spec as ServiceSpec };
+    return { raw, spec: v.spec };
   });
   await o.admin.setDeploy(o.seed, FLEET_DEPLOY_MS);
   const lbaas = new LbaasClient(o.client, o.taskQueue);

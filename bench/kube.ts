@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- --kube [--services N] [--seed N] [--no-fleet] [--no-write] [--kube-log FILE] [--save-json FILE]`: `lbaas kube` at cluster scale, on a
+ * `npm run bench -- --kube [--services N] [--seed N] [--no-fleet] [--no-write] [--kube-log FILE] [--kube-cpu-prof DIR] [--save-json FILE]`: `lbaas kube` at cluster scale, on a
  * real kube-apiserver (kube/local-apiserver.ts), beside the `lbaas apply` controller fleet of the same size.
  *
  * The cluster: 3 Nodes, N Services of type LoadBalancer created at once, each with 2 ports and both IP families
@@ -26,11 +26,12 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { parseAllDocuments } from 'yaml';
+import type { CoreV1Api, KubeConfig, V1Service } from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { LbaasClient } from '../client/service-client';
 import { startChildWorker, type ChildWorker } from '../dev/child-worker';
 import { startDevServer, type DevServer } from '../dev/devserver';
 import { ensureTemporalServer } from '../dev/temporal-server';
-import { k8s } from '../kube/client';
+import { apiClients, k8s, type K8sModule } from '../kube/client';
 import { kubeconfigText, putNode, startLocalApiserver, type LocalApiserver } from '../kube/local-apiserver';
 import { workflowsPath } from '../worker/main';
 import { WORKER_DEFAULTS } from './defaults';
@@ -47,7 +48,7 @@ const SA_USER = 'system:serviceaccount:kube-system:lbaas-kube';
 const EXTERNAL = ['203.0.113.10', '2001:db8::10'];
 /** Creates and deletes in flight at once: what `kubectl apply` of a large manifest or a CI job would send. */
 const CLIENT_CONCURRENCY = 32;
-/** How often a phase's end is checked (one LIST of the Services, or one pool status query). */
+/** How often a phase's end is checked (the watched Services counted, or one pool status query). */
 const CHECK_EVERY_MS = 2000;
 const JOINING = { name: 'node-4', address: '10.0.0.14' };
 const REPO = path.join(__dirname, '..', '..');
@@ -119,8 +120,10 @@ interface KubeCli {
   stop(): Promise<void>;
 }
 
-function startKubeCli(args: string[], env: NodeJS.ProcessEnv): KubeCli {
-  const child = spawn(process.execPath, [path.join(REPO, 'bin', 'lbaas.js'), 'kube', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+function startKubeCli(args: string[], env: NodeJS.ProcessEnv, cpuProfDir?: string): KubeCli {
+  // A CPU profile of lbaas kube (written when it exits, at the end of the run): where its CPU seconds go.
+  const prof = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : [];
+  const child = spawn(process.execPath, [...prof, path.join(REPO, 'bin', 'lbaas.js'), 'kube', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout?.on('data', (c: Buffer) => (out += c.toString('utf8')));
   child.stderr?.on('data', (c: Buffer) => (out += c.toString('utf8')));
@@ -159,7 +162,56 @@ function serviceBody(i: number) {
   };
 }
 
-async function runKubePhases(o: { services: number; seed: number; log: (l: string) => void; bundlePath: string; dir: string; kubeLog?: string }): Promise<Omit<KubeBenchResult, 'fleet' | 'date' | 'revision' | 'machine' | 'loadAvg'>> {
+interface WatchedServices {
+  /** The benchmark's Services (`svc-…`) as last seen, by name. */
+  items: Map<string, V1Service>;
+  stop(): void;
+}
+
+/**
+ * The benchmark's Services from one list and then a watch, listing again when the watch ends. A phase's end used to be
+ * a LIST of every Service each CHECK_EVERY_MS: at 1,000 Services that was a few MB serialized by kube-apiserver and
+ * parsed here every 2 s, CPU taken from the processes measured on the same CPUs (the fleet's end costs one Temporal
+ * long poll per service instead).
+ */
+async function watchServices(mod: K8sModule, kc: KubeConfig, core: CoreV1Api, log: (l: string) => void): Promise<WatchedServices> {
+  const items = new Map<string, V1Service>();
+  let stopped = false;
+  let current: AbortController | undefined;
+  const ours = (s: V1Service) => s.metadata?.name?.startsWith('svc-') === true;
+  const watch = new mod.Watch(kc);
+  const start = async (): Promise<void> => {
+    const list = await core.listNamespacedService({ namespace: 'default' });
+    items.clear();
+    for (const s of list.items) if (ours(s)) items.set(s.metadata?.name as string, s);
+    let resourceVersion = list.metadata?.resourceVersion;
+    current = await watch.watch(
+      '/api/v1/namespaces/default/services',
+      { resourceVersion, allowWatchBookmarks: true },
+      (type: string, obj: V1Service) => {
+        if (type === 'BOOKMARK') resourceVersion = obj.metadata?.resourceVersion;
+        if (!ours(obj)) return;
+        if (type === 'DELETED') items.delete(obj.metadata?.name as string);
+        else if (type === 'ADDED' || type === 'MODIFIED') items.set(obj.metadata?.name as string, obj);
+      },
+      (err: unknown) => {
+        if (stopped) return;
+        if (err) log(`watching the Services: ${(err as Error).message ?? String(err)}; listing again`);
+        setTimeout(() => void start().catch((e: unknown) => log(`listing the Services: ${(e as Error).message}`)), err ? 1000 : 0);
+      },
+    );
+  };
+  await start();
+  return {
+    items,
+    stop() {
+      stopped = true;
+      current?.abort();
+    },
+  };
+}
+
+async function runKubePhases(o: { services: number; seed: number; log: (l: string) => void; bundlePath: string; dir: string; kubeLog?: string; cpuProfDir?: string }): Promise<Omit<KubeBenchResult, 'fleet' | 'date' | 'revision' | 'machine' | 'loadAvg'>> {
   const { log, services } = o;
   let server: DevServer | null = null;
   let sim: SimProcess | null = null;
@@ -167,6 +219,7 @@ async function runKubePhases(o: { services: number; seed: number; log: (l: strin
   let api: LocalApiserver | null = null;
   let kube: KubeCli | null = null;
   let connection: Connection | null = null;
+  let watched: WatchedServices | null = null;
   try {
     const saToken = randomBytes(16).toString('hex');
     const auditLog = path.join(o.dir, 'audit.log');
@@ -196,7 +249,9 @@ async function runKubePhases(o: { services: number; seed: number; log: (l: strin
     const mod = await k8s();
     const kc = new mod.KubeConfig();
     kc.loadFromFile(api.kubeconfig);
-    const core = kc.makeApiClient(mod.CoreV1Api);
+    // The benchmark's creates and deletes on kept-alive connections too: a TLS handshake per request would be CPU of
+    // the benchmark and of kube-apiserver counted in the phases.
+    const { core } = apiClients(mod, kc);
     const objects = mod.KubernetesObjectApi.makeApiClient(kc);
     for (const doc of parseAllDocuments(readFileSync(path.join(REPO, 'examples', 'k8s-rbac.yaml'), 'utf8'))) await objects.create(doc.toJS());
     const saKubeconfig = path.join(o.dir, 'kubeconfig-lbaas-kube');
@@ -204,7 +259,7 @@ async function runKubePhases(o: { services: number; seed: number; log: (l: strin
     for (const n of SERVERS) await putNode(core, n.name, [['InternalIP', n.address]]);
 
     const flags = ['--kubeconfig', saKubeconfig, '--cluster-name', CLUSTER, ...lbs.flatMap((lb) => ['--load-balancer', lb]), ...EXTERNAL.flatMap((a) => ['--external-address', a]), '--auto-discover-load-balancer', 'false'];
-    kube = startKubeCli(flags, { PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: server.namespace, LBAAS_TASK_QUEUE: taskQueue });
+    kube = startKubeCli(flags, { PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: server.namespace, LBAAS_TASK_QUEUE: taskQueue }, o.cpuProfDir);
     await kube.saw(/became the leader/);
     await kube.saw(new RegExp(`node pool ${POOL}: revision \\d+, 3 nodes`));
     const pids = { temporal: server.process.pid ?? -1, simulator: sim.child.pid ?? -1, worker: worker.pid, 'lbaas kube': kube.child.pid ?? -1, 'kube-apiserver': api.pids().apiserver, etcd: api.pids().etcd };
@@ -220,7 +275,8 @@ async function runKubePhases(o: { services: number; seed: number; log: (l: strin
       log(`${name}: ${(cost.wallMs / 1000).toFixed(1)} s, ${cost.requests} Engine requests (${cost.mutations} writes), ${kubeTotal(p)} Kubernetes API requests by lbaas kube; CPU s ${cpuText(cost)}`);
       return p;
     };
-    const ours = async () => (await core.listNamespacedService({ namespace: 'default' })).items.filter((s) => s.metadata?.name?.startsWith('svc-'));
+    watched = await watchServices(mod, kc, core, log);
+    const ours = () => [...(watched as WatchedServices).items.values()];
 
     log(`apply: creating ${services} Services at once`);
     const apply = await phase('apply', async () => {
@@ -230,7 +286,7 @@ async function runKubePhases(o: { services: number; seed: number; log: (l: strin
         (i) => core.createNamespacedService({ namespace: 'default', body: serviceBody(i) }),
       );
       for (;;) {
-        const items = await ours();
+        const items = ours();
         const done = items.filter((s) => (s.status?.loadBalancer?.ingress ?? []).length === EXTERNAL.length).length;
         if (done === services) break;
         if (running.child.exitCode !== null) throw new Error(`lbaas kube exited:\n${running.output().slice(-3000)}`);
@@ -276,7 +332,7 @@ async function runKubePhases(o: { services: number; seed: number; log: (l: strin
         (i) => core.deleteNamespacedService({ name: `svc-${i}`, namespace: 'default' }),
       );
       for (;;) {
-        const left = (await ours()).length;
+        const left = ours().length;
         if (left === 0) break;
         log(`delete: ${left} Services left`);
         await sleep(CHECK_EVERY_MS);
@@ -296,6 +352,7 @@ async function runKubePhases(o: { services: number; seed: number; log: (l: strin
       remove,
     };
   } finally {
+    watched?.stop();
     await kube?.stop();
     if (o.kubeLog && kube) writeFileSync(o.kubeLog, kube.output());
     await worker?.stop().catch(() => {});
@@ -410,7 +467,8 @@ export async function runKubeBench(argv: string[]): Promise<void> {
     const bundlePath = path.join(dir, 'workflows.js');
     writeFileSync(bundlePath, bundle.code);
     const kubeLog = value('--kube-log');
-    const kube = await runKubePhases({ services, seed, log, bundlePath, dir, ...(kubeLog ? { kubeLog: path.resolve(kubeLog) } : {}) });
+    const cpuProf = value('--kube-cpu-prof');
+    const kube = await runKubePhases({ services, seed, log, bundlePath, dir, ...(kubeLog ? { kubeLog: path.resolve(kubeLog) } : {}), ...(cpuProf ? { cpuProfDir: path.resolve(cpuProf) } : {}) });
     let fleet: FleetResult | undefined;
     if (!argv.includes('--no-fleet')) {
       log(`the lbaas apply controller fleet of ${services} services`);

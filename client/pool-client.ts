@@ -20,6 +20,7 @@ import {
   poolStatusQuery,
   poolWaitUpdate,
   runningPoolsQuery,
+  VISIBILITY_PAGE_SIZE,
   searchAttributes,
   workflowIds,
   workflowTypes,
@@ -213,7 +214,7 @@ export class PoolClient {
   /** Running pools (visibility, so a pool created a second ago may be missing for a moment), each with its status. */
   async list(): Promise<(PoolMembersStatus & { services: number })[]> {
     const names: string[] = [];
-    for await (const wf of this.client.workflow.list({ query: runningPoolsQuery(this.taskQueue) })) {
+    for await (const wf of this.client.workflow.list({ query: runningPoolsQuery(this.taskQueue), pageSize: VISIBILITY_PAGE_SIZE })) {
       names.push(wf.typedSearchAttributes.get(searchAttributes.serverPool) ?? wf.workflowId.replace(/^lbaas-pool\//, ''));
     }
     const out = await Promise.all(

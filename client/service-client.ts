@@ -15,6 +15,7 @@ import {
   resyncPassUpdate,
   resyncSignal,
   runningControllersQuery,
+  VISIBILITY_PAGE_SIZE,
   searchAttributes,
   waitConvergedUpdate,
   workflowIds,
@@ -28,7 +29,7 @@ import {
   type ServiceControllerWorkflow,
   SCHEMA_VERSION,
 } from '../contract';
-import type { ServiceSpec } from '../domain/types';
+import type { ValidatedSpec } from '../domain/types';
 import { resolveSpecDocument } from '../domain';
 import { PoolClient } from './pool-client';
 import { passRateLimitedUntil } from './rate-limit';
@@ -57,10 +58,12 @@ export class LbaasClient {
   }
 
   /**
-   * Applies a spec (validated by the caller) to its service's controller, starting the controller if it has none.
-   * `raw` is the spec document as written; `spec` its validated form (for the uid and search attributes).
+   * Applies a spec to its service's controller, starting the controller if it has none. `spec` is its validated form
+   * (validateSpec, for the uid and search attributes): the caller validated it where it entered. `raw` is the spec
+   * document as written, which is what the update carries: the controller's validator checks it again because any
+   * Temporal client can send one, and the controller keeps the document for its snapshot.
    */
-  async apply(raw: unknown, spec: ServiceSpec): Promise<{ revision: number; workflowId: string }> {
+  async apply(raw: unknown, spec: ValidatedSpec): Promise<{ revision: number; workflowId: string }> {
     // A spec naming a pool that does not exist starts nothing (PoolNotFoundError). A pool deleted between this
     // check and the apply is caught by the controller, which fails the revision naming the pool.
     if (spec.serverPool !== undefined) await this.pools.require(spec.serverPool);
@@ -147,7 +150,7 @@ export class LbaasClient {
 
   async list(): Promise<ServiceSummary[]> {
     const out: ServiceSummary[] = [];
-    for await (const wf of this.client.workflow.list({ query: runningControllersQuery(this.taskQueue) })) {
+    for await (const wf of this.client.workflow.list({ query: runningControllersQuery(this.taskQueue), pageSize: VISIBILITY_PAGE_SIZE })) {
       const sa = wf.typedSearchAttributes;
       out.push({
         serviceUid: sa.get(searchAttributes.serviceUid) ?? workflowIds.serviceOf(wf.workflowId) ?? wf.workflowId,
@@ -186,7 +189,7 @@ export class LbaasClient {
    * Read-only dry run. A spec with `serverPool` is planned with the pool's current members (PoolNotFoundError when
    * there is no such pool); the result names the pool and its revision. `workflowId` lets a caller watch the run.
    */
-  async plan(raw: unknown, spec: ServiceSpec, workflowId = workflowIds.plan(spec.serviceUid, randomUUID())): Promise<PlanServiceResult & { pool?: Pick<PoolStatus, 'name' | 'revision' | 'servers'> }> {
+  async plan(raw: unknown, spec: ValidatedSpec, workflowId = workflowIds.plan(spec.serviceUid, randomUUID())): Promise<PlanServiceResult & { pool?: Pick<PoolStatus, 'name' | 'revision' | 'servers'> }> {
     let doc = raw;
     let pool: Pick<PoolStatus, 'name' | 'revision' | 'servers'> | undefined;
     if (spec.serverPool !== undefined) {

@@ -6,7 +6,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { LineCounter, parseDocument, type YAMLError } from 'yaml';
 import { CliError, invalid } from '../common/errors';
-import { formatIssues, validatePoolFile, validateSpec, type PoolFile, type ServiceSpec } from '../domain';
+import { formatIssues, validatePoolFile, validateSpec, type PoolFile, type ValidatedSpec } from '../domain';
 
 /** A spec is a few KiB; anything past 1 MiB is a mistake (or an attack), and could not travel as one payload anyway. */
 export const MAX_SPEC_BYTES = 1024 * 1024;
@@ -23,8 +23,8 @@ export interface LoadedSpec {
   source: string;
   /** The document as written (what is sent to the controller). */
   raw: unknown;
-  /** Its validated, canonical form. */
-  spec: ServiceSpec;
+  /** Its validated, canonical form: validated here, once; what follows takes it as it is. */
+  spec: ValidatedSpec;
 }
 
 /** Reads, parses and validates `-f FILE`; throws CliError (exit 2) with every reason it is not a valid spec. */

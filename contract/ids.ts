@@ -53,6 +53,14 @@ export const workflowIds = {
   },
 };
 
+/**
+ * Page size of every visibility listing of ours. A page of 1,000 running controllers (the server's default maximum)
+ * was refused with RESOURCE_EXHAUSTED "System Persistence Max QPS Reached" by the SQLite dev server (`lbaas dev`, the
+ * tests and benchmarks), which reads its search attributes again for each row; the full resync's listing then failed
+ * on every retry. 100 rows a page answered.
+ */
+export const VISIBILITY_PAGE_SIZE = 100;
+
 /** Visibility query for the running server pools of one deployment. */
 export function runningPoolsQuery(taskQueue: string): string {
   return `WorkflowType = 'serverPool' AND ExecutionStatus = 'Running' AND TaskQueue = '${taskQueue.replace(/'/g, "\\'")}'`;

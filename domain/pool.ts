@@ -7,7 +7,7 @@ import { isPoolName, POOL_NAME_PATTERN, POOL_NAME_RULE } from './names';
 import { IssueList, isRecord, type SpecIssue } from './spec-issues';
 import { checkPattern, checkServers } from './spec-servers';
 import { formatIssues, SPEC_LIMITS, validateSpec } from './spec';
-import type { ServerSpec, ServiceSpec } from './types';
+import type { ServerSpec, ServiceSpec, ValidatedSpec } from './types';
 
 /** A pool file (`lbaas pool set -f pool.yaml`): `{name, servers: [{name, address}, ...]}`. */
 export interface PoolFile {
@@ -103,20 +103,26 @@ export function applyPoolDelta(base: readonly ServerSpec[], delta: { upsert: rea
  * The inline spec a pass reconciles: the pool spec with the pool's members as its servers. The Server objects are
  * named from the servers exactly as for inline servers, so a service moved to an equal pool means the same objects.
  * An empty pool means no Server objects: Backends, Frontends and Binds stay, and the load balancer has nothing to
- * send traffic to. Fails (naming the pool) when the members would exceed the objects-per-load-balancer limit.
+ * send traffic to. The spec was validated where it entered; the members are checked here, because they arrive by a
+ * signal that any Temporal client can send (contract/schema.ts reads only its envelope). Fails, naming the pool, on
+ * a bad member or when the members would exceed the objects-per-load-balancer limit.
  */
-export function resolvePool(spec: ServiceSpec, servers: readonly ServerSpec[]): { ok: true; spec: ServiceSpec } | { ok: false; message: string } {
-  const rest: ServiceSpec = { ...spec, servers: sortMembers(servers) };
+export function resolvePool(spec: ValidatedSpec, servers: unknown): { ok: true; spec: ValidatedSpec } | { ok: false; message: string } {
+  const pool = spec.serverPool ?? '';
+  const members = validateMembers(servers);
+  if (!members.ok) return { ok: false, message: `serverPool ${pool}: its members are invalid:\n${formatIssues(members.issues)}` };
+  const rest: ServiceSpec = { ...spec, servers: members.servers };
   delete rest.serverPool;
   const ports = Object.keys(spec.ports).length;
-  const objects = ports * (2 + spec.externalAddresses.length + servers.length);
+  const objects = ports * (2 + spec.externalAddresses.length + members.servers.length);
   if (objects > SPEC_LIMITS.objectsPerLoadBalancer) {
     return {
       ok: false,
-      message: `serverPool ${spec.serverPool ?? ''}: its ${servers.length} servers make ${objects} Engine objects per load balancer (ports x (2 + externalAddresses + servers)); at most ${SPEC_LIMITS.objectsPerLoadBalancer} are supported`,
+      message: `serverPool ${pool}: its ${members.servers.length} servers make ${objects} Engine objects per load balancer (ports x (2 + externalAddresses + servers)); at most ${SPEC_LIMITS.objectsPerLoadBalancer} are supported`,
     };
   }
-  return { ok: true, spec: rest };
+  // A validated spec with validated members, within the limit validateSpec would have checked: still validated.
+  return { ok: true, spec: rest as ValidatedSpec };
 }
 
 /**

@@ -7,7 +7,7 @@ import { checkReadiness } from './spec-readiness';
 import { IssueList, indexPath, isRecord, keyPath, type SpecIssue } from './spec-issues';
 import { ADDRESS_RULE, checkAddress, checkPattern, checkServers, MAX_SERVERS, SERVER_NAME_RULE } from './spec-servers';
 import { POOL_NAME_PATTERN, POOL_NAME_RULE } from './names';
-import type { FailedResourcesPolicy, PortSpec, ServiceSpec } from './types';
+import type { FailedResourcesPolicy, PortSpec, ServiceSpec, ValidatedSpec } from './types';
 
 export { formatIssues, type SpecIssue } from './spec-issues';
 export { DEFAULT_READINESS, READINESS_LIMITS } from './spec-readiness';
@@ -31,7 +31,7 @@ export const SPEC_LIMITS = Object.freeze({
   objectsPerLoadBalancer: 5100,
 });
 
-export type SpecResult = { ok: true; spec: ServiceSpec } | { ok: false; issues: SpecIssue[] };
+export type SpecResult = { ok: true; spec: ValidatedSpec } | { ok: false; issues: SpecIssue[] };
 
 const TOP_KEYS = [
   'serviceUid',
@@ -107,10 +107,9 @@ export function validateSpec(input: unknown): SpecResult {
   ) {
     return { ok: false, issues: issues.issues };
   }
-  return {
-    ok: true,
-    spec: { serviceUid, nameSuffix, loadBalancers, externalAddresses, ports, servers, ...(serverPool === undefined ? {} : { serverPool }), readiness, failedResources },
-  };
+  const spec: ServiceSpec = { serviceUid, nameSuffix, loadBalancers, externalAddresses, ports, servers, ...(serverPool === undefined ? {} : { serverPool }), readiness, failedResources };
+  // The one place a spec is branded as validated: every check above has passed.
+  return { ok: true, spec: spec as ValidatedSpec };
 }
 
 

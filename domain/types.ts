@@ -54,6 +54,17 @@ export interface ServiceSpec {
   failedResources: FailedResourcesPolicy;
 }
 
+/** The brand only validateSpec (domain/spec.ts) and resolvePool (domain/pool.ts) put on a spec; it exists in types only. */
+declare const validatedBrand: unique symbol;
+
+/**
+ * A ServiceSpec that validateSpec produced (or resolvePool derived from one): the type says it was checked, so code
+ * that takes a ValidatedSpec never parses it again (docs/architecture.md#where-the-spec-is-validated). Nothing else can
+ * make one without a cast; after a trip through Temporal (a workflow or activity input) it is still the value a
+ * validator produced, which is why the receiving side may declare it so.
+ */
+export type ValidatedSpec = ServiceSpec & { readonly [validatedBrand]: true };
+
 /**
  * One object as observed on the Engine (a typed GET, plus whether the Core resource carries the service tag).
  * `fields` holds the compared fields; links are the referenced object's identifier.

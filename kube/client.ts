@@ -4,7 +4,10 @@
  * ~/.kube/config), and the few calls lbaas kube makes beyond its informers: Service metadata and status patches,
  * Events, Leases.
  */
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import type * as K8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
@@ -65,9 +68,71 @@ export async function loadTarget(kubeconfig: string | undefined, env: NodeJS.Pro
     config,
     source,
     server: cluster.server,
-    core: config.makeApiClient(mod.CoreV1Api),
-    coordination: config.makeApiClient(mod.CoordinationV1Api),
+    ...apiClients(mod, config),
   };
+}
+
+/**
+ * The API clients lbaas kube calls, sharing one keep-alive connection pool. The client library's own `makeApiClient`
+ * gives every request a new Agent (KubeConfig.applySecurityAuthentication creates one per call), so every request
+ * opened a new TLS connection: a handshake and the CA parsed again each time, the largest part of lbaas kube's CPU at
+ * a thousand Services and work for the API server too (`npm run bench -- --kube`, docs/kubernetes.md "Informers").
+ */
+export function apiClients(mod: K8sModule, config: K8s.KubeConfig): { core: K8s.CoreV1Api; coordination: K8s.CoordinationV1Api } {
+  const cluster = config.getCurrentCluster();
+  if (!cluster) throw new Error('the kubeconfig names no current cluster');
+  const settings = mod.createConfiguration({ baseServer: new mod.ServerConfiguration(cluster.server, {}), authMethods: { default: pooledAuthentication(config) } });
+  return { core: new mod.CoreV1Api(settings), coordination: new mod.CoordinationV1Api(settings) };
+}
+
+/** How many connection pools one process keeps: one per TLS configuration (a rotated client certificate is a new one). */
+const MAX_POOLS = 4;
+
+/**
+ * The kubeconfig's authentication (headers, token files and exec plugins read as the library reads them, per request),
+ * with the request's fresh Agent swapped for a keep-alive one of the same TLS options, made once per distinct options.
+ * Proxy agents (a kubeconfig's proxy-url) are left as the library made them.
+ */
+export function pooledAuthentication(config: K8s.KubeConfig): K8s.SecurityAuthentication & { pools(): number } {
+  const pools = new Map<string, http.Agent>();
+  return {
+    getName: () => 'kubeconfig, pooled connections',
+    pools: () => pools.size,
+    async applySecurityAuthentication(context) {
+      await config.applySecurityAuthentication(context);
+      const fresh = context.getAgent() as http.Agent | undefined;
+      const tls = fresh?.constructor === https.Agent;
+      if (!fresh || (!tls && fresh.constructor !== http.Agent)) return;
+      const options = (fresh as unknown as { options: https.AgentOptions }).options;
+      const key = optionsKey(tls, options);
+      let agent = pools.get(key);
+      if (!agent) {
+        agent = tls ? new https.Agent({ ...options, keepAlive: true }) : new http.Agent({ ...options, keepAlive: true });
+        pools.set(key, agent);
+        // The oldest pool is dropped, not destroyed: a request still on it finishes, and its idle connections are
+        // unreferenced (they do not keep the process alive) until the server closes them.
+        for (const k of pools.keys()) {
+          if (pools.size <= MAX_POOLS) break;
+          pools.delete(k);
+        }
+      }
+      context.setAgent(agent);
+    },
+  };
+}
+
+/** What makes two agents' connections interchangeable: the TLS material and checks (hashed, not kept as text). */
+function optionsKey(tls: boolean, o: https.AgentOptions): string {
+  const h = createHash('sha256').update(tls ? 'https' : 'http');
+  for (const v of [o.ca, o.cert, o.key, o.pfx, o.passphrase, o.servername, o.rejectUnauthorized]) {
+    h.update('\0');
+    for (const part of [v].flat()) {
+      if (part === undefined || part === null) h.update('-');
+      else if (typeof part === 'string' || Buffer.isBuffer(part)) h.update(part);
+      else h.update(JSON.stringify(part));
+    }
+  }
+  return h.digest('hex');
 }
 
 /** Exit 4 unless the API server answers (and lets us list Services): before anything else starts. */

@@ -13,7 +13,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import type { ListWatch, V1Node, V1Service } from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
-import { sameMembers, validateSpec, type ServerSpec } from '../domain';
+import { sameMembers, type ServerSpec } from '../domain';
 import { PoolNotFoundError } from '../client/pool-client';
 import type { LbaasClient } from '../client/service-client';
 import { untilAnswered } from '../client/update';
@@ -364,9 +364,7 @@ export class KubeController {
       if (patched === null) return 'done';
       svc = patched;
     }
-    const validated = validateSpec(mapped.spec);
-    if (!validated.ok) throw new Error('the mapped spec did not validate'); // serviceSpec validated it already.
-    const { revision } = await this.pickup.during(key, { workflowId: workflowIds.controller(svc.metadata.uid), service: svc, what: `applying to service ${svc.metadata.uid}` }, () => this.lbaas.apply(mapped.spec, validated.spec));
+    const { revision } = await this.pickup.during(key, { workflowId: workflowIds.controller(svc.metadata.uid), service: svc, what: `applying to service ${svc.metadata.uid}` }, () => this.lbaas.apply(mapped.spec, mapped.validated));
     this.log(`${key}: applied revision ${revision} to service ${svc.metadata.uid}; waiting for its pass`);
     this.#wait(key, svc, { kind: 'apply', hash, uid: svc.metadata.uid, revision }, `revision ${revision} of service ${svc.metadata.uid}`, () => this.lbaas.waitConverged(svc.metadata.uid, revision));
     return 'done';

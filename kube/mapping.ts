@@ -7,7 +7,7 @@
  * internal. The cluster's Nodes become one server pool that every Service names, so a node joining or leaving is one
  * pool change that the pool fans out.
  */
-import { formatIssues, validateSpec, validateMembers, type ServerSpec } from '../domain';
+import { formatIssues, validateSpec, validateMembers, type ServerSpec, type ValidatedSpec } from '../domain';
 import type { KubeNode, KubeService } from './objects';
 import { externalAddressesOf } from './service-options';
 
@@ -58,7 +58,8 @@ export function intentOf(svc: KubeService, settings: Pick<KubeSettings, 'loadBal
   return finalized ? 'teardown' : 'ignore';
 }
 
-export type SpecMapping = { ok: true; spec: Record<string, unknown> } | { ok: false; reasons: string[] };
+/** `spec`: the document (what the controller's apply carries); `validated`: its validated form, checked here once. */
+export type SpecMapping = { ok: true; spec: Record<string, unknown>; validated: ValidatedSpec } | { ok: false; reasons: string[] };
 
 /**
  * The spec document (as `lbaas apply -f` would read it) for a Service, or every reason it cannot have one: a port
@@ -96,7 +97,7 @@ export function serviceSpec(svc: KubeService, settings: KubeSettings, vips?: rea
   };
   const checked = validateSpec(spec);
   if (!checked.ok) return { ok: false, reasons: formatIssues(checked.issues).split('\n') };
-  return { ok: true, spec };
+  return { ok: true, spec, validated: checked.spec };
 }
 
 export interface NodeMembers {

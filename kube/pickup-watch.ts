@@ -129,6 +129,7 @@ export class KubePickupWatch {
     const entries = [...this.#waiting.entries()].filter(([, e]) => now - e.since >= reportAfter);
     const own = entries.filter(([, e]) => e.workflowId !== undefined).sort(([, a], [, b]) => a.checkedAt - b.checkedAt).slice(0, MAX_PER_CHECK);
     const behind = entries.filter(([, e]) => e.behind !== undefined);
+    const client = { workflowService: askedOncePerRound(this.o.client.workflowService) };
     for (const [key, e] of [...own, ...behind]) {
       let d: PickupDiagnosis | null;
       if (e.behind !== undefined) {
@@ -138,7 +139,7 @@ export class KubePickupWatch {
         d = ahead.diagnosis;
       } else {
         try {
-          d = await diagnosePickup(this.o.client, { namespace: this.o.namespace, taskQueue: this.o.taskQueue, workflowId: e.workflowId as string, minWaitMs: reportAfter, now });
+          d = await diagnosePickup(client, { namespace: this.o.namespace, taskQueue: this.o.taskQueue, workflowId: e.workflowId as string, minWaitMs: reportAfter, now });
         } catch (err) {
           this.o.log(`${key}: could not tell whether ${e.workflowId} is picked up: ${(err as Error).message}`);
           continue;
@@ -161,4 +162,30 @@ export class KubePickupWatch {
       if (e.service && BLOCKING_REASONS.includes(d.reason)) await this.o.event(e.service, 'Warning', NOT_PICKED_UP_REASON, d.message);
     }
   }
+}
+
+type WorkflowService = Client['workflowService'];
+
+/**
+ * The workflow service for one round of checks, answering each task queue and Worker Deployment question once: every
+ * wait checked in a round asks about the same task queue and Deployment, and with a thousand Services waiting on busy
+ * workers a round asked up to 25 times each (describeWorkerDeployment the server answers by querying a workflow of
+ * its own). Workflows are still described one by one; the next round asks everything again.
+ */
+export function askedOncePerRound(service: WorkflowService): WorkflowService {
+  const answers = new Map<string, Promise<unknown>>();
+  const once = <R>(method: string, req: unknown, ask: () => Promise<R>): Promise<R> => {
+    const key = `${method} ${JSON.stringify(req)}`;
+    let answer = answers.get(key) as Promise<R> | undefined;
+    if (!answer) {
+      answer = ask();
+      answers.set(key, answer);
+    }
+    return answer;
+  };
+  const shared: Record<string, (req: never) => Promise<unknown>> = {
+    describeTaskQueue: (req: Parameters<WorkflowService['describeTaskQueue']>[0]) => once('describeTaskQueue', req, () => service.describeTaskQueue(req)),
+    describeWorkerDeployment: (req: Parameters<WorkflowService['describeWorkerDeployment']>[0]) => once('describeWorkerDeployment', req, () => service.describeWorkerDeployment(req)),
+  };
+  return new Proxy(service, { get: (target, prop, receiver) => (typeof prop === 'string' && Object.hasOwn(shared, prop) ? shared[prop] : Reflect.get(target, prop, receiver)) });
 }

@@ -64,7 +64,6 @@ const LONGEST = [
   'workflow/realistic-workers.test.js',
   'workflow/reconcile-failures.test.js',
   'ops/stranded.test.js',
-  'workflow/controller-smoke.test.js',
   'ops/controller.test.js',
   'ops/webui.test.js',
 ];

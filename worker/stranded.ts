@@ -30,7 +30,7 @@
 import type { Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { workflowTypes } from '../contract';
+import { workflowTypes, VISIBILITY_PAGE_SIZE } from '../contract';
 import { versionText } from './versioning';
 
 /** How often a worker of the Current Version sweeps; each sweep is jittered by up to a fifth either way. */
@@ -214,7 +214,7 @@ export class StrandedRunSweeper {
       ` AND TemporalWorkerDeployment = '${deployment.deploymentName}' AND TemporalWorkerDeploymentVersion != '${current}'`;
     const runs: StrandedRun[] = [];
     report.calls.visibility++;
-    for await (const w of client.workflow.list({ query, pageSize: 200 })) {
+    for await (const w of client.workflow.list({ query, pageSize: VISIBILITY_PAGE_SIZE })) {
       const version = w.searchAttributes.TemporalWorkerDeploymentVersion?.[0];
       if (typeof version === 'string' && version !== current) runs.push({ workflowId: w.workflowId, runId: w.runId, type: w.type, version });
       if (runs.length >= MAX_RUNS_PER_SWEEP) break;

@@ -14,7 +14,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
-import { wakeSignal, workflowTypes, SCHEMA_VERSION } from '../contract';
+import { wakeSignal, workflowTypes, SCHEMA_VERSION, VISIBILITY_PAGE_SIZE } from '../contract';
 // The pool's `wake` (poolWakeSignal) has the same name and payload: one definition serves both types here.
 import { versionText } from './versioning';
 
@@ -59,7 +59,7 @@ export async function wakeEntities(o: WakeOptions): Promise<WakeReport> {
   const report: WakeReport = { listed: 0, signalled: 0, gone: 0, failed: 0, ms: 0 };
   if (![o.taskQueue, o.deployment.deploymentName, o.deployment.buildId].every((n) => SAFE_NAME.test(n))) return report;
   const runs: { workflowId: string; runId: string }[] = [];
-  for await (const w of o.client.workflow.list({ query: entitiesElsewhere(o.taskQueue, o.deployment), pageSize: 1000 })) runs.push({ workflowId: w.workflowId, runId: w.runId });
+  for await (const w of o.client.workflow.list({ query: entitiesElsewhere(o.taskQueue, o.deployment), pageSize: VISIBILITY_PAGE_SIZE })) runs.push({ workflowId: w.workflowId, runId: w.runId });
   report.listed = runs.length;
   if (runs.length === 0) return { ...report, ms: Date.now() - started };
   o.log('INFO', `lbaas worker: ${versionText(o.deployment)} is current: waking ${runs.length} controllers and pools on other builds, so that they move to it (at most ${o.perSecond ?? WAKE_PER_SECOND}/s)`);

@@ -13,11 +13,17 @@
  * another at once, converged or not.
  */
 import type { PassResult, PoolMembers } from '../contract';
+import type { ValidatedSpec } from '../domain';
+
+/** The spec the controller holds, as the passes get it: validated once, or why the stored document is not valid. */
+export type CheckedSpec = { ok: true; spec: ValidatedSpec } | { ok: false; error: string };
 
 export interface RunningPass {
   number: number;
   revision: number;
+  /** The spec document (what a pool-delta pass resolves), and its validated form (what a full pass is handed). */
   spec: unknown;
+  checked: CheckedSpec | null;
   teardown: boolean;
   startedAt: number;
   /** The pool members the pass reconciles (a service with `serverPool`). */

@@ -4,7 +4,7 @@
  * subscription is an object of its own (workflows/pool-subscription.ts). Pure and deterministic (time comes from the
  * workflow clock); serializable for continue-as-new.
  */
-import { MAX_INDEX_BYTES, planPoolDelta, poolIndexBytes, readPoolIndex, validateSpec, type DeltaPlan, type PoolIndex } from '../domain';
+import { formatIssues, MAX_INDEX_BYTES, planPoolDelta, poolIndexBytes, readPoolIndex, resolvePool, validateSpec, type DeltaPlan, type PoolIndex, type ValidatedSpec } from '../domain';
 import { PASS_TERMINATED, type ControllerStatus, type PassResult, type Phase, type PoolMembersMessage } from '../contract';
 import {
   failuresOf,
@@ -14,6 +14,7 @@ import {
   retryAtOf,
   retryDelayAfter,
   RETRY_FIRST_MS,
+  type CheckedSpec,
   type FlatWorkFields,
   type RunningPass,
   type WorkPhase,
@@ -21,7 +22,7 @@ import {
 import { PoolSubscription, type PoolSubscriptionSnapshot } from './pool-subscription';
 import { MAX_KNOWN } from './input';
 
-export { RETRY_FIRST_MS, RETRY_MAX_MS, type RunningPass } from './controller-phase';
+export { RETRY_FIRST_MS, RETRY_MAX_MS, type CheckedSpec, type RunningPass } from './controller-phase';
 
 /**
  * A continue-as-new snapshot (the `state` of a `v: 2` input, contract/schema.ts). `work` is the controller's phase
@@ -48,8 +49,38 @@ export interface ControllerSnapshot extends PoolSubscriptionSnapshot, Partial<Fl
 /** Identifiers of superseded passes' creates kept at most (the newest): as many as a pass takes as `known`. */
 export const MAX_SUPERSEDED_CREATES = MAX_KNOWN;
 
+/**
+ * The apply update's check, shared by its validator (which refuses, writing nothing) and its handler (which runs on
+ * replay too, where validators do not): the spec document validated, of this controller's service. The one place a
+ * spec sent by a Temporal client is validated (docs/architecture.md#where-the-spec-is-validated).
+ */
+export function checkApplied(serviceUid: string, doc: unknown): CheckedSpec {
+  const result = validateSpec(doc);
+  if (!result.ok) return { ok: false, error: `invalid spec:\n${formatIssues(result.issues)}` };
+  if (result.spec.serviceUid !== serviceUid) return { ok: false, error: `serviceUid: ${result.spec.serviceUid} does not match this controller's service ${serviceUid}` };
+  return { ok: true, spec: result.spec };
+}
+
+/**
+ * The spec a full pass is handed: the one the apply validated, a pool spec resolved into the pool's members (none
+ * known yet: a delete needs none). Nothing is parsed again; the members are checked (domain/pool.ts resolvePool).
+ */
+export function passSpec(pass: RunningPass): { ok: true; spec: ValidatedSpec } | { ok: false; message: string } {
+  const checked = pass.checked;
+  if (checked === null) return { ok: false, message: 'no spec was applied' };
+  if (!checked.ok) return { ok: false, message: checked.error };
+  if (checked.spec.serverPool === undefined) return { ok: true, spec: checked.spec };
+  return resolvePool(checked.spec, pass.pool?.servers ?? []);
+}
+
 export class ControllerState {
+  /**
+   * The spec document as the client sent it: what the continue-as-new snapshot carries, so that the previous build
+   * (a rollback) reads it as it always has. The passes get `checked`, its validated form.
+   */
   spec: unknown = null;
+  /** `spec` validated, once per apply (or per restore), never again on its way to the passes. */
+  #checked: CheckedSpec | null = null;
   revision = 0;
   passCount = 0;
   lastResult: PassResult | null = null;
@@ -85,7 +116,9 @@ export class ControllerState {
       this.lastResult = restored.lastResult;
       this.supersededCreates = Array.isArray(restored.supersededCreates) ? restored.supersededCreates.filter((id) => typeof id === 'string') : [];
       this.#work = restored.work ? phaseForSnapshot(restored.work) : phaseFromFlat(restored);
-      this.pool.restoreWanted(this.#readSpec(restored.spec));
+      // A snapshot is an input like any other (any client may start a controller with one, and the previous build
+      // wrote those this run may restore): validated once here.
+      this.pool.restoreWanted(this.#check(restored.spec === null || restored.spec === undefined ? null : checkApplied(serviceUid, restored.spec)));
       this.poolIndex = readPoolIndex(restored.poolIndex);
     }
   }
@@ -128,11 +161,16 @@ export class ControllerState {
     else if (w.tag === 'idle' || w.tag === 'due' || w.tag === 'retrying') this.#work = { tag: 'due', failures };
   }
 
-  /** Reads the load balancers of a spec; returns the server pool it names. */
-  #readSpec(spec: unknown): string | null {
-    const r = spec === null || spec === undefined ? null : validateSpec(spec);
-    this.#lbs = r?.ok ? [...r.spec.loadBalancers].sort() : [];
-    return r?.ok ? (r.spec.serverPool ?? null) : null;
+  /** Keeps the checked spec and its load balancers; returns the server pool it names. */
+  #check(checked: CheckedSpec | null): string | null {
+    this.#checked = checked;
+    this.#lbs = checked?.ok ? [...checked.spec.loadBalancers].sort() : [];
+    return checked?.ok ? (checked.spec.serverPool ?? null) : null;
+  }
+
+  /** The held spec, validated (null before the first apply). */
+  get checked(): CheckedSpec | null {
+    return this.#checked;
   }
 
   /** The server pool the spec names (null: inline servers). */
@@ -175,11 +213,16 @@ export class ControllerState {
     };
   }
 
-  /** Records a new desired spec (already validated by the update's validator). Latest wins. */
+  /**
+   * Records a new desired spec, which the update's validator accepted; the handler's half of that check
+   * (checkApplied) canonicalizes it, since on replay the validator does not run. Latest wins.
+   */
   apply(spec: unknown): number {
+    const checked = checkApplied(this.serviceUid, spec);
+    if (!checked.ok) throw new TypeError(`apply: the validator let through a spec it refuses: ${checked.error}`);
     this.spec = spec;
     this.poolIndex = null;
-    this.pool.want(this.#readSpec(spec));
+    this.pool.want(this.#check(checked));
     this.revision++;
     this.#moreWork(true);
     return this.revision;
@@ -240,8 +283,8 @@ export class ControllerState {
     const members = this.pool.forPass();
     if (index === null || w.tag !== 'due' || w.failures > 0 || members === null) return null;
     if (index.revision !== this.revision || index.pool !== members.pool || members.revision <= index.poolRevision) return null;
-    const checked = validateSpec(this.spec);
-    const plan = checked.ok ? planPoolDelta(index, checked.spec, members.servers) : { full: 'invalid spec' };
+    const checked = this.#checked;
+    const plan = checked?.ok ? planPoolDelta(index, checked.spec, members.servers) : { full: 'invalid spec' };
     if ('full' in plan) {
       this.poolIndex = null;
       return null;
@@ -254,7 +297,7 @@ export class ControllerState {
     this.passCount++;
     const w = this.#work;
     if (!o.delta) this.poolIndex = null;
-    const pass: RunningPass = { number: this.passCount, revision: this.revision, spec: this.spec, teardown: w.tag === 'deleting', startedAt: this.now(), pool: this.pool.forPass(), ...(o.delta ? { delta: true } : {}) };
+    const pass: RunningPass = { number: this.passCount, revision: this.revision, spec: this.spec, checked: this.#checked, teardown: w.tag === 'deleting', startedAt: this.now(), pool: this.pool.forPass(), ...(o.delta ? { delta: true } : {}) };
     if (w.tag === 'deleting') this.#work = { ...w, pass, retryAt: null };
     else this.#work = { tag: 'running', pass, again: false, failures: failuresOf(w) };
     return pass;

@@ -39,7 +39,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { ControllerState, wasTerminated, type RunningPass } from './controller-state';
+import { checkApplied, ControllerState, passSpec, wasTerminated, type RunningPass } from './controller-state';
 import type { ServiceControllerInput } from './entity-inputs';
 import { invalidInput, MAX_KNOWN, optionalInteger } from './input';
 import {
@@ -64,7 +64,7 @@ import {
   type PoolMembers,
   type ReconcileServiceResult,
 } from '../contract';
-import { advancePoolIndex, formatIssues, isServiceUid, membersOf, resolveSpecDocument, SERVICE_UID_RULE, validateSpec, type DeltaPlan, type ObjectStatus, type PoolIndex } from '../domain';
+import { advancePoolIndex, isServiceUid, membersOf, resolveSpecDocument, SERVICE_UID_RULE, type DeltaPlan, type ObjectStatus, type PoolIndex } from '../domain';
 import { reconcilePoolDelta, type ReconcilePoolDeltaResult } from './reconcile-delta';
 import { legacyServiceController } from './legacy/controller';
 import { runsPreviousLoop } from './legacy/dispatch';
@@ -150,9 +150,10 @@ export async function serviceController(input: ServiceControllerInput): Promise<
     {
       validator: (spec: unknown) => {
         if (st.deleting) throw new Error(`service ${uid} is being deleted; apply again once the delete has finished`);
-        const result = validateSpec(spec);
-        if (!result.ok) throw new Error(`invalid spec:\n${formatIssues(result.issues)}`);
-        if (result.spec.serviceUid !== uid) throw new Error(`serviceUid: ${result.spec.serviceUid} does not match this controller's service ${uid}`);
+        // Any Temporal client can send an update: this is where a spec from one is validated, once, with every issue
+        // named by its field. The passes get the validated value and do not parse it again.
+        const checked = checkApplied(uid, spec);
+        if (!checked.ok) throw new Error(checked.error);
       },
       description: 'Set the desired spec; returns its revision. The latest spec wins.',
     },
@@ -310,18 +311,13 @@ export async function serviceController(input: ServiceControllerInput): Promise<
     });
     let result: PassResult;
     const pool = pass.pool ? { pool: { name: pass.pool.pool, revision: pass.pool.revision } } : {};
-    // A pool spec is reconciled as the inline spec of the pool's members (none known yet: a delete needs none).
-    let spec = pass.spec;
-    const doc = spec as Record<string, unknown>;
-    if (doc !== null && typeof doc === 'object' && doc.serverPool !== undefined) {
-      const resolved = resolveSpecDocument(doc, pass.pool?.servers ?? []);
-      if (!resolved.ok) {
-        result = { ...failedResult(uid, pass, new Error(resolved.message)), ...pool };
-        state.endPass(pass, result);
-        return result;
-      }
-      spec = resolved.raw;
+    const resolved = passSpec(pass);
+    if (!resolved.ok) {
+      result = { ...failedResult(uid, pass, new Error(resolved.message)), ...pool };
+      state.endPass(pass, result);
+      return result;
     }
+    const spec = resolved.spec;
     try {
       const { index, ...r }: ReconcileServiceResult = await scope.run(() =>
         traces.startUnderLatest(() =>

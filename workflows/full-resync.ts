@@ -10,6 +10,7 @@ import type { ControlActivities } from '../activities/control';
 import { optionalBoolean } from './input';
 import { ENGINE_CALL } from './options';
 import { searchAttributes, workflowIds, type FullResyncInput, type FullResyncResult, type Orphan } from '../contract';
+import { formatIssues, validateSpec } from '../domain';
 import { reconcileService } from './reconcile-service';
 import { recordResyncEnd } from './service-metrics';
 
@@ -41,9 +42,16 @@ export async function fullResync(input: FullResyncInput = {}): Promise<FullResyn
             o.error = 'has a controller after all (started while the resync listed controllers); left alone';
             return;
           }
+          // The teardown's spec is made here from what the Engine listed, so it is validated here, where it enters;
+          // the pass takes it from its parent as it is.
+          const checked = validateSpec({ serviceUid: o.serviceUid, nameSuffix: '', loadBalancers: o.loadBalancers, externalAddresses: [], ports: {}, servers: [] });
+          if (!checked.ok) {
+            o.error = `cannot tear down: ${formatIssues(checked.issues).replace(/\n/g, '; ')}`;
+            return;
+          }
           await executeChild(reconcileService, {
             workflowId: workflowIds.orphanTeardown(o.serviceUid),
-            args: [{ spec: { serviceUid: o.serviceUid, nameSuffix: '', loadBalancers: o.loadBalancers, externalAddresses: [], ports: {}, servers: [] }, teardown: true }],
+            args: [{ spec: checked.spec, teardown: true }],
             staticSummary: `destroy orphaned objects of ${o.serviceUid}`,
             typedSearchAttributes: [{ key: searchAttributes.serviceUid, value: o.serviceUid }],
           });

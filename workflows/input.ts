@@ -3,8 +3,9 @@
  * fail at once, non-retryably, naming the field; a bad input must never turn into a workflow task retried forever.
  */
 import { ApplicationFailure } from '@temporalio/common';
+import { workflowInfo } from '@temporalio/workflow';
 import { formatIssues, KINDS, validateSpec } from '../domain';
-import type { ObservedObject, ServiceSpec, Snapshot } from '../domain/types';
+import type { ObservedObject, Plan, Snapshot, ValidatedSpec } from '../domain/types';
 import { FAILURE_TYPES, isReadMark, type ReadMark } from '../contract';
 
 export function invalidInput(message: string): ApplicationFailure {
@@ -18,8 +19,11 @@ function objectInput(input: unknown, workflow: string): Record<string, unknown> 
   return input as Record<string, unknown>;
 }
 
-/** The validated spec of an input `{ spec, ... }`; issues are reported with the field path `spec.<path>`. */
-export function specOf(input: unknown, workflow: string): { spec: ServiceSpec; fields: Record<string, unknown> } {
+/**
+ * The validated spec of an input `{ spec, ... }` that a client sends (planService, and passes started directly): the
+ * spec document validated, issues reported with the field path `spec.<path>`.
+ */
+export function specOf(input: unknown, workflow: string): { spec: ValidatedSpec; fields: Record<string, unknown> } {
   const fields = objectInput(input, workflow);
   if (!('spec' in fields)) throw invalidInput(`${workflow}: spec: required`);
   const result = validateSpec(fields.spec);
@@ -27,11 +31,29 @@ export function specOf(input: unknown, workflow: string): { spec: ServiceSpec; f
     const prefixed = result.issues.map((i) => ({ ...i, path: i.path ? `spec.${i.path}` : 'spec' }));
     throw invalidInput(`${workflow}: invalid spec:\n${formatIssues(prefixed)}`);
   }
-  if (result.spec.serverPool !== undefined) {
+  return { spec: resolvedOnly(result.spec, workflow), fields };
+}
+
+/**
+ * The spec of a pass (reconcileService, reconcileLoadBalancer). Started as the child of a controller or a pass, the
+ * run has a parent, and its spec is the value the controller's apply validated (or fullResync built and validated),
+ * handed down as it is: taken without parsing it again (docs/architecture.md#where-the-spec-is-validated). Started
+ * by a client directly (no parent), the input comes from outside, and its spec is a document validated here like
+ * any other (specOf).
+ */
+export function passSpecOf(input: unknown, workflow: string): { spec: ValidatedSpec; fields: Record<string, unknown> } {
+  if (workflowInfo().parent === undefined) return specOf(input, workflow);
+  const fields = objectInput(input, workflow);
+  if (typeof fields.spec !== 'object' || fields.spec === null) throw invalidInput(`${workflow}: spec: required`);
+  return { spec: resolvedOnly(fields.spec as ValidatedSpec, workflow), fields };
+}
+
+function resolvedOnly(spec: ValidatedSpec, workflow: string): ValidatedSpec {
+  if (spec.serverPool !== undefined) {
     // A pass must see servers: left unresolved, an empty list would destroy every Server object.
     throw invalidInput(`${workflow}: spec.serverPool: a pass needs the pool resolved into servers (the service controller does this); pass the servers instead`);
   }
-  return { spec: result.spec, fields };
+  return spec;
 }
 
 export function optionalInteger(fields: Record<string, unknown>, name: string, workflow: string, min: number, max: number): number | undefined {
@@ -92,4 +114,19 @@ export function optionalObserved(fields: Record<string, unknown>, loadBalancer: 
     throw invalidInput(`${workflow}: observed: must be a list of observed Engine objects (kind, identifier, fields), as observeService returns them`);
   }
   return { loadBalancer, objects: v as ObservedObject[] };
+}
+
+/**
+ * An optional plan handed down with `observed` (`planned`): what planObservedService planned from that very
+ * observation, so the first round acts on it instead of planning again. Checked for shape and load balancer only,
+ * like `observed`: the plan is a worker's activity result, never a person's.
+ */
+export function optionalPlanned(fields: Record<string, unknown>, loadBalancer: string, workflow: string): Plan | undefined {
+  const v = fields.planned;
+  if (v === undefined || v === null) return undefined;
+  const p = v as Plan;
+  if (typeof v !== 'object' || p.loadBalancer !== loadBalancer || !Array.isArray(p.objects) || !Array.isArray(p.destroy)) {
+    throw invalidInput(`${workflow}: planned: must be the plan of ${loadBalancer} {loadBalancer, objects, destroy}, as planObservedService returns it`);
+  }
+  return p;
 }

@@ -10,7 +10,8 @@ import { ENGINE_CALL } from './options';
 import type { PlanServiceResult } from '../contract';
 
 export async function planService(input: { spec: unknown }): Promise<PlanServiceResult> {
-  const { spec, fields } = specOf(input, 'planService');
+  // Only clients start a dry run: its input is validated here, and the activity is handed the validated spec.
+  const { spec } = specOf(input, 'planService');
   const engine = proxyActivities<Activities>(ENGINE_CALL);
-  return engine.describeServicePlan.executeWithOptions({ summary: `observe and plan ${spec.serviceUid}` }, [{ spec: fields.spec }]);
+  return engine.describeServicePlan.executeWithOptions({ summary: `observe and plan ${spec.serviceUid}` }, [{ spec }]);
 }

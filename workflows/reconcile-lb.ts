@@ -13,17 +13,20 @@ import type { CreateObjectInput, ReadyOutcome } from '../activities/objects';
 import type { RealizedObject } from '../activities/realize';
 import type { DestroyedObject, DestroyOutcome } from '../activities/destroy';
 import { causeOf } from './failures';
-import { invalidInput, loadBalancerId, optionalIdentifiers, optionalInteger, optionalObserved, optionalReadMark, specOf } from './input';
+import { invalidInput, loadBalancerId, optionalIdentifiers, optionalInteger, optionalObserved, optionalPlanned, optionalReadMark, passSpecOf } from './input';
 import { ENGINE_CALL, listed, readinessOptions, short } from './options';
 import { FAILURE_TYPES, isReadMark, loadBalancerStatusQuery, SCHEMA_VERSION, supersededCreatesSignal, workflowIds, type LoadBalancerProgress, type ReadMark } from '../contract';
 import { completeFields, desiredObjects, indexBytes, indexOfPlan, isPlanEmpty, MAX_INDEX_BYTES, planLoadBalancer, statusFromSnapshot, type LoadBalancerIndex } from '../domain';
-import { DESTROY_STAGES, KIND_TITLE, type Destroy, type LoadBalancerResult, type ObjectStatus, type ObservedObject, type Plan, type PlannedObject, type Snapshot } from '../domain';
+import { DESTROY_STAGES, KIND_TITLE, type Destroy, type LoadBalancerResult, type ObjectStatus, type ObservedObject, type Plan, type PlannedObject, type Snapshot, type ValidatedSpec } from '../domain';
 import { describeOutstanding, listedObjects, StatusBook } from './status-book';
 import { GroupSchedule, type Group } from './groups';
 
 export interface ReconcileLoadBalancerInput {
-  /** The service spec as written (docs/spec.md#validation); validated again here. */
-  spec: unknown;
+  /**
+   * From its reconcileService: the spec as the controller's apply validated it, taken as it is. From a client starting
+   * it directly: a spec document (docs/spec.md#validation), validated on entry (workflows/input.ts, passSpecOf).
+   */
+  spec: ValidatedSpec | unknown;
   loadBalancer: string;
   /** Remove everything the service owns on this load balancer (it left the spec). */
   cleanup?: boolean;
@@ -38,6 +41,8 @@ export interface ReconcileLoadBalancerInput {
   known?: string[];
   /** What the parent just observed on this load balancer: the first pass plans from it instead of reading again. */
   observed?: ObservedObject[];
+  /** The plan the parent's planObservedService made of `observed`: the first pass acts on it instead of planning again. */
+  planned?: Plan;
   /**
    * The mark of the worker's clock taken when the parent's observation of the service began: this run's
    * observations may take that worker's reads since then of objects it has not written to (activities/state.ts,
@@ -101,7 +106,7 @@ const metrics = {
 
 export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): Promise<ReconcileLoadBalancerResult> {
   const wf = 'reconcileLoadBalancer';
-  const { spec, fields } = specOf(input, wf);
+  const { spec, fields } = passSpecOf(input, wf);
   const loadBalancer = loadBalancerId(fields, wf);
   const cleanup = fields.cleanup === true;
   if (!cleanup && !spec.loadBalancers.includes(loadBalancer)) {
@@ -131,6 +136,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
   // What this run created: a superseded run hands it to the controller, since its pass returns no result.
   const created = new Set<string>();
   const observed = optionalObserved(fields, loadBalancer, wf);
+  const planned = observed ? optionalPlanned(fields, loadBalancer, wf) : undefined;
   const observedSince = optionalReadMark(fields, 'observedSince', wf);
 
   const destroyed = (d: Destroy, outcome: DestroyOutcome) => {
@@ -275,7 +281,8 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
       firstObserved ??= isReadMark(read?.readMark) ? read.readMark : undefined;
       const snapshot = read ?? (observed as Snapshot);
       // What the tag index listed it lists again: only objects it may not list yet are remembered in `known` (bounded).
-      const plan = planLoadBalancer(desired, snapshot, spec.failedResources);
+      // The first round acts on the plan its parent's worker made of the same observation, when it was handed one.
+      const plan = pass === 1 && read === undefined && planned ? planned : planLoadBalancer(desired, snapshot, spec.failedResources);
       book.observe(plan, snapshot);
       pendingGauge.set(plan.objects.filter((p) => p.action.type !== 'keep').length);
       if (isPlanEmpty(plan)) {

@@ -6,18 +6,22 @@
 import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ChildWorkflowFailure, executeChild, isCancellation, ParentClosePolicy, proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { optionalIdentifiers, optionalInteger, specOf } from './input';
+import { optionalIdentifiers, optionalInteger, passSpecOf } from './input';
 import { ENGINE_CALL } from './options';
 import { FAILURE_TYPES, isReadMark, searchAttributes, workflowIds, type LoadBalancerSummary, type ReadMark, type ReconcileServiceResult } from '../contract';
-import { desiredObjects, indexBytes, MAX_INDEX_BYTES, mergeStatus, planLoadBalancer, type LoadBalancerIndex } from '../domain';
-import type { ObjectStatus, ObservedObject, Snapshot } from '../domain/types';
+import { indexBytes, MAX_INDEX_BYTES, mergeStatus, type LoadBalancerIndex } from '../domain';
+import type { ObjectStatus, ObservedObject, Plan, Snapshot, ValidatedSpec } from '../domain/types';
 import { listedObjects, MAX_LISTED_OBJECTS, StatusBook } from './status-book';
 import { reconcileLoadBalancer, type LoadBalancerFailureDetails, type ReconcileLoadBalancerResult } from './reconcile-lb';
 import { causeOf, failureDetails } from './failures';
 import { recordPassEnd } from './service-metrics';
 
 export interface ReconcileServiceInput {
-  spec: unknown;
+  /**
+   * From a controller (or fullResync): the spec its apply validated, handed down as it is. From a client starting
+   * the pass directly: a spec document, validated on entry (workflows/input.ts, passSpecOf).
+   */
+  spec: ValidatedSpec | unknown;
   revision?: number;
   /** Remove everything the service owns on every load balancer (the controller's delete). */
   teardown?: boolean;
@@ -36,13 +40,15 @@ interface Run {
   cleanup: boolean;
   /** The parent's observation of this load balancer: the child's first snapshot (first start attempt only). */
   observed?: ObservedObject[];
+  /** The plan planObservedService made from `observed`: the child's first round acts on it without planning again. */
+  planned?: Plan;
   /** The mark taken when the parent's observation began: the child's reads may take that worker's answers since then. */
   observedSince?: ReadMark;
 }
 
 export async function reconcileService(input: ReconcileServiceInput): Promise<ReconcileServiceResult> {
   const wf = 'reconcileService';
-  const { spec, fields } = specOf(input, wf);
+  const { spec, fields } = passSpecOf(input, wf);
   const revision = optionalInteger(fields, 'revision', wf, 0, Number.MAX_SAFE_INTEGER) ?? null;
   const teardown = fields.teardown === true;
   const wantIndex = fields.index === true && !teardown;
@@ -50,15 +56,15 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   const uid = spec.serviceUid;
   const engine = proxyActivities<Activities>(ENGINE_CALL);
 
-  const runChild = async ({ loadBalancer, cleanup, observed, observedSince }: Run): Promise<ReconcileLoadBalancerResult> => {
+  const runChild = async ({ loadBalancer, cleanup, observed, planned, observedSince }: Run): Promise<ReconcileLoadBalancerResult> => {
     const workflowId = workflowIds.loadBalancer(uid, loadBalancer);
     for (let attempt = 0; ; attempt++) {
       // After waiting for a reconciliation started elsewhere, the parent's observation is stale: the child reads again.
-      const first = attempt === 0 ? { ...(observed ? { observed } : {}), ...(observedSince !== undefined ? { observedSince } : {}) } : {};
+      const first = attempt === 0 ? { ...(observed ? { observed, ...(planned ? { planned } : {}) } : {}), ...(observedSince !== undefined ? { observedSince } : {}) } : {};
       try {
         return await executeChild(reconcileLoadBalancer, {
           workflowId,
-          args: [{ spec: fields.spec, loadBalancer, cleanup, ...(revision !== null ? { revision } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}), ...(wantIndex && !cleanup ? { index: true } : {}), ...first }],
+          args: [{ spec, loadBalancer, cleanup, ...(revision !== null ? { revision } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}), ...(wantIndex && !cleanup ? { index: true } : {}), ...first }],
           staticSummary: `${cleanup ? 'remove' : 'reconcile'} ${uid} on ${loadBalancer}${revision !== null ? ` (revision ${revision})` : ''}`,
           typedSearchAttributes: [
             { key: searchAttributes.serviceUid, value: uid },
@@ -115,7 +121,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   const seen = await engine.planObservedService
     .executeWithOptions(
       { summary: `observe and plan ${uid}` },
-      [{ spec: fields.spec, listUpTo: MAX_LISTED_OBJECTS, ...(teardown ? { teardown: true } : {}), ...(wantIndex ? { indexUpTo: MAX_INDEX_BYTES } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}) }],
+      [{ spec, listUpTo: MAX_LISTED_OBJECTS, planUpTo: MAX_LISTED_OBJECTS, ...(teardown ? { teardown: true } : {}), ...(wantIndex ? { indexUpTo: MAX_INDEX_BYTES } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}) }],
     )
     .catch((err: unknown) => {
       // A pass that fails before any load balancer runs (the Engine refusing the token, say) is a failed pass too:
@@ -132,19 +138,22 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
     const o = outlook(run.loadBalancer);
     if (!o?.empty || run.cleanup) return undefined;
     const result = { serviceUid: uid, revision, loadBalancer: run.loadBalancer, converged: true, status: o.status, created: 0, destroyed: 0, recovered: 0, passes: 1, ...(o.index ? { index: o.index } : {}) };
-    if (!o.objects) return { ...result, objects: [], objectsOmitted: o.held };
+    // The status book of a load balancer with nothing to do comes from the plan the worker made of the observation:
+    // it is not planned again here. (Its plan has an entry per object, so it fits its budget whenever the objects fit
+    // theirs, the same size.)
+    if (!o.objects || !o.plan) return { ...result, objects: [], objectsOmitted: o.held };
     const snapshot: Snapshot = { loadBalancer: run.loadBalancer, objects: o.objects };
     const book = new StatusBook(run.loadBalancer, () => Date.now());
-    book.observe(planLoadBalancer(desiredObjects(spec, run.loadBalancer), snapshot, spec.failedResources), snapshot);
+    book.observe(o.plan, snapshot);
     return { ...result, objects: book.list() };
   };
-  // A child plans its first round from the observation when it came back (a small load balancer), else reads its
-  // load balancer again, taking this worker's reads of the observation where it can.
+  // A child acts in its first round on the plan of the observation when both came back (a small load balancer), else
+  // reads its load balancer again, taking this worker's reads of the observation where it can.
   const handDown = (loadBalancer: string, cleanup: boolean): Run => {
-    const objects = outlook(loadBalancer)?.objects;
+    const o = outlook(loadBalancer);
     // Histories of builds before read marks carry none (`observedAt`, a time): the child then reads every object.
     const mark = isReadMark(seen.readMark) ? { observedSince: seen.readMark } : {};
-    return { loadBalancer, cleanup, ...(objects ? { observed: objects } : {}), ...mark };
+    return { loadBalancer, cleanup, ...(o?.objects ? { observed: o.objects, ...(o.plan ? { planned: o.plan } : {}) } : {}), ...mark };
   };
   await runAll((teardown ? [] : spec.loadBalancers).map((loadBalancer) => handDown(loadBalancer, false)), inline);
   // New configuration first, old removed after, so traffic moves before anything is taken away.

@@ -5,7 +5,7 @@
 import { Prng } from '../../simulator/prng';
 import type { AdminObject } from '../../simulator';
 import { validateSpec } from '../../domain';
-import type { ServiceSpec } from '../../domain/types';
+import type { ValidatedSpec } from '../../domain/types';
 
 /** Readiness fast enough for 50-400 ms deploys, patient enough (100 attempts) to outlast every injected fault. */
 const READINESS = { initialInterval: '200ms', backoffCoefficient: 1.5, maximumInterval: '2s', maximumAttempts: 100 };
@@ -64,7 +64,7 @@ export function changedSpec(raw: Record<string, unknown>, variant: number, lbs: 
   }
 }
 
-export function validated(raw: Record<string, unknown>): ServiceSpec {
+export function validated(raw: Record<string, unknown>): ValidatedSpec {
   const r = validateSpec(raw);
   if (!r.ok) throw new Error(`chaos spec ${String(raw.serviceUid)} is invalid: ${JSON.stringify(r.issues)}`);
   return r.spec;

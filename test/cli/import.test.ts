@@ -1,36 +1,23 @@
 /**
- * `lbaas import` as a process against a real Temporal dev server, with a worker and the simulator in this test
- * process (the CLI gets no Engine token): output formats, files, --check, --force, --pool and the exit codes.
+ * `lbaas import` against a real Temporal dev server, with a worker and the simulator in this test process (the CLI
+ * gets no Engine token; test/helpers/cli-stack.ts): output formats, files, --check, --force, --pool and the exit
+ * codes. The first import runs as a process (YAML on stdout, the report on stderr, exit 0), the others in this
+ * process.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import YAML from 'yaml';
 import { admin, writeRequests } from '../helpers/engine-state';
-import { cliEnv, runCli, type CliRun } from '../helpers/cli';
+import { type CliRun } from '../helpers/cli';
+import { cliStack } from '../helpers/cli-stack';
 import { seedLoadBalancer } from '../helpers/fixtures';
-import { startStack, stopTemporalServer, temporalServer, type Stack } from '../helpers/stack';
 import { expectedSpec, seedUpstream, type UpstreamService } from '../helpers/upstream';
 
-let stack: Stack;
-let env: NodeJS.ProcessEnv;
-let dir: string;
-before(async () => {
-  stack = await startStack({ sim: { deployMs: { min: 20, max: 60 } } });
-  const srv = await temporalServer();
-  env = cliEnv({ address: srv.address, namespace: stack.namespace, taskQueue: stack.taskQueue });
-  dir = await mkdtemp(path.join(os.tmpdir(), 'lbaas-cli-import-'));
-});
-after(async () => {
-  await stack?.stop();
-  await stopTemporalServer();
-  await rm(dir, { recursive: true, force: true });
-});
-
-const cli = (args: string[]) => runCli(args, { env });
+const cs = cliStack('import', { sim: { deployMs: { min: 20, max: 60 } } });
+const { cli, proc } = cs;
 const code = (r: CliRun, want: number, what: string) => assert.equal(r.code, want, `${what}: exit ${r.code}; stderr: ${r.stderr}`);
 const svc = (suffix: string, nodes: [string, string][] = [['node-1', '10.0.0.11'], ['node-2', '10.0.0.12']]): UpstreamService => ({
   uid: `cli-${randomUUID()}`,
@@ -41,15 +28,15 @@ const svc = (suffix: string, nodes: [string, string][] = [['node-1', '10.0.0.11'
 });
 
 test('YAML on stdout: one document per service, exactly the rebuilt specs; the report on stderr; exit 0', async () => {
-  const [lb1, lb2] = [seedLoadBalancer(stack.sim, 'cli-imp-1'), seedLoadBalancer(stack.sim, 'cli-imp-2')];
+  const [lb1, lb2] = [seedLoadBalancer(cs.stack.sim, 'cli-imp-1'), seedLoadBalancer(cs.stack.sim, 'cli-imp-2')];
   const a = svc('a.default.prod');
   const b = svc('b.default.prod');
-  for (const lb of [lb1, lb2]) await seedUpstream(stack.sim, lb, a);
-  await seedUpstream(stack.sim, lb1, b);
-  stack.sim.resetStats();
-  const r = await cli(['import', '--load-balancer', lb1, '--load-balancer', lb2]);
+  for (const lb of [lb1, lb2]) await seedUpstream(cs.stack.sim, lb, a);
+  await seedUpstream(cs.stack.sim, lb1, b);
+  cs.stack.sim.resetStats();
+  const r = await proc(['import', '--load-balancer', lb1, '--load-balancer', lb2]);
   code(r, 0, 'import');
-  assert.equal(stack.sim.stats().mutations, 0);
+  assert.equal(cs.stack.sim.stats().mutations, 0);
   const docs = YAML.parseAllDocuments(r.stdout).map((d) => d.toJS() as { serviceUid: string });
   const byUid = Object.fromEntries(docs.map((d) => [d.serviceUid, d]));
   assert.deepEqual(byUid, { [a.uid]: expectedSpec(a, [lb1, lb2]), [b.uid]: expectedSpec(b, [lb1]) });
@@ -59,10 +46,10 @@ test('YAML on stdout: one document per service, exactly the rebuilt specs; the r
 });
 
 test('--out-dir -o json --check: one file per service, a JSON report on stdout, no change planned; apply of the file writes nothing', async () => {
-  const lb = seedLoadBalancer(stack.sim, 'cli-imp-json');
+  const lb = seedLoadBalancer(cs.stack.sim, 'cli-imp-json');
   const a = svc('json.default.prod');
-  await seedUpstream(stack.sim, lb, a);
-  const out = path.join(dir, 'json');
+  await seedUpstream(cs.stack.sim, lb, a);
+  const out = path.join(cs.dir, 'json');
   const r = await cli(['import', '--load-balancer', lb, '--out-dir', out, '-o', 'json', '--check']);
   code(r, 0, 'import --check');
   const file = path.join(out, `${a.uid}.json`);
@@ -75,7 +62,7 @@ test('--out-dir -o json --check: one file per service, a JSON report on stdout, 
   );
   assert.match(r.stderr, new RegExp(`^check ${a.uid}: no change$`, 'm'));
 
-  stack.sim.resetStats();
+  cs.stack.sim.resetStats();
   const applied = await cli(['apply', '-f', file, '--wait', '-o', 'json']);
   code(applied, 0, 'apply');
   assert.deepEqual((JSON.parse(applied.stdout) as { loadBalancers: Record<string, unknown> }).loadBalancers[lb], {
@@ -84,18 +71,18 @@ test('--out-dir -o json --check: one file per service, a JSON report on stdout, 
     destroyed: 0,
     recovered: 0,
   });
-  assert.equal((await admin.stats(stack.sim)).mutations, 0);
-  assert.deepEqual(writeRequests(await admin.stats(stack.sim)), {});
-  await stack.client.workflow.getHandle(`lbaas/${a.uid}`).terminate('test done');
+  assert.equal((await admin.stats(cs.stack.sim)).mutations, 0);
+  assert.deepEqual(writeRequests(await admin.stats(cs.stack.sim)), {});
+  await cs.stack.client.workflow.getHandle(`lbaas/${a.uid}`).terminate('test done');
 });
 
 test('a service that cannot be rebuilt exactly is reported and not written (exit 1); --force writes it with a warning comment (exit 0)', async () => {
-  const [lb1, lb2] = [seedLoadBalancer(stack.sim, 'cli-imp-amb-1'), seedLoadBalancer(stack.sim, 'cli-imp-amb-2')];
+  const [lb1, lb2] = [seedLoadBalancer(cs.stack.sim, 'cli-imp-amb-1'), seedLoadBalancer(cs.stack.sim, 'cli-imp-amb-2')];
   const good = svc('good.default.prod');
   const shape = svc('shape.default.prod');
-  await seedUpstream(stack.sim, lb1, good);
-  await seedUpstream(stack.sim, lb1, shape);
-  await seedUpstream(stack.sim, lb2, { ...shape, nodes: [['node-1', '10.0.0.11']] });
+  await seedUpstream(cs.stack.sim, lb1, good);
+  await seedUpstream(cs.stack.sim, lb1, shape);
+  await seedUpstream(cs.stack.sim, lb2, { ...shape, nodes: [['node-1', '10.0.0.11']] });
   const r = await cli(['import', '--load-balancer', lb1, '--load-balancer', lb2]);
   code(r, 1, 'import');
   assert.deepEqual(YAML.parseAllDocuments(r.stdout).map((d) => (d.toJS() as { serviceUid: string }).serviceUid), [good.uid]);
@@ -117,11 +104,11 @@ test('a service that cannot be rebuilt exactly is reported and not written (exit
 });
 
 test('--pool: services with the same servers name the pool, its file is written beside them, others keep their servers', async () => {
-  const lb = seedLoadBalancer(stack.sim, 'cli-imp-pool');
+  const lb = seedLoadBalancer(cs.stack.sim, 'cli-imp-pool');
   const [a, b] = [svc('pa.default.prod'), svc('pb.default.prod')];
   const c = svc('pc.default.prod', [['edge-1', '10.0.9.1']]);
-  for (const s of [a, b, c]) await seedUpstream(stack.sim, lb, s);
-  const out = path.join(dir, 'pool');
+  for (const s of [a, b, c]) await seedUpstream(cs.stack.sim, lb, s);
+  const out = path.join(cs.dir, 'pool');
   const r = await cli(['import', '--load-balancer', lb, '--out-dir', out, '--pool', 'workers']);
   code(r, 0, 'import --pool');
   assert.deepEqual((await readdir(out)).sort(), [`${a.uid}.yaml`, `${b.uid}.yaml`, `${c.uid}.yaml`, 'workers.pool.yaml'].sort());
@@ -135,7 +122,7 @@ test('--pool: services with the same servers name the pool, its file is written 
 });
 
 test('an empty load balancer writes nothing and says so (exit 0); usage errors and unknown load balancers exit 2', async () => {
-  const lb = seedLoadBalancer(stack.sim, 'cli-imp-empty');
+  const lb = seedLoadBalancer(cs.stack.sim, 'cli-imp-empty');
   const empty = await cli(['import', '--load-balancer', lb]);
   code(empty, 0, 'empty');
   assert.equal(empty.stdout, '');
@@ -156,11 +143,11 @@ test('an empty load balancer writes nothing and says so (exit 0); usage errors a
 });
 
 test("--cluster-name reads a single port by the upstream's <service>.<namespace>.<cluster>: the unnamed port as named upstream; without it, reported as ambiguous", async () => {
-  const lb = seedLoadBalancer(stack.sim, 'cli-imp-cluster');
+  const lb = seedLoadBalancer(cs.stack.sim, 'cli-imp-cluster');
   const unnamed: UpstreamService = { uid: `cli-${randomUUID()}`, suffix: 'web.default.prod', ports: { '': [8080, 31000] }, addresses: ['203.0.113.10'], nodes: [['node-1', '10.0.0.11']] };
   const named: UpstreamService = { ...unnamed, uid: `cli-${randomUUID()}`, suffix: 'api.default.prod', ports: { http: [8081, 31001] } };
-  await seedUpstream(stack.sim, lb, unnamed);
-  await seedUpstream(stack.sim, lb, named);
+  await seedUpstream(cs.stack.sim, lb, unnamed);
+  await seedUpstream(cs.stack.sim, lb, named);
   const specsOf = (r: CliRun) => Object.fromEntries(YAML.parseAllDocuments(r.stdout).map((d) => d.toJS() as { serviceUid: string; nameSuffix: string; ports: unknown }).map((d) => [d.serviceUid, [d.nameSuffix, d.ports]]));
 
   const plain = await cli(['import', '--load-balancer', lb]);

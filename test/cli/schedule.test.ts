@@ -1,39 +1,27 @@
 /**
- * `lbaas schedule ...` as processes against a real dev server: the full-resync Schedule `lbaas-full-resync` is
- * created, updated in place, described, paused, unpaused, triggered (starting a fullResync run on our task queue)
- * and deleted.
+ * `lbaas schedule ...` against a real dev server (test/helpers/cli-stack.ts; the first set as a process, the other
+ * commands in this process): the full-resync Schedule `lbaas-full-resync` is created, updated in place, described,
+ * paused, unpaused, triggered (starting a fullResync run on our task queue) and deleted.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { ScheduleNotFoundError } from '@temporalio/client';
 import { SCHEDULE_ID } from '../../client/schedule';
 import type { FullResyncResult } from '../../contract';
-import { cliEnv, runCli, type CliRun } from '../helpers/cli';
-import { startStack, stopTemporalServer, temporalServer, type Stack } from '../helpers/stack';
+import { type CliRun } from '../helpers/cli';
+import { cliStack } from '../helpers/cli-stack';
 
-let stack: Stack;
-let env: NodeJS.ProcessEnv;
 const deleteSchedule = async () => {
-  await stack.client.schedule
+  await c.stack.client.schedule
     .getHandle(SCHEDULE_ID)
     .delete()
     .catch((err: unknown) => {
       if (!(err instanceof ScheduleNotFoundError)) throw err;
     });
 };
-before(async () => {
-  stack = await startStack();
-  const srv = await temporalServer();
-  env = cliEnv({ address: srv.address, namespace: stack.namespace, taskQueue: stack.taskQueue });
-  await deleteSchedule();
-});
-after(async () => {
-  if (stack) await deleteSchedule();
-  await stack?.stop();
-  await stopTemporalServer();
-});
-
-const cli = (...args: string[]) => runCli(args, { env });
+const c = cliStack('schedule', {}, { setup: deleteSchedule, teardown: deleteSchedule });
+const cli = (...args: string[]) => c.cli(args);
+const proc = (...args: string[]) => c.proc(args);
 const ok = (r: CliRun, what: string) => assert.equal(r.code, 0, `${what}: exit ${r.code}; stderr: ${r.stderr}`);
 const describeJson = async () => {
   const r = await cli('schedule', 'describe', '-o', 'json');
@@ -52,9 +40,9 @@ test('without a schedule, describe/pause/trigger exit 2 saying how to create it'
 });
 
 test('set creates the schedule with overlap SKIP and a catchup window, and updates it in place', async () => {
-  const created = await cli('schedule', 'set', '--every', '1h');
+  const created = await proc('schedule', 'set', '--every', '1h');
   ok(created, 'set');
-  assert.equal(created.stdout, `created schedule ${SCHEDULE_ID}: fullResync every 1h on task queue ${stack.taskQueue}\n`);
+  assert.equal(created.stdout, `created schedule ${SCHEDULE_ID}: fullResync every 1h on task queue ${c.stack.taskQueue}\n`);
   const d1 = await describeJson();
   assert.deepEqual(
     { ...d1, nextRuns: (d1.nextRuns as string[]).length > 0 },
@@ -66,7 +54,7 @@ test('set creates the schedule with overlap SKIP and a catchup window, and updat
       everyMs: 3_600_000,
       destroyOrphans: false,
       workflowType: 'fullResync',
-      taskQueue: stack.taskQueue,
+      taskQueue: c.stack.taskQueue,
       overlap: 'SKIP',
       catchupWindow: '1h',
       nextRuns: true,
@@ -78,17 +66,17 @@ test('set creates the schedule with overlap SKIP and a catchup window, and updat
     },
   );
   // The server's own view agrees (the CLI's JSON is not just echoing what it sent).
-  const raw = await stack.client.schedule.getHandle(SCHEDULE_ID).describe();
+  const raw = await c.stack.client.schedule.getHandle(SCHEDULE_ID).describe();
   assert.equal(raw.policies.overlap, 'SKIP');
   assert.equal(raw.policies.catchupWindow, 3_600_000);
   assert.deepEqual(raw.spec.intervals?.map((i) => i.every), [3_600_000]);
 
   const updated = await cli('schedule', 'set', '--every', '30m', '--destroy-orphans');
   ok(updated, 'set again');
-  assert.equal(updated.stdout, `updated schedule ${SCHEDULE_ID}: fullResync every 30m on task queue ${stack.taskQueue}, destroying orphaned objects\n`);
+  assert.equal(updated.stdout, `updated schedule ${SCHEDULE_ID}: fullResync every 30m on task queue ${c.stack.taskQueue}, destroying orphaned objects\n`);
   const d2 = await describeJson();
   assert.deepEqual([d2.every, d2.everyMs, d2.destroyOrphans, d2.catchupWindow], ['30m', 1_800_000, true, '30m']);
-  const action = (await stack.client.schedule.getHandle(SCHEDULE_ID).describe()).action;
+  const action = (await c.stack.client.schedule.getHandle(SCHEDULE_ID).describe()).action;
   assert.deepEqual(action.type === 'startWorkflow' ? action.args : null, [{ destroyOrphans: true }]);
 
   const tooOften = await cli('schedule', 'set', '--every', '1s');
@@ -125,12 +113,12 @@ test('trigger starts a fullResync run on the task queue and reports its workflow
   assert.equal(doc.scheduleId, SCHEDULE_ID);
   assert.equal(doc.skippedFor, null);
   assert.match(doc.started, /^lbaas-full-resync-\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-  const handle = stack.client.workflow.getHandle(doc.started);
+  const handle = c.stack.client.workflow.getHandle(doc.started);
   const result = (await handle.result()) as FullResyncResult;
   assert.deepEqual(Object.keys(result), ['signalled', 'missed', 'orphans']);
   const info = await handle.describe();
   assert.equal(info.type, 'fullResync');
-  assert.equal(info.taskQueue, stack.taskQueue);
+  assert.equal(info.taskQueue, c.stack.taskQueue);
   const d = await describeJson();
   assert.deepEqual(
     (d.recentRuns as { workflowId: string }[]).map((x) => x.workflowId),
@@ -142,7 +130,7 @@ test('delete removes the schedule', async () => {
   const r = await cli('schedule', 'delete');
   ok(r, 'delete');
   assert.equal(r.stdout, `deleted schedule ${SCHEDULE_ID}\n`);
-  await assert.rejects(stack.client.schedule.getHandle(SCHEDULE_ID).describe(), ScheduleNotFoundError);
+  await assert.rejects(c.stack.client.schedule.getHandle(SCHEDULE_ID).describe(), ScheduleNotFoundError);
   const again = await cli('schedule', 'describe');
   assert.equal(again.code, 2);
 });

@@ -1,77 +1,59 @@
 /**
- * What a script needs from the CLI, as processes against a real Temporal dev server, worker and simulator:
+ * What a script needs from the CLI against a real Temporal dev server, worker and simulator (test/helpers/cli-stack.ts;
+ * a resync that converges and one that times out run as processes, the rest in this process):
  * `resync UID --wait` waits for the pass it triggered and exits like `apply --wait` (0 converged, 1 failed,
  * 3 timed out), `-o json` prints exactly one document on stdout for `resync` and `delete`, and the no-worker
  * warning shows only when no worker polls.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { after, before, test } from 'node:test';
-import { LbaasClient } from '../../client/service-client';
+import { test } from 'node:test';
 import { NO_WORKER_GRACE_MS } from '../../cli/connect';
 import { valid } from '../helpers/ops-services';
-import { cliEnv, runCli, type CliRun } from '../helpers/cli';
+import { cliEnv, runInProcess, type CliRun } from '../helpers/cli';
+import { cliStack } from '../helpers/cli-stack';
 import { exampleSpec, seedLoadBalancer, taggedLines } from '../helpers/fixtures';
-import { startStack, stopTemporalServer, temporalServer, type Stack } from '../helpers/stack';
+import { temporalServer } from '../helpers/stack';
 import { until } from '../helpers/workflows';
 
 const FAST_DEPLOYS = { deployMs: { min: 20, max: 60 } };
 const BOTH_PORTS = { '2001:db8::10': [80, 443], '203.0.113.10': [80, 443] };
 
-let stack: Stack;
-let lbaas: LbaasClient;
-let env: NodeJS.ProcessEnv;
-let dir: string;
-before(async () => {
-  stack = await startStack({ sim: FAST_DEPLOYS });
-  lbaas = new LbaasClient(stack.client, stack.taskQueue);
-  const srv = await temporalServer();
-  env = cliEnv({ address: srv.address, namespace: stack.namespace, taskQueue: stack.taskQueue });
-  dir = await mkdtemp(path.join(os.tmpdir(), 'lbaas-cli-scripting-'));
-});
-after(async () => {
-  await stack?.stop();
-  await stopTemporalServer();
-  await rm(dir, { recursive: true, force: true });
-});
-
-const cli = (args: string[]) => runCli(args, { env });
+const c = cliStack('scripting', { sim: FAST_DEPLOYS });
+const { cli, proc } = c;
 const ok = (r: CliRun, what: string) => assert.equal(r.code, 0, `${what}: exit ${r.code}; stderr: ${r.stderr}`);
 
 /** A converged service of its own on a fresh load balancer. */
 async function converged(uid: string) {
-  const lb = seedLoadBalancer(stack.sim, `lb-${uid}`);
+  const lb = seedLoadBalancer(c.stack.sim, `lb-${uid}`);
   const raw = exampleSpec([lb], { serviceUid: uid });
-  const { revision } = await lbaas.apply(raw, valid(raw));
-  const r = await lbaas.waitConverged(uid, revision);
+  const { revision } = await c.lbaas.apply(raw, valid(raw));
+  const r = await c.lbaas.waitConverged(uid, revision);
   assert.equal(r.converged, true, r.error);
   return { lb, tag: `anxccm-svc-uid=${uid}` };
 }
 
 /** Deletes the service's Server node-1.http on the Engine behind the controller's back; a pass recreates it. */
 async function loseServer(uid: string): Promise<void> {
-  const victim = stack.sim.objects().find((o) => o.kind === 'server' && o.name === 'node-1.http.web.default.prod' && o.tags.includes(`anxccm-svc-uid=${uid}`));
+  const victim = c.stack.sim.objects().find((o) => o.kind === 'server' && o.name === 'node-1.http.web.default.prod' && o.tags.includes(`anxccm-svc-uid=${uid}`));
   assert.ok(victim, 'the service has its Server node-1.http');
-  await stack.engine.delete('server', victim.identifier);
-  await until('the Server to be gone', async () => !stack.sim.objects().some((o) => o.identifier === victim.identifier), 10_000, 20);
+  await c.stack.engine.delete('server', victim.identifier);
+  await until('the Server to be gone', async () => !c.stack.sim.objects().some((o) => o.identifier === victim.identifier), 10_000, 20);
 }
 
 test('resync UID --wait -o json returns the result of the pass it triggered (it recreated a lost object), exit 0, nothing on stderr', async () => {
   const uid = 'script-resync';
   const { lb, tag } = await converged(uid);
-  const passBefore = (await lbaas.status(uid)).lastPass?.pass ?? 0;
+  const passBefore = (await c.lbaas.status(uid)).lastPass?.pass ?? 0;
   await loseServer(uid);
-  const r = await cli(['resync', uid, '--wait', '-o', 'json']);
+  const r = await proc(['resync', uid, '--wait', '-o', 'json']);
   ok(r, 'resync --wait');
   // Nothing on stderr: no progress lines with -o json, and no warning while a worker polls.
   assert.equal(r.stderr, '');
   const expected = { serviceUid: uid, revision: 1, converged: true, status: BOTH_PORTS, loadBalancers: { [lb]: { status: BOTH_PORTS, created: 1, destroyed: 0, recovered: 0 } } };
   assert.equal(r.stdout, `${JSON.stringify(expected, null, 2)}\n`);
   // The answer came once that pass had finished: the object is back and the controller is idle.
-  assert.equal(taggedLines(stack.sim, tag).length, 12);
-  const s = await lbaas.status(uid);
+  assert.equal(taggedLines(c.stack.sim, tag).length, 12);
+  const s = await c.lbaas.status(uid);
   assert.deepEqual({ pass: s.lastPass?.pass, running: s.running }, { pass: passBefore + 1, running: null });
 });
 
@@ -93,23 +75,23 @@ test('resync UID --wait exits 3 when --timeout runs out before the pass has fini
   const uid = 'script-resync-slow';
   await converged(uid);
   await loseServer(uid);
-  stack.sim.setFaults({ deployMs: 8_000 });
+  c.stack.sim.setFaults({ deployMs: 8_000 });
   try {
-    const r = await cli(['resync', uid, '--wait', '--timeout', '3s', '-o', 'json']);
+    const r = await proc(['resync', uid, '--wait', '--timeout', '3s', '-o', 'json']);
     assert.equal(r.code, 3, r.stderr);
     assert.equal(r.stdout, '');
-    assert.match(r.stderr, new RegExp(`^lbaas: timed out after 3s waiting for the resync pass of service ${uid} \\(the controller keeps working: lbaas status ${uid}; is a worker polling task queue ${stack.taskQueue}\\?\\)`));
+    assert.match(r.stderr, new RegExp(`^lbaas: timed out after 3s waiting for the resync pass of service ${uid} \\(the controller keeps working: lbaas status ${uid}; is a worker polling task queue ${c.stack.taskQueue}\\?\\)`));
   } finally {
-    stack.sim.setFaults(FAST_DEPLOYS);
+    c.stack.sim.setFaults(FAST_DEPLOYS);
   }
-  await until('the pass to finish', async () => (await lbaas.status(uid)).phase === 'Converged', 30_000, 100);
+  await until('the pass to finish', async () => (await c.lbaas.status(uid)).phase === 'Converged', 30_000, 100);
 });
 
 test('resync UID --wait exits 1 with the result document when the pass fails', async () => {
   const uid = 'script-resync-fail';
   const raw = exampleSpec(['lb-does-not-exist'], { serviceUid: uid });
-  const { revision } = await lbaas.apply(raw, valid(raw));
-  assert.equal((await lbaas.waitConverged(uid, revision)).converged, false);
+  const { revision } = await c.lbaas.apply(raw, valid(raw));
+  assert.equal((await c.lbaas.waitConverged(uid, revision)).converged, false);
   const r = await cli(['resync', uid, '--wait', '-o', 'json']);
   assert.equal(r.code, 1, r.stderr);
   const doc = JSON.parse(r.stdout);
@@ -117,25 +99,25 @@ test('resync UID --wait exits 1 with the result document when the pass fails', a
   assert.match(doc.error, /"lb-does-not-exist" does not exist/);
   assert.match(r.stderr, new RegExp(`^lbaas: the resync pass of service ${uid} \\(revision 1\\) did not converge: .*"lb-does-not-exist" does not exist`));
   assert.equal(r.stderr.trimEnd().split('\n').length, 1);
-  await lbaas.controller(uid).terminate('test cleanup');
+  await c.lbaas.controller(uid).terminate('test cleanup');
 });
 
 test('resync UID --wait while the service is being deleted is refused with exit 2, naming the service', async () => {
   const uid = 'script-resync-deleting';
   const { tag } = await converged(uid);
   // Deleted objects stay deprovisioning for 3 s: the teardown, and with it the delete, lasts that long.
-  stack.sim.setFaults({ ...FAST_DEPLOYS, deleteMs: { min: 3_000, max: 3_000 } });
+  c.stack.sim.setFaults({ ...FAST_DEPLOYS, deleteMs: { min: 3_000, max: 3_000 } });
   try {
-    await lbaas.startDelete(uid);
+    await c.lbaas.startDelete(uid);
     const r = await cli(['resync', uid, '--wait', '-o', 'json']);
     assert.equal(r.code, 2, r.stderr);
     assert.equal(r.stdout, '');
     assert.equal(r.stderr, `lbaas: service ${uid}: resync refused: service ${uid} is being deleted; nothing to resync\n`);
   } finally {
-    stack.sim.setFaults(FAST_DEPLOYS);
+    c.stack.sim.setFaults(FAST_DEPLOYS);
   }
-  await until('the controller to end', async () => (await lbaas.controller(uid).describe()).status.name === 'COMPLETED', 30_000, 100);
-  assert.deepEqual(taggedLines(stack.sim, tag), []);
+  await until('the controller to end', async () => (await c.lbaas.controller(uid).describe()).status.name === 'COMPLETED', 30_000, 100);
+  assert.deepEqual(taggedLines(c.stack.sim, tag), []);
 });
 
 test('resync --all --wait is refused with exit 2 and starts nothing', async () => {
@@ -150,8 +132,8 @@ test('delete -o json prints one document: accepted without --wait, what was dest
   ok(quick, 'delete -o json');
   assert.equal(quick.stderr, '');
   assert.equal(quick.stdout, `${JSON.stringify({ serviceUid: 'script-delete-quick', deleteAccepted: true, deleted: false }, null, 2)}\n`);
-  await until('the controller to end', async () => (await lbaas.controller('script-delete-quick').describe()).status.name === 'COMPLETED', 30_000, 100);
-  assert.deepEqual(taggedLines(stack.sim, a.tag), []);
+  await until('the controller to end', async () => (await c.lbaas.controller('script-delete-quick').describe()).status.name === 'COMPLETED', 30_000, 100);
+  assert.deepEqual(taggedLines(c.stack.sim, a.tag), []);
 
   const b = await converged('script-delete-wait');
   const r = await cli(['delete', 'script-delete-wait', '--wait', '-o', 'json']);
@@ -159,23 +141,21 @@ test('delete -o json prints one document: accepted without --wait, what was dest
   assert.equal(r.stderr, '');
   const expected = { serviceUid: 'script-delete-wait', deleteAccepted: true, deleted: true, destroyed: 12, loadBalancers: { [b.lb]: { destroyed: 12 } } };
   assert.equal(r.stdout, `${JSON.stringify(expected, null, 2)}\n`);
-  assert.deepEqual(taggedLines(stack.sim, b.tag), []);
+  assert.deepEqual(taggedLines(c.stack.sim, b.tag), []);
 });
 
 test('the no-worker warning: none while a worker polls; printed once the grace has passed when none does', async () => {
-  const spec = exampleSpec([seedLoadBalancer(stack.sim, 'lb-script-plan')], { serviceUid: 'script-plan' });
-  const file = path.join(dir, 'plan.json');
-  await writeFile(file, JSON.stringify(spec));
+  const spec = exampleSpec([seedLoadBalancer(c.stack.sim, 'lb-script-plan')], { serviceUid: 'script-plan' });
+  const file = await c.file('plan.json', spec);
   const polled = await cli(['plan', '-f', file, '-o', 'json']);
   ok(polled, 'plan with a worker');
   assert.equal(polled.stderr, '');
 
   const srv = await temporalServer();
-  const queue = `${stack.taskQueue}-nobody`;
+  const queue = `${c.stack.taskQueue}-nobody`;
   const uid = 'script-no-worker';
-  const spec2 = path.join(dir, 'no-worker.json');
-  await writeFile(spec2, JSON.stringify(exampleSpec(['lb-unused'], { serviceUid: uid })));
-  const r = await runCli(['apply', '-f', spec2, '--timeout', '1s'], { env: cliEnv({ address: srv.address, namespace: stack.namespace, taskQueue: queue }) });
+  const spec2 = await c.file('no-worker.json', exampleSpec(['lb-unused'], { serviceUid: uid }));
+  const r = await runInProcess(['apply', '-f', spec2, '--timeout', '1s'], cliEnv({ address: srv.address, namespace: c.stack.namespace, taskQueue: queue }));
   assert.equal(r.code, 3, r.stderr);
   assert.equal(
     r.stderr,
@@ -184,5 +164,5 @@ test('the no-worker warning: none while a worker polls; printed once the grace h
   );
   // It asked for the whole grace before warning (a worker that is just starting gets that long to poll).
   assert.ok(r.ms >= NO_WORKER_GRACE_MS, `took ${r.ms} ms`);
-  await stack.client.workflow.getHandle(`lbaas/${uid}`).terminate('test cleanup');
+  await c.stack.client.workflow.getHandle(`lbaas/${uid}`).terminate('test cleanup');
 });

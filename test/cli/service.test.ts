@@ -2,20 +2,19 @@
  * (Longer than 300 lines: every service command runs against one Temporal dev server, worker and simulator stack; a
  * second file would start a second stack.)
  *
- * The service commands end to end, as processes: `node bin/lbaas.js` against a real Temporal dev server, with a
- * worker and the Engine simulator running in this test process (one stack for the file). The CLI gets only
- * Temporal settings and the task queue, never an Engine token.
+ * The service commands end to end against a real Temporal dev server, with a worker and the Engine simulator running
+ * in this test process (one stack for the file, test/helpers/cli-stack.ts). What only a process shows runs `node
+ * bin/lbaas.js` as one: the exact streams and exit code of apply --wait, a spec on stdin, a wait that times out and a
+ * missing worker that must not make the process hang; the other commands run the CLI's main in this process, with
+ * the same environment. The CLI gets only Temporal settings and the task queue, never an Engine token.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { WorkflowNotFoundError } from '@temporalio/common';
-import { LbaasClient } from '../../client/service-client';
-import { cliEnv, runCli, tableColumns, type CliRun } from '../helpers/cli';
+import { cliEnv, runCli, runInProcess, tableColumns, type CliRun } from '../helpers/cli';
+import { cliStack } from '../helpers/cli-stack';
 import { exampleSpec, seedLoadBalancer, taggedLines } from '../helpers/fixtures';
-import { startStack, stopTemporalServer, temporalServer, workflowBundle, type Stack } from '../helpers/stack';
+import { temporalServer, workflowBundle } from '../helpers/stack';
 import { startWorker } from '../../worker/start';
 import { until } from '../helpers/workflows';
 import { defaultBuildId } from '../../worker/versioning';
@@ -24,38 +23,17 @@ const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&
 
 const FAST_DEPLOYS = { deployMs: { min: 20, max: 60 } };
 
-let stack: Stack;
-let lbaas: LbaasClient;
-let env: NodeJS.ProcessEnv;
-let dir: string;
-before(async () => {
-  stack = await startStack({ sim: FAST_DEPLOYS });
-  lbaas = new LbaasClient(stack.client, stack.taskQueue);
-  const srv = await temporalServer();
-  env = cliEnv({ address: srv.address, namespace: stack.namespace, taskQueue: stack.taskQueue });
-  dir = await mkdtemp(path.join(os.tmpdir(), 'lbaas-cli-service-'));
-});
-after(async () => {
-  await stack?.stop();
-  await stopTemporalServer();
-  await rm(dir, { recursive: true, force: true });
-});
-
-const cli = (args: string[], input?: string) => runCli(args, { env, ...(input !== undefined ? { input } : {}) });
-const specFile = async (name: string, spec: unknown) => {
-  const p = path.join(dir, name);
-  await writeFile(p, typeof spec === 'string' ? spec : JSON.stringify(spec, null, 2));
-  return p;
-};
+const c = cliStack('service', { sim: FAST_DEPLOYS });
+const { cli, proc } = c;
 const ok = (r: CliRun, what: string) => assert.equal(r.code, 0, `${what}: exit ${r.code}; stderr: ${r.stderr}`);
 const BOTH_PORTS = { '2001:db8::10': [80, 443], '203.0.113.10': [80, 443] };
 
 let applied: { uid: string; lb: string; spec: Record<string, unknown> };
 
 test('apply --wait -o json prints exactly the result document on stdout, nothing on stderr, and exits 0', async () => {
-  const lb = seedLoadBalancer(stack.sim, 'lb-cli-apply');
+  const lb = seedLoadBalancer(c.stack.sim, 'lb-cli-apply');
   const spec = exampleSpec([lb], { serviceUid: 'cli-apply' });
-  const r = await cli(['apply', '-f', await specFile('apply.json', spec), '--wait', '-o', 'json']);
+  const r = await proc(['apply', '-f', await c.file('apply.json', spec), '--wait', '-o', 'json']);
   ok(r, 'apply');
   const expected = {
     serviceUid: 'cli-apply',
@@ -66,26 +44,26 @@ test('apply --wait -o json prints exactly the result document on stdout, nothing
   };
   assert.equal(r.stdout, `${JSON.stringify(expected, null, 2)}\n`);
   assert.equal(r.stderr, '');
-  assert.deepEqual(taggedLines(stack.sim, 'anxccm-svc-uid=cli-apply').length, 12);
+  assert.deepEqual(taggedLines(c.stack.sim, 'anxccm-svc-uid=cli-apply').length, 12);
   applied = { uid: 'cli-apply', lb, spec };
 });
 
 test('apply of an invalid spec exits 2 naming each field, and starts no workflow for the service', async () => {
-  const lb = seedLoadBalancer(stack.sim, 'lb-cli-invalid');
+  const lb = seedLoadBalancer(c.stack.sim, 'lb-cli-invalid');
   const spec = exampleSpec([lb], { serviceUid: 'cli-invalid', ports: { http: { external: 80, internal: 0 } }, failedResources: 'retry' });
-  const r = await cli(['apply', '-f', await specFile('invalid.json', spec), '--wait']);
+  const r = await cli(['apply', '-f', await c.file('invalid.json', spec), '--wait']);
   assert.equal(r.code, 2, r.stderr);
   assert.equal(r.stdout, '');
   assert.match(r.stderr, /invalid spec \(2 issues\):\nports\.http\.internal: must be an integer from 1 to 65535\nfailedResources: /);
-  await assert.rejects(lbaas.controller('cli-invalid').describe(), WorkflowNotFoundError);
+  await assert.rejects(c.lbaas.controller('cli-invalid').describe(), WorkflowNotFoundError);
   const listed: string[] = [];
-  for await (const wf of stack.client.workflow.list({ query: `LbaasServiceUid = 'cli-invalid'` })) listed.push(wf.workflowId);
+  for await (const wf of c.stack.client.workflow.list({ query: `LbaasServiceUid = 'cli-invalid'` })) listed.push(wf.workflowId);
   assert.deepEqual(listed, []);
-  assert.deepEqual(taggedLines(stack.sim, 'anxccm-svc-uid=cli-invalid'), []);
+  assert.deepEqual(taggedLines(c.stack.sim, 'anxccm-svc-uid=cli-invalid'), []);
 });
 
 test('YAML from a file, the same spec as JSON, and YAML on stdin all apply (revisions 1, 2, 3)', async () => {
-  const lb = seedLoadBalancer(stack.sim, 'lb-cli-yaml');
+  const lb = seedLoadBalancer(c.stack.sim, 'lb-cli-yaml');
   const yaml = [
     '# the example of docs/spec.md#format, as an operator writes it',
     'serviceUid: cli-yaml',
@@ -101,7 +79,7 @@ test('YAML from a file, the same spec as JSON, and YAML on stdin all apply (revi
     'readiness: { initialInterval: 100ms, backoffCoefficient: 1.5, maximumInterval: 1s, maximumAttempts: 20 }',
     '',
   ].join('\n');
-  const fromYaml = await cli(['apply', '-f', await specFile('spec.yaml', yaml), '--wait', '-o', 'json']);
+  const fromYaml = await cli(['apply', '-f', await c.file('spec.yaml', yaml), '--wait', '-o', 'json']);
   ok(fromYaml, 'yaml');
   assert.deepEqual(JSON.parse(fromYaml.stdout), {
     serviceUid: 'cli-yaml',
@@ -111,24 +89,24 @@ test('YAML from a file, the same spec as JSON, and YAML on stdin all apply (revi
     loadBalancers: { [lb]: { status: BOTH_PORTS, created: 12, destroyed: 0, recovered: 0 } },
   });
   const json = exampleSpec([lb], { serviceUid: 'cli-yaml' });
-  const fromJson = await cli(['apply', '-f', await specFile('spec.json', json), '--wait', '-o', 'json']);
+  const fromJson = await cli(['apply', '-f', await c.file('spec.json', json), '--wait', '-o', 'json']);
   ok(fromJson, 'json');
   assert.deepEqual(JSON.parse(fromJson.stdout).revision, 2);
   assert.deepEqual(JSON.parse(fromJson.stdout).loadBalancers[lb], { status: BOTH_PORTS, created: 0, destroyed: 0, recovered: 0 });
-  const fromStdin = await cli(['apply', '-f', '-', '--wait', '-o', 'json'], yaml);
+  const fromStdin = await proc(['apply', '-f', '-', '--wait', '-o', 'json'], yaml);
   ok(fromStdin, 'stdin');
   assert.equal(JSON.parse(fromStdin.stdout).revision, 3);
   assert.equal(JSON.parse(fromStdin.stdout).converged, true);
-  const noWait = await cli(['apply', '-f', '-', '-o', 'json'], yaml);
+  const noWait = await proc(['apply', '-f', '-', '-o', 'json'], yaml);
   ok(noWait, 'without --wait');
   assert.deepEqual(JSON.parse(noWait.stdout), { serviceUid: 'cli-yaml', revision: 4, workflowId: 'lbaas/cli-yaml' });
-  await lbaas.waitConverged('cli-yaml', 4);
+  await c.lbaas.waitConverged('cli-yaml', 4);
 });
 
 test('plan -o json is the planService result; plan text lists the steps per load balancer and sums them up', async () => {
   const { lb, spec } = applied;
   const httpOnly = { ...spec, ports: { http: { external: 80, internal: 30080 } } };
-  const file = await specFile('http-only.json', httpOnly);
+  const file = await c.file('http-only.json', httpOnly);
   const j = await cli(['plan', '-f', file, '-o', 'json']);
   ok(j, 'plan json');
   const plan = JSON.parse(j.stdout);
@@ -153,7 +131,7 @@ test('plan -o json is the planService result; plan text lists the steps per load
   );
   assert.equal(lines[7], 'plan for cli-apply on 1 load balancer: 0 to create, 6 to destroy, 0 to recover, 0 to wait for, 6 unchanged');
   // A dry run: nothing changed.
-  assert.equal(taggedLines(stack.sim, 'anxccm-svc-uid=cli-apply').length, 12);
+  assert.equal(taggedLines(c.stack.sim, 'anxccm-svc-uid=cli-apply').length, 12);
 });
 
 test('status -o json has exactly the documented keys and every object; status text is aligned tables', async () => {
@@ -170,7 +148,7 @@ test('status -o json has exactly the documented keys and every object; status te
   assert.deepEqual(s.status, BOTH_PORTS);
   assert.deepEqual(s.loadBalancers, { [lb]: { converged: true, status: BOTH_PORTS, created: 12, destroyed: 0, recovered: 0 } });
   assert.equal(s.objects.length, 12);
-  const engine = new Map(stack.sim.objects().map((o) => [o.identifier, o]));
+  const engine = new Map(c.stack.sim.objects().map((o) => [o.identifier, o]));
   for (const o of s.objects) {
     assert.deepEqual(Object.keys(o), ['loadBalancer', 'kind', 'name', 'identifier', 'state']);
     assert.equal(o.loadBalancer, lb);
@@ -202,7 +180,7 @@ test('status of a service without a controller exits 2 naming the service', asyn
   const r = await cli(['status', 'cli-nobody']);
   assert.equal(r.code, 2);
   assert.equal(r.stdout, '');
-  assert.equal(r.stderr, `lbaas: no controller for service cli-nobody (no workflow lbaas/cli-nobody in namespace ${stack.namespace})\n`);
+  assert.equal(r.stderr, `lbaas: no controller for service cli-nobody (no workflow lbaas/cli-nobody in namespace ${c.stack.namespace})\n`);
 });
 
 test('list shows the service with its phase and load balancers, as an aligned table and as JSON', async () => {
@@ -233,18 +211,18 @@ test('list shows the service with its phase and load balancers, as an aligned ta
 
 test('resync UID runs a new pass; resync --all runs a fullResync that asks every controller', async () => {
   const { uid } = applied;
-  const before = (await lbaas.status(uid)).lastPass?.pass ?? 0;
+  const before = (await c.lbaas.status(uid)).lastPass?.pass ?? 0;
   const r = await cli(['resync', uid]);
   ok(r, 'resync');
   assert.equal(r.stdout, `resync requested for service ${uid} (follow with: lbaas status ${uid})\n`);
-  await until('a new pass after the resync', async () => ((await lbaas.status(uid)).lastPass?.pass ?? 0) > before, 20_000, 100);
+  await until('a new pass after the resync', async () => ((await c.lbaas.status(uid)).lastPass?.pass ?? 0) > before, 20_000, 100);
 
   const all = await cli(['resync', '--all']);
   ok(all, 'resync --all');
   assert.match(all.stderr, /^started full resync lbaas-full-resync-manual-\d{4}-\d\d-\d\dT[\d:.]+Z\n$/);
   assert.match(all.stdout, /^resync requested for \d+ services?: .*\bcli-apply\b/);
   const id = /started full resync (\S+)/.exec(all.stderr)?.[1] as string;
-  const d = await stack.client.workflow.getHandle(id).describe();
+  const d = await c.stack.client.workflow.getHandle(id).describe();
   assert.equal(d.type, 'fullResync');
   assert.equal(d.status.name, 'COMPLETED');
 });
@@ -252,10 +230,10 @@ test('resync UID runs a new pass; resync --all runs a fullResync that asks every
 test('apply --wait prints live progress on stderr while waiting and exits 3 when --timeout runs out', async () => {
   // The Backends' identifiers reach the status about 1 s after their creation (the worker's coalesced progress
   // report); a 3 s wait left too little room for that on a loaded machine (the suite saw only the [1s] line).
-  stack.sim.setFaults({ deployMs: 10_000 });
+  c.stack.sim.setFaults({ deployMs: 10_000 });
   try {
-    const lb = seedLoadBalancer(stack.sim, 'lb-cli-slow');
-    const r = await cli(['apply', '-f', await specFile('slow.json', exampleSpec([lb], { serviceUid: 'cli-slow' })), '--wait', '--timeout', '6s']);
+    const lb = seedLoadBalancer(c.stack.sim, 'lb-cli-slow');
+    const r = await proc(['apply', '-f', await c.file('slow.json', exampleSpec([lb], { serviceUid: 'cli-slow' })), '--wait', '--timeout', '6s']);
     assert.equal(r.code, 3, r.stderr);
     assert.equal(r.stdout, '');
     const lines = r.stderr.trimEnd().split('\n');
@@ -268,22 +246,22 @@ test('apply --wait prints live progress on stderr while waiting and exits 3 when
     assert.equal(last[0], 'lbaas: timed out after 6s waiting for revision 1 of service cli-slow (the controller keeps working: lbaas status cli-slow)');
     assert.match(last[1] ?? '', new RegExp(`^still pending: load balancer ${lb}: creating`));
   } finally {
-    stack.sim.setFaults(FAST_DEPLOYS);
+    c.stack.sim.setFaults(FAST_DEPLOYS);
   }
 });
 
 test('apply --wait reports the newer revision when another apply supersedes the one it waits for', async () => {
-  // Deploys long enough that the pass of revision 1 is still running when the second CLI process has started and
+  // Deploys long enough that the pass of revision 1 is still running when the second CLI run has started and
   // applied revision 2: with 1.5 s deploys it once finished first in a loaded fresh-clone CI (revision 1 converged,
   // nothing superseded).
-  stack.sim.setFaults({ deployMs: 4_000 });
+  c.stack.sim.setFaults({ deployMs: 4_000 });
   try {
-    const lb = seedLoadBalancer(stack.sim, 'lb-cli-super');
+    const lb = seedLoadBalancer(c.stack.sim, 'lb-cli-super');
     const first = exampleSpec([lb], { serviceUid: 'cli-super' });
-    const waiting = cli(['apply', '-f', await specFile('super-1.json', first), '--wait', '-o', 'json']);
-    await until('the pass of revision 1 to run', async () => (await lbaas.status('cli-super').catch(() => null))?.running?.revision === 1, 30_000, 50);
+    const waiting = cli(['apply', '-f', await c.file('super-1.json', first), '--wait', '-o', 'json']);
+    await until('the pass of revision 1 to run', async () => (await c.lbaas.status('cli-super').catch(() => null))?.running?.revision === 1, 30_000, 50);
     const second = { ...first, ports: { http: { external: 80, internal: 30080 } } };
-    const r2 = await cli(['apply', '-f', await specFile('super-2.json', second)]);
+    const r2 = await cli(['apply', '-f', await c.file('super-2.json', second)]);
     ok(r2, 'second apply');
     assert.equal(r2.stdout, 'applied revision 2 to service cli-super (controller lbaas/cli-super)\n');
     const r = await waiting;
@@ -295,13 +273,13 @@ test('apply --wait reports the newer revision when another apply supersedes the 
     );
     assert.equal(r.stderr, 'revision 1 was superseded by revision 2 (applied meanwhile); the result is for revision 2\n');
   } finally {
-    stack.sim.setFaults(FAST_DEPLOYS);
+    c.stack.sim.setFaults(FAST_DEPLOYS);
   }
 });
 
 test('apply --wait exits 1 with the result document when the pass fails, naming the object', async () => {
   const spec = exampleSpec(['lb-does-not-exist'], { serviceUid: 'cli-fail' });
-  const r = await cli(['apply', '-f', await specFile('fail.json', spec), '--wait', '-o', 'json']);
+  const r = await cli(['apply', '-f', await c.file('fail.json', spec), '--wait', '-o', 'json']);
   assert.equal(r.code, 1, r.stderr);
   const doc = JSON.parse(r.stdout);
   assert.equal(doc.converged, false);
@@ -312,14 +290,14 @@ test('apply --wait exits 1 with the result document when the pass fails, naming 
 });
 
 test('delete --wait removes every object of the service and ends its controller; delete without --wait returns at once', async () => {
-  const before = taggedLines(stack.sim, 'anxccm-svc-uid=cli-yaml');
+  const before = taggedLines(c.stack.sim, 'anxccm-svc-uid=cli-yaml');
   assert.equal(before.length, 12);
-  const lb = (await lbaas.status('cli-yaml')).objects[0]?.loadBalancer;
+  const lb = (await c.lbaas.status('cli-yaml')).objects[0]?.loadBalancer;
   const r = await cli(['delete', 'cli-yaml', '--wait']);
   ok(r, 'delete --wait');
   assert.equal(r.stdout, `deleted service cli-yaml: 12 objects destroyed on ${lb}; its controller has ended\n`);
-  assert.deepEqual(taggedLines(stack.sim, 'anxccm-svc-uid=cli-yaml'), []);
-  assert.equal((await lbaas.controller('cli-yaml').describe()).status.name, 'COMPLETED');
+  assert.deepEqual(taggedLines(c.stack.sim, 'anxccm-svc-uid=cli-yaml'), []);
+  assert.equal((await c.lbaas.controller('cli-yaml').describe()).status.name, 'COMPLETED');
   const again = await cli(['delete', 'cli-yaml']);
   assert.equal(again.code, 2);
   assert.equal(again.stderr, 'lbaas: service cli-yaml has no running controller (workflow lbaas/cli-yaml is completed)\n');
@@ -327,16 +305,16 @@ test('delete --wait removes every object of the service and ends its controller;
   const quick = await cli(['delete', applied.uid]);
   ok(quick, 'delete');
   assert.equal(quick.stdout, `deleting service ${applied.uid}: its controller tears everything down, then ends (follow with: lbaas status ${applied.uid})\n`);
-  await until('the controller to end', async () => (await lbaas.controller(applied.uid).describe()).status.name === 'COMPLETED', 30_000, 100);
-  assert.deepEqual(taggedLines(stack.sim, `anxccm-svc-uid=${applied.uid}`), []);
+  await until('the controller to end', async () => (await c.lbaas.controller(applied.uid).describe()).status.name === 'COMPLETED', 30_000, 100);
+  assert.deepEqual(taggedLines(c.stack.sim, `anxccm-svc-uid=${applied.uid}`), []);
 });
 
 test('with no worker on the task queue, apply warns and exits 3 once --timeout runs out instead of hanging', async () => {
   const srv = await temporalServer();
-  const queue = `${stack.taskQueue}-nobody`;
+  const queue = `${c.stack.taskQueue}-nobody`;
   const spec = exampleSpec(['lb-unused'], { serviceUid: 'cli-no-worker' });
-  const r = await runCli(['apply', '-f', await specFile('no-worker.json', spec), '--timeout', '2s'], {
-    env: cliEnv({ address: srv.address, namespace: stack.namespace, taskQueue: queue }),
+  const r = await runCli(['apply', '-f', await c.file('no-worker.json', spec), '--timeout', '2s'], {
+    env: cliEnv({ address: srv.address, namespace: c.stack.namespace, taskQueue: queue }),
   });
   assert.equal(r.code, 3, r.stderr);
   assert.equal(r.stdout, '');
@@ -345,17 +323,17 @@ test('with no worker on the task queue, apply warns and exits 3 once --timeout r
     `warning: no worker has polled task queue ${queue} recently; nothing happens until one runs (lbaas worker)\n` +
       `lbaas: timed out after 2s: the controller of service cli-no-worker did not accept the spec (is a worker polling task queue ${queue}?)\n`,
   );
-  await stack.client.workflow.getHandle('lbaas/cli-no-worker').terminate('test cleanup');
+  await c.stack.client.workflow.getHandle('lbaas/cli-no-worker').terminate('test cleanup');
 });
 
 test('with workers of a Worker Deployment that has no Current Version, apply says they receive nothing and how to make their build current', async () => {
   const srv = await temporalServer();
-  const queue = `${stack.taskQueue}-idle`;
+  const queue = `${c.stack.taskQueue}-idle`;
   const deployment = { deploymentName: `lbaas-idle-${Date.now().toString(36)}`, buildId: 'b1' };
   const idle = await startWorker({
-    temporal: { connection: { address: srv.address }, namespace: stack.namespace, taskQueue: queue },
-    connections: { native: stack.nativeConnection, client: stack.client },
-    engine: stack.engine,
+    temporal: { connection: { address: srv.address }, namespace: c.stack.namespace, taskQueue: queue },
+    connections: { native: c.stack.nativeConnection, client: c.stack.client },
+    engine: c.stack.engine,
     workflowBundle: await workflowBundle(),
     shutdownGraceTime: '1s',
     deployment,
@@ -365,9 +343,9 @@ test('with workers of a Worker Deployment that has no Current Version, apply say
     const spec = exampleSpec(['lb-unused'], { serviceUid: 'cli-no-current' });
     // The poll reaches the server's poller list, and the Deployment its records, a moment after the worker starts: until
     // then the CLI warns of no worker at all, or (not knowing) not at all.
-    const envIdle = cliEnv({ address: srv.address, namespace: stack.namespace, taskQueue: queue });
+    const envIdle = cliEnv({ address: srv.address, namespace: c.stack.namespace, taskQueue: queue });
     const r = await until('a run that sees the poller and its Deployment', async () => {
-      const run = await runCli(['apply', '-f', await specFile('no-current.json', spec), '--timeout', '2s'], { env: envIdle });
+      const run = await runInProcess(['apply', '-f', await c.file('no-current.json', spec), '--timeout', '2s'], envIdle);
       return run.stderr.startsWith('warning: the workers') ? run : false;
     }, 30_000, 200);
     assert.equal(r.code, 3, r.stderr);
@@ -379,6 +357,6 @@ test('with workers of a Worker Deployment that has no Current Version, apply say
     );
   } finally {
     await idle.stop();
-    await stack.client.workflow.getHandle('lbaas/cli-no-current').terminate('test cleanup').catch(() => undefined);
+    await c.stack.client.workflow.getHandle('lbaas/cli-no-current').terminate('test cleanup').catch(() => undefined);
   }
 });

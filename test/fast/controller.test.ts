@@ -6,32 +6,18 @@
  * controller's messages and its status query.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { WorkflowUpdateFailedError, WithStartWorkflowOperation } from '@temporalio/client';
-import { LbaasClient } from '../../client/service-client';
 import { applyUpdate, controllerStatusQuery, workflowIds, workflowTypes, type ControllerStatus, type ServiceControllerWorkflow } from '../../contract';
 import { validateSpec } from '../../domain';
 import { RETRY_FIRST_MS, RETRY_MAX_MS } from '../../workflows/controller-state';
-import { FakeEngine, runFastWorker } from '../helpers/fast-kit';
+import { FakeEngine, fastStack } from '../helpers/fast-kit';
 import { exampleSpec } from '../helpers/fixtures';
-import { startTimeSkippingServer, type TimeSkippingServer } from '../helpers/time-skipping';
 import { until } from '../helpers/workflows';
 
 const LB = 'fa5700000000000000000000000000aa';
 const engine = new FakeEngine();
-let ts: TimeSkippingServer;
-let worker: Awaited<ReturnType<typeof runFastWorker>>;
-let lbaas: LbaasClient;
-
-before(async () => {
-  ts = await startTimeSkippingServer();
-  worker = await runFastWorker(ts, engine.activities());
-  lbaas = new LbaasClient(ts.env.client, worker.taskQueue);
-});
-after(async () => {
-  await worker?.stop();
-  await ts?.stop();
-});
+const fast = fastStack(engine);
 
 function spec(uid: string, port = 80): Record<string, unknown> {
   return exampleSpec([LB], { serviceUid: uid, ports: { http: { external: port, internal: 30080 } } });
@@ -40,10 +26,10 @@ function spec(uid: string, port = 80): Record<string, unknown> {
 async function apply(raw: Record<string, unknown>): Promise<number> {
   const v = validateSpec(raw);
   if (!v.ok) throw new Error(`bad test spec: ${JSON.stringify(v.issues)}`);
-  return (await lbaas.apply(raw, v.spec)).revision;
+  return (await fast.lbaas.apply(raw, v.spec)).revision;
 }
 
-const status = (uid: string): Promise<ControllerStatus> => lbaas.controller(uid).query(controllerStatusQuery);
+const status = (uid: string): Promise<ControllerStatus> => fast.lbaas.controller(uid).query(controllerStatusQuery);
 
 /** The status once `ok` holds for it. */
 function statusWhen(uid: string, what: string, ok: (s: ControllerStatus) => boolean): Promise<ControllerStatus> {
@@ -54,14 +40,14 @@ function statusWhen(uid: string, what: string, ok: (s: ControllerStatus) => bool
 }
 
 /** The test server's clock: what the workflows' Date.now() reads. */
-const now = () => ts.env.currentTimeMs();
+const now = () => fast.ts.env.currentTimeMs();
 
 describe('retries', () => {
   test(`a failing pass is retried after ${RETRY_FIRST_MS / 1000} s, doubling up to ${RETRY_MAX_MS / 60_000} min where it stays; no pass runs before its time; the retry converges once the Engine accepts`, async () => {
     const uid = 'fast-retry';
     engine.set(uid, 'fail');
     const revision = await apply(spec(uid));
-    const first = await lbaas.waitConverged(uid, revision);
+    const first = await fast.lbaas.waitConverged(uid, revision);
     assert.equal(first.converged, false);
     assert.equal(first.error, engine.failMessage);
 
@@ -73,9 +59,9 @@ describe('retries', () => {
       assert.equal(st.lastPass?.error, engine.failMessage);
       assert.equal((st.nextRetryAt as number) - (st.lastPass?.finishedAt as number), delay, `retry delay after failure ${failures}`);
       // A second before its time nothing has run; two seconds later the retry has.
-      await ts.env.sleep((st.nextRetryAt as number) - (await now()) - 1000);
+      await fast.ts.env.sleep((st.nextRetryAt as number) - (await now()) - 1000);
       assert.equal(engine.of(uid).length, failures, `no pass before the retry time after failure ${failures}`);
-      await ts.env.sleep(2000);
+      await fast.ts.env.sleep(2000);
       await until(`pass ${failures + 1}`, () => engine.of(uid).length === failures + 1);
       const retry = engine.of(uid)[failures];
       assert.ok(retry && retry.scheduledAt >= (st.nextRetryAt as number), `pass ${failures + 1} ran at ${retry?.scheduledAt}, before its retry time ${st.nextRetryAt}`);
@@ -84,7 +70,7 @@ describe('retries', () => {
     const capped = await statusWhen(uid, 'the tenth failure', (s) => s.consecutiveFailures === delays.length + 1 && s.running === null);
     assert.equal((capped.nextRetryAt as number) - (capped.lastPass?.finishedAt as number), RETRY_MAX_MS);
     engine.set(uid, 'converge');
-    await ts.env.sleep(RETRY_MAX_MS + 1000);
+    await fast.ts.env.sleep(RETRY_MAX_MS + 1000);
     const healed = await statusWhen(uid, 'the retry to converge', (s) => s.phase === 'Converged');
     assert.deepEqual(
       { revision: healed.revision, converged: healed.lastPass?.converged, failures: healed.consecutiveFailures, nextRetryAt: healed.nextRetryAt, passes: engine.of(uid).length },
@@ -95,13 +81,13 @@ describe('retries', () => {
   test('a new revision starts the failure count anew: its first failure is retried after 5 s, and an apply while a retry is pending runs at once', async () => {
     const uid = 'fast-retry-reset';
     engine.set(uid, 'fail');
-    await lbaas.waitConverged(uid, await apply(spec(uid)));
-    await ts.env.sleep(RETRY_FIRST_MS + 500);
+    await fast.lbaas.waitConverged(uid, await apply(spec(uid)));
+    await fast.ts.env.sleep(RETRY_FIRST_MS + 500);
     const twice = await statusWhen(uid, 'the second failure', (s) => s.consecutiveFailures === 2 && s.running === null);
     assert.equal((twice.nextRetryAt as number) - (twice.lastPass?.finishedAt as number), 2 * RETRY_FIRST_MS);
 
     const before = await now();
-    const r2 = await lbaas.waitConverged(uid, await apply(spec(uid, 81)));
+    const r2 = await fast.lbaas.waitConverged(uid, await apply(spec(uid, 81)));
     assert.deepEqual({ revision: r2.revision, converged: r2.converged }, { revision: 2, converged: false });
     const third = engine.of(uid)[2];
     assert.ok(third && third.scheduledAt < (twice.nextRetryAt as number), 'the new revision waited for the old retry time');
@@ -117,7 +103,7 @@ describe('supersede', () => {
     engine.set(uid, 'block');
     const r1 = await apply(spec(uid, 80));
     await until('pass 1 observing', () => engine.of(uid).length === 1);
-    const waiting = lbaas.waitConverged(uid, r1);
+    const waiting = fast.lbaas.waitConverged(uid, r1);
     engine.set(uid, 'converge');
     const r2 = await apply(spec(uid, 8080));
     assert.equal(r2, 2);
@@ -126,7 +112,7 @@ describe('supersede', () => {
 
     const calls = engine.of(uid);
     assert.deepEqual(
-      calls.map((c) => ({ outcome: c.outcome, port: (c.input.spec as { ports: { http: { external: number } } }).ports.http.external })),
+      calls.map((c) => ({ outcome: c.outcome, port: c.input.spec.ports.http?.external })),
       [
         { outcome: 'cancelled', port: 80 },
         { outcome: 'converged', port: 8080 },
@@ -134,7 +120,7 @@ describe('supersede', () => {
     );
     const st = await status(uid);
     assert.deepEqual({ phase: st.phase, failures: st.consecutiveFailures, lastPass: st.lastPass?.pass }, { phase: 'Converged', failures: 0, lastPass: 2 });
-    assert.equal((await ts.env.client.workflow.getHandle(workflowIds.pass(uid, 1)).describe()).status.name, 'CANCELLED');
+    assert.equal((await fast.ts.env.client.workflow.getHandle(workflowIds.pass(uid, 1)).describe()).status.name, 'CANCELLED');
   });
 
   test('three applies in quick succession while a pass runs end at the latest revision with one more pass, not one per apply', async () => {
@@ -146,9 +132,9 @@ describe('supersede', () => {
     await apply(spec(uid, 81));
     await apply(spec(uid, 82));
     const r4 = await apply(spec(uid, 83));
-    const result = await lbaas.waitConverged(uid, r4);
+    const result = await fast.lbaas.waitConverged(uid, r4);
     assert.equal(result.revision, 4);
-    const ports = engine.of(uid).map((c) => (c.input.spec as { ports: { http: { external: number } } }).ports.http.external);
+    const ports = engine.of(uid).map((c) => c.input.spec.ports.http?.external);
     assert.equal(ports[0], 80);
     assert.equal(ports.at(-1), 83);
     assert.ok(ports.length <= 3, `passes for ports ${ports.join(', ')}`);
@@ -158,16 +144,16 @@ describe('supersede', () => {
 describe('delete', () => {
   test('delete runs a teardown pass, answers with its result and ends the controller; a later apply starts a fresh controller at revision 1', async () => {
     const uid = 'fast-delete';
-    await lbaas.waitConverged(uid, await apply(spec(uid)));
-    const firstRun = (await lbaas.controller(uid).describe()).runId;
-    const result = await lbaas.delete(uid);
+    await fast.lbaas.waitConverged(uid, await apply(spec(uid)));
+    const firstRun = (await fast.lbaas.controller(uid).describe()).runId;
+    const result = await fast.lbaas.delete(uid);
     assert.equal(result.converged, true);
     assert.equal(engine.of(uid).at(-1)?.input.teardown, true);
-    const ended = await lbaas.controller(uid).describe();
+    const ended = await fast.lbaas.controller(uid).describe();
     assert.deepEqual({ run: ended.runId, status: ended.status.name }, { run: firstRun, status: 'COMPLETED' });
 
     assert.equal(await apply(spec(uid)), 1);
-    assert.notEqual((await lbaas.controller(uid).describe()).runId, firstRun);
+    assert.notEqual((await fast.lbaas.controller(uid).describe()).runId, firstRun);
   });
 
   test('while a teardown runs, apply and resync are refused naming the service, and a reconcile pass running at the delete is cancelled', async () => {
@@ -175,7 +161,7 @@ describe('delete', () => {
     engine.set(uid, 'block');
     await apply(spec(uid));
     await until('pass 1 observing', () => engine.of(uid).length === 1);
-    await lbaas.startDelete(uid);
+    await fast.lbaas.startDelete(uid);
     await until('the teardown observing', () => engine.of(uid).length === 2);
     assert.deepEqual(
       engine.of(uid).map((c) => ({ teardown: c.input.teardown === true, outcome: c.outcome })),
@@ -189,29 +175,29 @@ describe('delete', () => {
       assert.match(err.cause?.message ?? '', new RegExp(`service ${uid} is being deleted; apply again once the delete has finished`));
       return true;
     });
-    await assert.rejects(lbaas.resyncAndWait(uid), (err: Error) => {
+    await assert.rejects(fast.lbaas.resyncAndWait(uid), (err: Error) => {
       assert.match((err as WorkflowUpdateFailedError).cause?.message ?? '', new RegExp(`service ${uid} is being deleted; nothing to resync`));
       return true;
     });
     assert.equal((await status(uid)).phase, 'Deleting');
     engine.release(uid);
-    await until('the controller to end', async () => (await lbaas.controller(uid).describe()).status.name === 'COMPLETED');
+    await until('the controller to end', async () => (await fast.lbaas.controller(uid).describe()).status.name === 'COMPLETED');
   });
 
   test('a failing teardown is never given up: retried after 5 s, then 10 s, and the delete answers once one converges', async () => {
     const uid = 'fast-delete-retry';
-    await lbaas.waitConverged(uid, await apply(spec(uid)));
+    await fast.lbaas.waitConverged(uid, await apply(spec(uid)));
     engine.set(uid, 'fail');
-    const deleting = lbaas.delete(uid);
+    const deleting = fast.lbaas.delete(uid);
     for (const [i, delay] of [RETRY_FIRST_MS, 2 * RETRY_FIRST_MS].entries()) {
       const st = await statusWhen(uid, `teardown failure ${i + 1}`, (s) => s.consecutiveFailures === i + 1 && s.running === null);
       assert.equal(st.phase, 'Deleting');
       assert.equal((st.nextRetryAt as number) - (st.lastPass?.finishedAt as number), delay);
-      await ts.env.sleep(delay + 500);
+      await fast.ts.env.sleep(delay + 500);
       await until(`teardown ${i + 2}`, () => engine.of(uid).length === i + 3);
     }
     engine.set(uid, 'converge');
-    await ts.env.sleep(4 * RETRY_FIRST_MS + 500);
+    await fast.ts.env.sleep(4 * RETRY_FIRST_MS + 500);
     const result = await deleting;
     assert.equal(result.converged, true);
     assert.deepEqual(
@@ -224,8 +210,8 @@ describe('delete', () => {
 describe('resync', () => {
   test('resyncPass runs a new pass of the same revision and answers with its result', async () => {
     const uid = 'fast-resync';
-    const first = await lbaas.waitConverged(uid, await apply(spec(uid)));
-    const result = await lbaas.resyncAndWait(uid);
+    const first = await fast.lbaas.waitConverged(uid, await apply(spec(uid)));
+    const result = await fast.lbaas.resyncAndWait(uid);
     assert.deepEqual({ revision: result.revision, pass: result.pass, converged: result.converged }, { revision: first.revision, pass: first.pass + 1, converged: true });
     assert.equal(engine.of(uid).length, 2);
   });
@@ -240,39 +226,39 @@ describe('continue-as-new', () => {
     const uid = String(raw.serviceUid);
     const op = new WithStartWorkflowOperation<ServiceControllerWorkflow>(workflowTypes.serviceController, {
       workflowId: workflowIds.controller(uid),
-      taskQueue: worker.taskQueue,
+      taskQueue: fast.taskQueue,
       args: [{ v: 2, serviceUid: uid, historyLimit: 20 } as Parameters<ServiceControllerWorkflow>[0]],
       workflowIdConflictPolicy: 'USE_EXISTING',
     });
-    const update = await ts.env.client.workflow.startUpdateWithStart(applyUpdate, { args: [raw], startWorkflowOperation: op, waitForStage: 'ACCEPTED' });
+    const update = await fast.ts.env.client.workflow.startUpdateWithStart(applyUpdate, { args: [raw], startWorkflowOperation: op, waitForStage: 'ACCEPTED' });
     return { revision: (await update.result()).revision, firstRun: update.workflowRunId as string };
   }
 
-  const continuedAsNew = async (uid: string, runId: string) => (await ts.env.client.workflow.getHandle(workflowIds.controller(uid), runId).describe()).status.name === 'CONTINUED_AS_NEW';
+  const continuedAsNew = async (uid: string, runId: string) => (await fast.ts.env.client.workflow.getHandle(workflowIds.controller(uid), runId).describe()).status.name === 'CONTINUED_AS_NEW';
 
   test('a controller whose history passed its limit continues as new, keeping spec, revision and last result; the new run serves apply and waitConverged, pass numbers going on', async () => {
     const uid = 'fast-rotate';
     const { revision, firstRun } = await applyWithLimit(spec(uid, 80));
-    const first = await lbaas.waitConverged(uid, revision);
+    const first = await fast.lbaas.waitConverged(uid, revision);
     assert.equal(first.converged, true);
     // The length a workflow sees is read at each activation: the resync's wakes it at the latest.
-    await lbaas.resync(uid);
+    await fast.lbaas.resync(uid);
     await until('the first run to continue as new', () => continuedAsNew(uid, firstRun));
     const carried = await statusWhen(uid, 'the resync pass', (s) => s.phase === 'Converged' && (s.lastPass?.pass ?? 0) === 2);
     assert.deepEqual({ revision: carried.revision, lastPassRevision: carried.lastPass?.revision }, { revision: 1, lastPassRevision: 1 });
 
     const r2 = (await applyWithLimit(spec(uid, 81))).revision;
     assert.equal(r2, 2);
-    const second = await lbaas.waitConverged(uid, r2);
+    const second = await fast.lbaas.waitConverged(uid, r2);
     assert.deepEqual({ revision: second.revision, pass: second.pass, converged: second.converged }, { revision: 2, pass: 3, converged: true });
-    assert.equal((engine.of(uid).at(-1)?.input.spec as { ports: { http: { external: number } } }).ports.http.external, 81);
+    assert.equal(engine.of(uid).at(-1)?.input.spec.ports.http?.external, 81);
   });
 
   test('a failing controller continues as new between its retries: the new run keeps the retry time and the failure count, and retries on time with the doubled delay', async () => {
     const uid = 'fast-rotate-retry';
     engine.set(uid, 'fail');
     const { revision, firstRun } = await applyWithLimit(spec(uid));
-    await lbaas.waitConverged(uid, revision);
+    await fast.lbaas.waitConverged(uid, revision);
     // A failed pass that leaves the history past the limit ends its run. Until one has, the clock moves on to the
     // next retry; the run is watched with describe only (no query races the continue-as-new).
     for (let failures = 1; ; failures++) {
@@ -280,14 +266,14 @@ describe('continue-as-new', () => {
       const rotated = await until('the run to continue as new', () => continuedAsNew(uid, firstRun), 2_000).catch(() => false);
       if (rotated) break;
       assert.ok(failures < 6, 'the controller continued as new within 6 failed passes of a 20-event limit');
-      await ts.env.sleep(RETRY_FIRST_MS * 2 ** (failures - 1) + 500);
+      await fast.ts.env.sleep(RETRY_FIRST_MS * 2 ** (failures - 1) + 500);
     }
     // The old run's last state, read from the closed run, and what the new run does with it.
-    const last = await ts.env.client.workflow.getHandle(workflowIds.controller(uid), firstRun).query(controllerStatusQuery);
+    const last = await fast.ts.env.client.workflow.getHandle(workflowIds.controller(uid), firstRun).query(controllerStatusQuery);
     assert.equal(last.phase, 'Failed');
     const passes = engine.of(uid).length;
     assert.equal(last.consecutiveFailures, passes);
-    await ts.env.sleep(Math.max(0, (last.nextRetryAt as number) - (await now())) + 500);
+    await fast.ts.env.sleep(Math.max(0, (last.nextRetryAt as number) - (await now())) + 500);
     const again = await statusWhen(uid, 'the retry in the new run', (s) => s.consecutiveFailures === passes + 1 && s.running === null);
     assert.ok((engine.of(uid)[passes]?.scheduledAt ?? 0) >= (last.nextRetryAt as number), 'the new run retried before the carried retry time');
     assert.deepEqual({ revision: again.revision, phase: again.phase }, { revision: 1, phase: 'Failed' });

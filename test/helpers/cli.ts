@@ -75,8 +75,16 @@ export async function runInProcess(args: readonly string[], env: NodeJS.ProcessE
   const started = Date.now();
   let stdout = '';
   let stderr = '';
-  const code = await main(['node', 'lbaas', ...args], { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), env });
-  return { code, stdout, stderr, ms: Date.now() - started };
+  // A command may set process.exitCode (lbaas import does when an import failed) and main answers with it: here that
+  // would outlive the run, answer for the next one and fail the test file's process.
+  const exitCode = process.exitCode;
+  process.exitCode = undefined;
+  try {
+    const code = await main(['node', 'lbaas', ...args], { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), env });
+    return { code, stdout, stderr, ms: Date.now() - started };
+  } finally {
+    process.exitCode = exitCode;
+  }
 }
 
 /** Columns of an aligned text table: each header's start offset, checked to be the same in every row. */

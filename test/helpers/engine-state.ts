@@ -168,3 +168,17 @@ export function seedConverged(
   }
   return ids;
 }
+
+/**
+ * The objects a converged pass leaves for a service of `ports` with name suffix `suffix` and the servers `nodes`, as
+ * `<kind> <name>` sorted, twice: the tests that use it put the service on two load balancers.
+ */
+export function expectedOnTwo(suffix: string, ports: readonly string[], nodes: readonly string[]): string[] {
+  const perLb = [
+    ...ports.map((p) => `backend ${p}.${suffix}`),
+    ...ports.map((p) => `frontend ${p}.${suffix}`),
+    ...ports.map((p) => `bind v4.${p}.${suffix}`),
+    ...ports.flatMap((p) => nodes.map((n) => `server ${n}.${p}.${suffix}`)),
+  ];
+  return [...perLb, ...perLb].sort();
+}

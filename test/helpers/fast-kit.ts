@@ -6,15 +6,17 @@
  * (workflows/reconcile-service.ts), so a converging pass is that one activity.
  */
 import { randomUUID } from 'node:crypto';
+import { after, before } from 'node:test';
 import { Context } from '@temporalio/activity';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger, Runtime, Worker, type LogEntry } from '@temporalio/worker';
 import type { Activities } from '../../activities';
 import type { PlanObservedInput, PlanObservedResult } from '../../activities/plan-observed';
+import { LbaasClient } from '../../client/service-client';
 import { FAILURE_TYPES, workflowTypes } from '../../contract';
 import { workflowBundle } from './bundle';
-import type { TimeSkippingServer } from './time-skipping';
+import { startTimeSkippingServer, type TimeSkippingServer } from './time-skipping';
 
 /**
  * Warnings the tests cause on purpose or that say nothing about them, left out so that the report shows only those
@@ -133,6 +135,48 @@ export async function fastWorker(ts: TimeSkippingServer, activities: object): Pr
   return { worker, taskQueue };
 }
 
+/** What a fast test file runs on; the fields are there once the file's `before` has run. */
+export interface FastStack {
+  readonly ts: TimeSkippingServer;
+  /** The task queue of the file's worker. */
+  readonly taskQueue: string;
+  /** The client library on the time-skipping server and the worker's task queue. */
+  readonly lbaas: LbaasClient;
+}
+
+/**
+ * Registers the file's `before` and `after`: a time-skipping server of the file's own, a worker on it whose only
+ * activities are `engine`'s, and the client library on both; stopped after the last test.
+ */
+export function fastStack(engine: FakeEngine): FastStack {
+  let s: { ts: TimeSkippingServer; worker: Awaited<ReturnType<typeof runFastWorker>>; lbaas: LbaasClient } | null = null;
+  let ts: TimeSkippingServer | undefined;
+  let worker: Awaited<ReturnType<typeof runFastWorker>> | undefined;
+  const get = () => {
+    if (!s) throw new Error('fastStack: used before its before() hook ran');
+    return s;
+  };
+  before(async () => {
+    ts = await startTimeSkippingServer();
+    worker = await runFastWorker(ts, engine.activities());
+    s = { ts, worker, lbaas: new LbaasClient(ts.env.client, worker.taskQueue) };
+  });
+  after(async () => {
+    await worker?.stop();
+    await ts?.stop();
+  });
+  return {
+    get ts() {
+      return get().ts;
+    },
+    get taskQueue() {
+      return get().worker.taskQueue;
+    },
+    get lbaas() {
+      return get().lbaas;
+    },
+  };
+}
 
 /** A running worker for a whole test file; `stop` shuts it down and fails if it had failed. */
 export async function runFastWorker(ts: TimeSkippingServer, activities: object): Promise<{ taskQueue: string; stop(): Promise<void> }> {

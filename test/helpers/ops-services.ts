@@ -8,7 +8,7 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { LbaasClient } from '../../client/service-client';
 import { validateSpec } from '../../domain';
-import type { ServiceSpec } from '../../domain/types';
+import type { ValidatedSpec } from '../../domain/types';
 import { exampleSpec } from './fixtures';
 import { until } from './workflows';
 
@@ -20,7 +20,7 @@ export const uniqueUid = (prefix: string) => `${prefix}-${randomUUID().slice(0, 
 /** A 32-hex Engine identifier nobody has used. */
 export const freshIdentifier = () => randomUUID().replace(/-/g, '');
 
-export function valid(raw: Record<string, unknown>): ServiceSpec {
+export function valid(raw: Record<string, unknown>): ValidatedSpec {
   const r = validateSpec(raw);
   if (!r.ok) throw new Error(`invalid test spec: ${JSON.stringify(r.issues)}`);
   return r.spec;
@@ -39,7 +39,7 @@ export class TrackedLbaas extends LbaasClient {
     super(client, taskQueue);
   }
 
-  override async apply(raw: unknown, spec: ServiceSpec) {
+  override async apply(raw: unknown, spec: ValidatedSpec) {
     this.uids.add(spec.serviceUid);
     return super.apply(raw, spec);
   }

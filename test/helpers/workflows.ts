@@ -161,3 +161,14 @@ export async function drained(worker: Worker, engineRequests: () => number, quie
     20,
   );
 }
+
+/** The workflow type of each pass the controller of `uid` ran after pass `after`, in order (a pass no longer found left out). */
+export async function passTypesAfter(client: Client, lastPass: () => Promise<number>, uid: string, after: number): Promise<string[]> {
+  const last = await lastPass();
+  const types: string[] = [];
+  for (let n = after + 1; n <= last; n++) {
+    const d = await client.workflow.getHandle(workflowIds.pass(uid, n)).describe().catch(() => null);
+    if (d) types.push(d.type);
+  }
+  return types;
+}

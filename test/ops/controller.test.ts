@@ -3,8 +3,8 @@
  * 5xx during a pass, its status query, its search attributes, and the full-resync workflow with its orphan report.
  * In-process worker on the test stack (real dev server, simulator over HTTP). The controller loop's own behaviour
  * (retry delays, supersede, delete and its retries, resync, continue-as-new) is tested on the time-skipping server
- * in test/fast/controller.test.ts; a delete's and a resync's effect on the Engine in
- * test/workflow/controller-smoke.test.ts and test/cli/scripting.test.ts.
+ * in test/fast/controller.test.ts; a delete's and a resync's effect on the Engine in test/workflow/realistic-engine.test.ts,
+ * test/cli/service.test.ts and test/cli/scripting.test.ts.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';

@@ -1,7 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PASS_TERMINATED, type PassResult } from '../../contract';
-import { ControllerState, RETRY_FIRST_MS, RETRY_MAX_MS, wasTerminated } from '../../workflows/controller-state';
+import { validateSpec } from '../../domain';
+import { checkApplied, ControllerState, passSpec, RETRY_FIRST_MS, RETRY_MAX_MS, wasTerminated } from '../../workflows/controller-state';
 
 const LB_A = 'a'.repeat(32);
 const LB_B = 'b'.repeat(32);
@@ -74,7 +75,9 @@ describe('ControllerState: apply, passes and supersession', () => {
     const st = new ControllerState(UID, undefined, c.now);
     st.apply(spec());
     const pass = st.beginPass();
-    assert.deepEqual(pass, { number: 1, revision: 1, spec: spec(), teardown: false, startedAt: c.t, pool: null });
+    const checked = validateSpec(spec());
+    assert.ok(checked.ok);
+    assert.deepEqual(pass, { number: 1, revision: 1, spec: spec(), checked: { ok: true, spec: checked.spec }, teardown: false, startedAt: c.t, pool: null });
     assert.equal(st.hasWork(), false);
     assert.equal(st.isSuperseded(pass), false);
     st.apply(spec([LB_A]));
@@ -437,5 +440,39 @@ describe('ControllerState: the tagged phase', () => {
       assert.deepEqual(again.work, phase);
       for (const field of ['failures', 'dirty', 'deleting', 'retryAt']) assert.equal(field in again, false, field);
     }
+  });
+});
+
+describe('ControllerState: the spec is validated once, where it is applied or restored', () => {
+  test('checkApplied names the field of an invalid spec and a spec of another service, as the apply validator says', () => {
+    const bad = checkApplied(UID, { ...spec(), ports: { http: { external: 0, internal: 30080 } } });
+    assert.equal(bad.ok, false);
+    assert.match(bad.ok ? '' : bad.error, /^invalid spec:\n.*ports\.http\.external: must be an integer from 1 to 65535/);
+    assert.deepEqual(checkApplied(UID, { ...spec(), serviceUid: 'svc-2' }), { ok: false, error: `serviceUid: svc-2 does not match this controller's service ${UID}` });
+  });
+
+  test('a pass is handed the canonical spec the apply produced, the document stays as sent for the snapshot', () => {
+    const st = new ControllerState(UID, undefined, clock().now);
+    const doc = { ...spec(), readiness: { initialInterval: '2s' } };
+    st.apply(doc);
+    const pass = st.beginPass();
+    const handed = passSpec(pass);
+    assert.ok(handed.ok);
+    assert.equal(handed.spec.readiness.initialIntervalMs, 2000);
+    assert.equal(st.snapshot().spec, doc);
+  });
+
+  test('a restored snapshot whose spec is invalid fails its passes naming the field, without starting one that would fail', () => {
+    const st = new ControllerState(UID, { spec: { ...spec(), nameSuffix: 'bad suffix!' }, revision: 3, passCount: 2, lastResult: null, work: { tag: 'due', failures: 0 } }, clock().now);
+    const handed = passSpec(st.beginPass());
+    assert.equal(handed.ok, false);
+    assert.match(handed.ok ? '' : handed.message, /^invalid spec:\n.*nameSuffix: must be at most 200 characters/);
+  });
+
+  test('apply refuses what its validator refuses instead of storing it (a handler run without the validator is a bug)', () => {
+    const st = new ControllerState(UID, undefined, clock().now);
+    assert.throws(() => st.apply({ ...spec(), serviceUid: 'svc-2' }), /the validator let through a spec it refuses: serviceUid: svc-2/);
+    assert.equal(st.revision, 0);
+    assert.equal(st.spec, null);
   });
 });

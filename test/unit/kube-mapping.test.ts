@@ -18,6 +18,7 @@ import {
   type KubeSettings,
 } from '../../kube/mapping';
 import { upstreamPortReading } from '../../domain/import-names';
+import { validateSpec } from '../../domain';
 import type { KubeNode, KubeService } from '../../kube/objects';
 
 const settings: KubeSettings = { clusterName: 'prod', loadBalancers: ['lb-a', 'lb-b'], externalAddresses: ['203.0.113.10'], loadBalancerClass: null };
@@ -44,17 +45,18 @@ test('a Service maps to upstream names: uid, <service>.<namespace>.<cluster>, po
     ]),
     settings,
   );
-  assert.deepEqual(r, {
-    ok: true,
-    spec: {
-      serviceUid: '0b5e3c1a-5d3f-4b8e-9e1d-2f0c6a7b8c9d',
-      nameSuffix: 'web.shop.prod',
-      loadBalancers: ['lb-a', 'lb-b'],
-      externalAddresses: ['203.0.113.10'],
-      ports: { http: { external: 80, internal: 30080 }, https: { external: 443, internal: 30443 } },
-      serverPool: 'k8s-prod',
-    },
-  });
+  const doc = {
+    serviceUid: '0b5e3c1a-5d3f-4b8e-9e1d-2f0c6a7b8c9d',
+    nameSuffix: 'web.shop.prod',
+    loadBalancers: ['lb-a', 'lb-b'],
+    externalAddresses: ['203.0.113.10'],
+    ports: { http: { external: 80, internal: 30080 }, https: { external: 443, internal: 30443 } },
+    serverPool: 'k8s-prod',
+  };
+  // The document the apply carries, and its validated form, made by the one validation of lbaas kube's path.
+  const checked = validateSpec(doc);
+  assert.ok(checked.ok);
+  assert.deepEqual(r, { ok: true, spec: doc, validated: checked.spec });
 });
 
 test("a Service's single unnamed port is the port \"\" (upstream allows it)", () => {

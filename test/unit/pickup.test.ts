@@ -24,6 +24,8 @@ type Poller = { lastAccessTime: ReturnType<typeof ts>; deploymentOptions?: { dep
 
 function fake(o: { workflows: Record<string, Wf>; pollers?: Poller[]; activityPollers?: Poller[]; current?: string | null }) {
   const asked: string[] = [];
+  /** The task queue and Deployment questions, in order. */
+  const queried: string[] = [];
   const workflowService = {
     describeWorkflowExecution: async (req: { execution: { workflowId: string } }) => {
       asked.push(req.execution.workflowId);
@@ -36,13 +38,17 @@ function fake(o: { workflows: Record<string, Wf>; pollers?: Poller[]; activityPo
         pendingChildren: w.pendingChildren ?? [],
       };
     },
-    describeTaskQueue: async (req: { taskQueueType: number }) => ({ pollers: req.taskQueueType === 1 ? (o.pollers ?? []) : (o.activityPollers ?? o.pollers ?? []) }),
+    describeTaskQueue: async (req: { taskQueueType: number }) => {
+      queried.push('describeTaskQueue');
+      return { pollers: req.taskQueueType === 1 ? (o.pollers ?? []) : (o.activityPollers ?? o.pollers ?? []) };
+    },
     describeWorkerDeployment: async () => {
+      queried.push('describeWorkerDeployment');
       if (o.current === undefined) throw Object.assign(new Error('5 NOT_FOUND'), { code: 5 });
       return { workerDeploymentInfo: { routingConfig: o.current === null ? { currentVersion: '__unversioned__' } : { currentDeploymentVersion: { deploymentName: 'lbaas', buildId: o.current } } } };
     },
   };
-  return { client: { workflowService } as unknown as PickupClient, asked };
+  return { client: { workflowService } as unknown as PickupClient, asked, queried };
 }
 
 const waiting = (sinceMs: number): Wf => ({ pendingWorkflowTask: { state: 1, originalScheduledTime: ts(NOW - sinceMs) } });
@@ -151,6 +157,20 @@ test('KubePickupWatch: busy workers (a backlog) are logged and counted but give 
   assert.deepEqual(events, []);
   assert.equal(watch.blocking(), null);
   assert.deepEqual(watch.counts(), { waiting: 1, notPickedUp: { 'no-worker': 0, 'no-current-version': 0, 'version-not-polled': 0, 'workers-busy': 1 } });
+});
+
+test('KubePickupWatch: one round of checks asks about the task queue and the Deployment once for all its waits, the next round again', async () => {
+  const f = fake({ workflows: { 'lbaas/u1': waiting(20_000), 'lbaas/u2': waiting(20_000), 'lbaas/u3': waiting(20_000) }, pollers: [versioned('b1')], current: 'b1' });
+  const lines: string[] = [];
+  const watch = new KubePickupWatch({ client: f.client, namespace: 'ns', taskQueue: 'q', log: (l) => lines.push(l), event: async () => undefined, repeatMs: 0 });
+  for (const u of ['u1', 'u2', 'u3']) watch.waiting(`default/${u}`, { workflowId: `lbaas/${u}`, what: `revision 1 of service ${u}` }, NOW - 20_000);
+  const count = (what: string) => [...f.asked, ...f.queried].filter((a) => a === what).length;
+  await watch.check(NOW);
+  assert.deepEqual([count('lbaas/u1'), count('lbaas/u2'), count('lbaas/u3'), count('describeTaskQueue'), count('describeWorkerDeployment')], [1, 1, 1, 1, 1]);
+  assert.equal(lines.filter((l) => /workers of build b1 polled task queue q .* but have not taken it/.test(l)).length, 3, lines.join('\n'));
+  assert.deepEqual(watch.counts().notPickedUp['workers-busy'], 3);
+  await watch.check(NOW + 5_000);
+  assert.deepEqual([count('describeTaskQueue'), count('describeWorkerDeployment')], [2, 2]);
 });
 
 test('KubePickupWatch: a wait younger than the report delay is not even looked at', async () => {

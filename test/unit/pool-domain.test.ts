@@ -11,6 +11,7 @@ import {
   validatePoolFile,
   validateSpec,
   type ServiceSpec,
+  type ValidatedSpec,
 } from '../../domain';
 
 const base = {
@@ -25,7 +26,7 @@ const nodes = [
   { name: 'node-1', address: '10.0.0.11' },
 ];
 
-function spec(input: unknown): ServiceSpec {
+function spec(input: unknown): ValidatedSpec {
   const r = validateSpec(input);
   assert.ok(r.ok, r.ok ? '' : formatIssues(r.issues));
   return r.spec;
@@ -64,6 +65,12 @@ describe('serverPool in the spec', () => {
     const r = resolvePool(spec({ ...base, serverPool: 'nodes' }), []);
     assert.ok(r.ok);
     assert.deepEqual(desiredObjects(r.spec, 'lb-1').map((o) => o.kind).sort(), ['backend', 'backend', 'bind', 'bind', 'frontend', 'frontend']);
+  });
+
+  test('members that are not valid servers (a poolMembers signal any client can send) fail resolution, naming the pool and the member', () => {
+    const r = resolvePool(spec({ ...base, serverPool: 'nodes' }), [{ name: 'node-1', address: 'not-an-ip' }]);
+    assert.equal(r.ok, false);
+    assert.match(r.ok ? '' : r.message, /^serverPool nodes: its members are invalid:\n.*servers\[0\]\.address/);
   });
 
   test('a pool too large for the objects-per-load-balancer limit fails resolution, naming the pool', () => {

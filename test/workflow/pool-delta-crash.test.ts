@@ -8,23 +8,20 @@
  * service.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { LbaasClient } from '../../client/service-client';
 import { validateSpec } from '../../domain';
 import { workflowIds } from '../../contract';
 import type { AdminObject, StatsSnapshot } from '../../simulator';
 import type { ReconcilePoolDeltaResult } from '../../workflows/reconcile-delta';
-import { startChildWorker, type ChildWorker } from '../helpers/child-worker';
-import { admin, countByName, writeRequests } from '../helpers/engine-state';
+import { crashStack, type ChildWorker } from '../helpers/child-worker';
+import { admin, countByName, expectedOnTwo, writeRequests } from '../helpers/engine-state';
 import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
 import { activityRuns, historyOf } from '../helpers/ops-services';
-import { startStack, stopTemporalServer, temporalServer, TEST_TOKEN, type Stack } from '../helpers/stack';
-import { until } from '../helpers/workflows';
+import { passTypesAfter, until } from '../helpers/workflows';
 
-let stack: Stack;
 let lbaas: LbaasClient;
 let lbs: string[];
-const children: ChildWorker[] = [];
 const UID = 'delta-crash-svc';
 const SFX = 'delta-crash.default';
 const TAG = `anxccm-svc-uid=${UID}`;
@@ -34,50 +31,29 @@ const PER_NODE = PORTS.length * 2;
 /** Deploys of a few ms: every readiness poll finds the Server ready. */
 const QUICK = { deployMs: { min: 1, max: 5 } };
 
-before(async () => {
-  stack = await startStack({ worker: false, sim: QUICK });
+const crash = crashStack(QUICK, (stack) => {
   lbaas = new LbaasClient(stack.client, stack.taskQueue);
   lbs = [seedLoadBalancer(stack.sim, 'lb-delta-crash-a'), seedLoadBalancer(stack.sim, 'lb-delta-crash-b')];
 });
-after(async () => {
-  for (const c of children) if (c.process.exitCode === null && c.process.signalCode === null) c.process.kill('SIGKILL');
-  await stack?.stop();
-  await stopTemporalServer();
-});
-
-async function childWorker(identity: string): Promise<ChildWorker> {
-  const srv = await temporalServer();
-  const c = await startChildWorker({ temporalAddress: srv.address, namespace: srv.namespace, taskQueue: stack.taskQueue, engineUrl: stack.sim.url, token: TEST_TOKEN, identity, readinessPollMs: 25 });
-  children.push(c);
-  await c.ready;
-  return c;
-}
+const childWorker = (identity: string) => crash.childWorker(identity);
 
 /** The simulator's objects, read over its admin API. */
 async function engineObjects(): Promise<AdminObject[]> {
-  const res = await fetch(`${stack.sim.url}/_sim/objects`);
+  const res = await fetch(`${crash.stack.sim.url}/_sim/objects`);
   assert.equal(res.status, 200);
   return ((await res.json()) as { objects: AdminObject[] }).objects;
 }
 async function resetStats(): Promise<void> {
-  const res = await fetch(`${stack.sim.url}/_sim/stats/reset`, { method: 'POST' });
+  const res = await fetch(`${crash.stack.sim.url}/_sim/stats/reset`, { method: 'POST' });
   assert.equal(res.status, 204);
 }
-const stats = (): Promise<StatsSnapshot> => admin.stats(stack.sim);
+const stats = (): Promise<StatsSnapshot> => admin.stats(crash.stack.sim);
 
 const serversOf = (objects: readonly AdminObject[], nodes: readonly string[]) => objects.filter((o) => o.kind === 'server' && nodes.some((n) => o.name.startsWith(`${n}.`)));
 const lines = (objects: readonly AdminObject[]) => objects.map((o) => `${o.kind} ${o.name}`).sort();
 
 /** Every object of the service a converged pass leaves: per load balancer, its Backends, Frontends, Binds and Servers. */
-function expected(nodes: readonly string[]): string[] {
-  const perLb = [
-    ...PORTS.map((p) => `backend ${p}.${SFX}`),
-    ...PORTS.map((p) => `frontend ${p}.${SFX}`),
-    ...PORTS.map((p) => `bind v4.${p}.${SFX}`),
-    ...PORTS.flatMap((p) => nodes.map((n) => `server ${n}.${p}.${SFX}`)),
-  ];
-  return [...perLb, ...perLb].sort();
-}
+const expected = (nodes: readonly string[]) => expectedOnTwo(SFX, PORTS, nodes);
 
 /** The service's objects in the Engine are exactly those of `nodes`, each once per load balancer, each tagged. */
 async function assertExactly(nodes: readonly string[]): Promise<AdminObject[]> {
@@ -92,15 +68,7 @@ async function assertExactly(nodes: readonly string[]): Promise<AdminObject[]> {
 }
 
 /** The workflow type of each pass the controller ran after pass `after`, in order. */
-async function passesAfter(after: number): Promise<string[]> {
-  const last = (await lbaas.status(UID)).lastPass?.pass ?? 0;
-  const types: string[] = [];
-  for (let n = after + 1; n <= last; n++) {
-    const d = await stack.client.workflow.getHandle(workflowIds.pass(UID, n)).describe().catch(() => null);
-    if (d) types.push(d.type);
-  }
-  return types;
-}
+const passesAfter = (after: number) => passTypesAfter(crash.stack.client, async () => (await lbaas.status(UID)).lastPass?.pass ?? 0, UID, after);
 
 let worker: ChildWorker;
 let workerIdentity = '';
@@ -149,7 +117,7 @@ async function crashDuring(
   const before = (await lbaas.status(UID)).lastPass?.pass ?? 0;
   const first = worker;
   const firstIdentity = workerIdentity;
-  await admin.putFaults(stack.sim, { ...o.faults, latencyMs: SLOW_ANSWERS });
+  await admin.putFaults(crash.stack.sim, { ...o.faults, latencyMs: SLOW_ANSWERS });
   const change = await o.change();
   const atKill = await until(what, async () => {
     const objects = await engineObjects();
@@ -157,18 +125,18 @@ async function crashDuring(
   }, 30_000, 5);
   first.process.kill('SIGKILL');
   assert.deepEqual(await first.exited, { code: null, signal: 'SIGKILL' });
-  await admin.putFaults(stack.sim, { ...o.inFlight, latencyMs: SLOW_ANSWERS });
-  const handle = stack.client.workflow.getHandle(workflowIds.pass(UID, before + 1));
+  await admin.putFaults(crash.stack.sim, { ...o.inFlight, latencyMs: SLOW_ANSWERS });
+  const handle = crash.stack.client.workflow.getHandle(workflowIds.pass(UID, before + 1));
   const running = await handle.describe();
   assert.deepEqual([running.type, running.status.name], ['reconcilePoolDelta', 'RUNNING'], 'the kill came in the middle of the delta pass');
   // A request the dead worker sent still lands (the Engine does not know its client died), within the longest answer
   // time drawn; after that the Engine stays as the kill left it.
   await new Promise((r) => setTimeout(r, SLOW_ANSWERS.max + 500));
   const atRestart = await engineObjects();
-  await admin.putFaults(stack.sim, o.restart);
+  await admin.putFaults(crash.stack.sim, o.restart);
   await resetStats();
 
-  const next = `delta-crash-${children.length + 1}`;
+  const next = `delta-crash-${crash.children.length + 1}`;
   workerIdentity = next;
   worker = await childWorker(next);
   const w = await lbaas.pools.waitConverged('nodes', change.revision);

@@ -11,8 +11,9 @@ import { LbaasClient } from '../../client/service-client';
 import { validateSpec } from '../../domain';
 import { workflowIds } from '../../contract';
 import { exampleSpec, seedLoadBalancer, taggedLines } from '../helpers/fixtures';
-import { writeRequests } from '../helpers/engine-state';
+import { expectedOnTwo, writeRequests } from '../helpers/engine-state';
 import { startStack, stopTemporalServer, type Stack } from '../helpers/stack';
+import { passTypesAfter } from '../helpers/workflows';
 import type { ReconcilePoolDeltaResult } from '../../workflows/reconcile-delta';
 
 let stack: Stack;
@@ -36,29 +37,13 @@ after(async () => {
   await stopTemporalServer();
 });
 
-function expected(nodes: readonly string[]): string[] {
-  const perLb = [
-    ...PORTS.map((p) => `backend ${p}.${SFX}`),
-    ...PORTS.map((p) => `frontend ${p}.${SFX}`),
-    ...PORTS.map((p) => `bind v4.${p}.${SFX}`),
-    ...PORTS.flatMap((p) => nodes.map((n) => `server ${n}.${p}.${SFX}`)),
-  ];
-  return [...perLb, ...perLb].sort();
-}
+const expected = (nodes: readonly string[]) => expectedOnTwo(SFX, PORTS, nodes);
 
 /** Every Server of a node, tagged or not, with its tags. */
 const serversOf = (node: string) => stack.sim.objects().filter((o) => o.kind === 'server' && o.name.startsWith(`${node}.`));
 
 /** The workflow type of each pass the controller ran after pass `after`, in order. */
-async function passesAfter(after: number): Promise<string[]> {
-  const last = (await lbaas.status(UID)).lastPass?.pass ?? 0;
-  const types: string[] = [];
-  for (let n = after + 1; n <= last; n++) {
-    const d = await stack.client.workflow.getHandle(workflowIds.pass(UID, n)).describe().catch(() => null);
-    if (d) types.push(d.type);
-  }
-  return types;
-}
+const passesAfter = (after: number) => passTypesAfter(stack.client, async () => (await lbaas.status(UID)).lastPass?.pass ?? 0, UID, after);
 
 async function change(fn: () => Promise<{ revision: number }>) {
   const before = (await lbaas.status(UID)).lastPass?.pass ?? 0;

@@ -5,38 +5,21 @@
  * dev server: the round lists the services through visibility, which the time-skipping server of test/fast lacks).
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { LbaasClient } from '../../client/service-client';
 import { validateSpec } from '../../domain';
 import { serverPool } from '../../workflows/pool';
-import { startChildWorker, type ChildWorker } from '../helpers/child-worker';
+import { crashStack } from '../helpers/child-worker';
 import { exampleSpec, seedLoadBalancer, taggedLines } from '../helpers/fixtures';
-import { startStack, stopTemporalServer, temporalServer, TEST_TOKEN, type Stack } from '../helpers/stack';
 import { until } from '../helpers/workflows';
 
-let stack: Stack;
-const children: ChildWorker[] = [];
-before(async () => {
-  // Deploys of 300-400 ms keep the fan-out's reconciliations visibly in progress when the worker is killed.
-  stack = await startStack({ worker: false, sim: { deployMs: { min: 300, max: 400 } } });
-});
-after(async () => {
-  for (const c of children) if (c.process.exitCode === null && c.process.signalCode === null) c.process.kill('SIGKILL');
-  await stack?.stop();
-  await stopTemporalServer();
-});
-
-async function childWorker(identity: string): Promise<ChildWorker> {
-  const srv = await temporalServer();
-  const c = await startChildWorker({ temporalAddress: srv.address, namespace: srv.namespace, taskQueue: stack.taskQueue, engineUrl: stack.sim.url, token: TEST_TOKEN, identity, readinessPollMs: 25 });
-  children.push(c);
-  await c.ready;
-  return c;
-}
+// Deploys of 300-400 ms keep the fan-out's reconciliations visibly in progress when the worker is killed.
+const crash = crashStack({ deployMs: { min: 300, max: 400 } });
+const childWorker = (identity: string) => crash.childWorker(identity);
 
 test('a worker SIGKILLed during the fan-out of a pool change: a new worker finishes it; every service has exactly its objects', async () => {
-  const lbaas = new LbaasClient(stack.client, stack.taskQueue);
-  const lb = seedLoadBalancer(stack.sim, 'lb-pool-crash');
+  const lbaas = new LbaasClient(crash.stack.client, crash.stack.taskQueue);
+  const lb = seedLoadBalancer(crash.stack.sim, 'lb-pool-crash');
   const uids = Array.from({ length: 10 }, (_, i) => `pool-crash-${i}`);
   const first = await childWorker('pool-crash-1');
   await lbaas.pools.set({ name: 'crash', servers: [{ name: 'node-1', address: '10.0.0.11' }] });
@@ -49,12 +32,12 @@ test('a worker SIGKILLed during the fan-out of a pool change: a new worker finis
   }
   for (const uid of uids) assert.equal((await lbaas.waitConverged(uid, 1)).converged, true);
 
-  stack.sim.resetStats();
+  crash.stack.sim.resetStats();
   const change = await lbaas.pools.add('crash', [{ name: 'node-2', address: '10.0.0.12' }]);
   assert.equal(change.services, uids.length);
   // Kill once the fan-out has reached the Engine, while Servers of the new node are still being created.
-  await until('the fan-out creating Servers', () => (stack.sim.stats().requests['POST /api/LBaaS/v1/server.json'] ?? 0) > 0, 30_000);
-  const created = stack.sim.stats().requests['POST /api/LBaaS/v1/server.json'] ?? 0;
+  await until('the fan-out creating Servers', () => (crash.stack.sim.stats().requests['POST /api/LBaaS/v1/server.json'] ?? 0) > 0, 30_000);
+  const created = crash.stack.sim.stats().requests['POST /api/LBaaS/v1/server.json'] ?? 0;
   first.process.kill('SIGKILL');
   await first.exited;
   assert.ok(created < uids.length * 2, `killed before the fan-out finished (${created} of ${uids.length * 2} Servers created)`);
@@ -64,7 +47,7 @@ test('a worker SIGKILLed during the fan-out of a pool change: a new worker finis
   assert.equal(done.converged, true, JSON.stringify(done.services));
   for (const uid of uids) {
     assert.deepEqual(
-      taggedLines(stack.sim, `anxccm-svc-uid=${uid}`),
+      taggedLines(crash.stack.sim, `anxccm-svc-uid=${uid}`),
       [
         `backend http.${uid}`,
         `backend https.${uid}`,
@@ -83,12 +66,12 @@ test('a worker SIGKILLed during the fan-out of a pool change: a new worker finis
 });
 
 test('a delivery round of one service per page and a short history continues as new mid-round; every service gets the change', async () => {
-  const lbaas = new LbaasClient(stack.client, stack.taskQueue);
-  const lb = seedLoadBalancer(stack.sim, 'lb-pool-rounds');
-  if (!children.some((c) => c.process.exitCode === null && c.process.signalCode === null)) await childWorker('pool-rounds');
+  const lbaas = new LbaasClient(crash.stack.client, crash.stack.taskQueue);
+  const lb = seedLoadBalancer(crash.stack.sim, 'lb-pool-rounds');
+  if (!crash.children.some((c) => c.process.exitCode === null && c.process.signalCode === null)) await childWorker('pool-rounds');
   // One service per page and the shortest history allowed: a round to 8 services takes 8 pages, and its history is
   // long after a few of them.
-  await stack.client.workflow.start(serverPool, { taskQueue: stack.taskQueue, workflowId: 'lbaas-pool/rounds', args: [{ v: 2, name: 'rounds', historyLimit: 20, roundPageSize: 1 }] });
+  await crash.stack.client.workflow.start(serverPool, { taskQueue: crash.stack.taskQueue, workflowId: 'lbaas-pool/rounds', args: [{ v: 2, name: 'rounds', historyLimit: 20, roundPageSize: 1 }] });
   await lbaas.pools.set({ name: 'rounds', servers: [{ name: 'r0', address: '10.0.2.0' }] });
   const uids = Array.from({ length: 8 }, (_, i) => `pool-rounds-${i}`);
   for (const uid of uids) {
@@ -104,14 +87,14 @@ test('a delivery round of one service per page and a short history continues as 
   const done = await lbaas.pools.waitConverged('rounds', change.revision);
   assert.equal(done.converged, true, JSON.stringify(done.services));
   assert.deepEqual(done.services.map((s) => s.convergedRevision), uids.map(() => change.revision));
-  for (const uid of uids) assert.deepEqual(taggedLines(stack.sim, `anxccm-svc-uid=${uid}`).filter((l) => l.startsWith('server ')), [`server r0.http.${uid}`, `server r1.http.${uid}`], uid);
+  for (const uid of uids) assert.deepEqual(taggedLines(crash.stack.sim, `anxccm-svc-uid=${uid}`).filter((l) => l.startsWith('server ')), [`server r0.http.${uid}`, `server r1.http.${uid}`], uid);
 
   // The change's round continued as new with its place (a page token) in its input: several runs, one round.
   const round = (await lbaas.pools.members('rounds')).round;
   assert.equal(round?.revision, change.revision);
   const runs: { pages: number }[] = [];
-  for await (const run of stack.client.workflow.list({ query: `WorkflowId = '${round?.workflowId}'` })) {
-    const history = await stack.client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+  for await (const run of crash.stack.client.workflow.list({ query: `WorkflowId = '${round?.workflowId}'` })) {
+    const history = await crash.stack.client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
     const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
     const input = payload ? (JSON.parse(Buffer.from(payload).toString('utf8')) as { progress?: { pages: number } }) : {};
     runs.push({ pages: input.progress?.pages ?? 0 });

@@ -28,7 +28,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { ControllerState, wasTerminated, type ControllerSnapshot } from '../controller-state';
+import { ControllerState, passSpec, wasTerminated, type ControllerSnapshot } from '../controller-state';
 import type { ServiceControllerInput } from '../entity-inputs';
 import { invalidInput, MAX_KNOWN, optionalInteger } from '../input';
 import {
@@ -55,7 +55,7 @@ import {
   type PoolReport,
   type ReconcileServiceResult,
 } from '../../contract';
-import { formatIssues, isServiceUid, resolveSpecDocument, SERVICE_UID_RULE, validateSpec } from '../../domain';
+import { formatIssues, isServiceUid, SERVICE_UID_RULE, validateSpec } from '../../domain';
 import { reconcileService } from '../reconcile-service';
 import { RequestTraces } from '../trace-context';
 import { causeOf, childFailureOfType, failureDetails } from '../failures';
@@ -293,18 +293,15 @@ export async function legacyServiceController(input: LegacyControllerInput): Pro
     });
     let result: PassResult;
     const pool = pass.pool ? { pool: { name: pass.pool.pool, revision: pass.pool.revision } } : {};
-    // A pool spec is reconciled as the inline spec of the pool's members (none known yet: a delete needs none).
-    let spec = pass.spec;
-    const doc = spec as Record<string, unknown>;
-    if (doc !== null && typeof doc === 'object' && doc.serverPool !== undefined) {
-      const resolved = resolveSpecDocument(doc, pass.pool?.servers ?? []);
-      if (!resolved.ok) {
-        result = { ...failedResult(uid, pass, new Error(resolved.message)), ...pool };
-        state.endPass(pass, result);
-        return result;
-      }
-      spec = resolved.raw;
+    // The spec the apply validated, resolved into the pool's members (controller-state.ts passSpec): the pass is
+    // handed a validated spec and trusts it, as it trusts today's controller. The commands are the release's own.
+    const resolved = passSpec(pass);
+    if (!resolved.ok) {
+      result = { ...failedResult(uid, pass, new Error(resolved.message)), ...pool };
+      state.endPass(pass, result);
+      return result;
     }
+    const spec = resolved.spec;
     try {
       const r: ReconcileServiceResult = await scope.run(() =>
         traces.startUnderLatest(() =>
