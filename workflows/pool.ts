@@ -25,6 +25,7 @@ import {
   ParentClosePolicy,
   setCurrentDetails,
   setHandler,
+  sleep,
   startChild,
   upsertSearchAttributes,
   workflowInfo,
@@ -60,6 +61,15 @@ export type { ServerPoolInput } from './entity-inputs';
 /** A pool's history grows by a handful of events per change: rotating at 2,000 keeps replays short. */
 export const POOL_CONTINUE_AS_NEW_EVENTS = 2_000;
 
+/**
+ * The youngest a run continues as new. Temporal holds back the first workflow task of a run whose predecessor lived
+ * less than `history.continueAsNewMinInterval` (1 s by default) for the rest of that second, and the signals sent
+ * meanwhile pile up for that task: hundreds under a stream of them. A task that slow lets more than the server's
+ * 100 buffered events (`history.maximumBufferedEventsBatch`) arrive while it runs, the server fails it, and every
+ * retry replays the longer run (docs/architecture.md, "Server pools").
+ */
+export const POOL_MIN_RUN_MS = 1_000;
+
 export async function serverPool(input: ServerPoolInput): Promise<{ name: string; revision: number }> {
   const v = (input as { v?: unknown } | undefined)?.v;
   // The previous release's runs, and `v: 2` runs it started, replay its loop (workflows/legacy/dispatch.ts).
@@ -69,7 +79,11 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
   const name = input.name;
   const historyLimit = optionalInteger(input as unknown as Record<string, unknown>, 'historyLimit', 'serverPool', 20, 50_000) ?? POOL_CONTINUE_AS_NEW_EVENTS;
   const roundPageSize = optionalInteger(input as unknown as Record<string, unknown>, 'roundPageSize', 'serverPool', 1, 1_000);
+  const minRunMsKnob = optionalInteger(input as unknown as Record<string, unknown>, 'minRunMs', 'serverPool', 0, 60_000);
+  const minRunMs = minRunMsKnob ?? POOL_MIN_RUN_MS;
   const st = new PoolMembersState(name, input.state);
+  // The first task's start: a run that began with a held-back task lived from here, as the server counts it.
+  const runBegan = Date.now();
   const publish = () => setCurrentDetails(st.details());
 
   const members = (value: unknown): ServerSpec[] => {
@@ -136,12 +150,12 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
   const historyIsLong = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > historyLimit;
   const moved = () => workflowInfo().targetWorkerDeploymentVersionChanged;
   const rotateNow = () => (historyIsLong() || moved()) && !st.deleting;
+  const youngFor = () => minRunMs - (Date.now() - runBegan);
   // A long history (or a new build) rotates before another round starts; the round due is carried in the snapshot
   // (`delivered` behind `revision`, or `resend`) and the next run starts it. A round's start takes workflow tasks of
   // its own (the child's start, its end), in which more messages arrive: it must not stand between a long history and
-  // its rotation. The rotation does not wait for the run to be 1 s old either, though the server holds back the next
-  // run's first task until then: a run kept alive meanwhile takes a stream of signals in many small tasks, and a worker
-  // that must replay those many tasks is too slow for the next ones (docs/architecture.md, "Server pools").
+  // its rotation, nor run while a run too young to rotate waits (docs/architecture.md, "Server pools"). Starting
+  // rounds in that wait instead failed the storm of test/workflow/pool-updates-rotating.test.ts 4 times in 4.
   for (;;) {
     await condition(() => st.roundStartable() || st.deleting || rotateNow());
     if (st.roundStartable() && !st.deleting && !rotateNow()) {
@@ -149,11 +163,16 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
       publish();
       continue;
     }
+    if (!st.deleting && youngFor() > 0) {
+      // Messages are handled meanwhile as they come, in short tasks.
+      await sleep(youngFor(), { summary: 'a run younger than 1 s does not continue as new (its successor would be held back)' });
+      continue;
+    }
     // Handlers finish first: an update answered by this run is not left to the next one. Today's update handlers are
     // synchronous; only the previous release's subscribe answer (one signal) can be running.
     await condition(allHandlersFinished);
     if (st.deleting) return { name, revision: st.revision };
-    const next: ServerPoolInput = { v: SCHEMA_VERSION, name, state: st.snapshot(), ...(input.historyLimit ? { historyLimit } : {}), ...(roundPageSize ? { roundPageSize } : {}) };
+    const next: ServerPoolInput = { v: SCHEMA_VERSION, name, state: st.snapshot(), ...(input.historyLimit ? { historyLimit } : {}), ...(roundPageSize ? { roundPageSize } : {}), ...(minRunMsKnob !== undefined ? { minRunMs: minRunMsKnob } : {}) };
     if (moved()) return makeContinueAsNewFunc<typeof serverPool>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(next);
     return continueAsNew<typeof serverPool>(next);
   }
