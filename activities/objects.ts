@@ -40,7 +40,10 @@ export const ADOPTION_SKEW_MS = 5 * 60_000;
 /** What the first attempt of a create records (as heartbeat details) before it sends the POST. */
 export interface CreateProgress {
   /**
-   * Objects with the same name and parent that existed before our first POST: never ours to adopt. Absent when the
+   * Objects with the same name and parent that existed before our first POST: never ours to adopt. Read from a
+   * listing that may have started up to RECENT_LIST_MS before the create (activities/engine/client.ts), so an
+   * untagged object with our name and fields that someone else made in that window would be taken as a lost attempt's
+   * by a retry: a window of seconds, against the 5 minutes (ADOPTION_SKEW_MS) of a retry with no record. Absent when the
    * first attempt did not list them (a pool-delta pass, activities/realize.ts `unlisted`): a retry then adopts by
    * creation time, as after a first attempt that died before its first heartbeat.
    */
@@ -49,11 +52,15 @@ export interface CreateProgress {
   created?: string;
 }
 
-/** Objects of the same kind and name as the one to create, listed under the same object (its `listedUnder` link). */
-async function lookAlikes(engine: EngineClient, memory: IdentifierCache, input: CreateObjectInput): Promise<string[]> {
+/**
+ * Objects of the same kind and name as the one to create, listed under the same object (its `listedUnder` link).
+ * `recent`: before the first POST, a listing up to RECENT_LIST_MS old will do (it only has to precede the POST); a
+ * retry looking for what a lost attempt created must list afresh.
+ */
+async function lookAlikes(engine: EngineClient, memory: IdentifierCache, input: CreateObjectInput, o: { recent?: boolean } = {}): Promise<string[]> {
   const listedUnder = KIND_DEFINITIONS[input.kind].listedUnder;
   const parent = (input.fields as unknown as Record<string, string>)[listedUnder] ?? '';
-  const refs = await engine.list(input.kind, { filters: { [listedUnder]: parent } });
+  const refs = await engine.list(input.kind, { filters: { [listedUnder]: parent }, recent: o.recent === true });
   // An object being deleted stays listed with its state unchanged: it is never a look-alike to adopt.
   return refs.filter((r) => r.name === input.fields.name && !memory.isDeleting(r.identifier)).map((r) => r.identifier);
 }
@@ -131,7 +138,7 @@ export async function createObject(
       if (lost) return mine(lost, stateOf(input.kind, await engine.get(input.kind, lost)), true);
     }
     // A first attempt told not to list records no look-alikes (and no list request is sent): see CreateProgress.
-    const preexisting = recorded ?? (o.unlisted && attempt === 1 ? undefined : await lookAlikes(engine, memory, input));
+    const preexisting = recorded ?? (o.unlisted && attempt === 1 ? undefined : await lookAlikes(engine, memory, input, { recent: true }));
     const before = preexisting ? { preexisting } : {};
     hb.record(before);
     // Its group failed meanwhile (activities/realize.ts): no new object for an attempt that is ending.

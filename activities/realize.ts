@@ -33,9 +33,10 @@ export interface RealizeObjectsInput {
   /** Objects of `kind` under one parent (the same `listedUnder` link), each with the key the workflow knows it by. */
   members: { key: string; fields: CreateObjectInput['fields'] }[];
   /**
-   * The first attempt sends no look-alike list before its creates (a pool-delta pass, workflows/reconcile-delta.ts:
-   * the parent held none of these names at the last converged pass, and listing a Backend of 5,000 Servers is 50
-   * requests); a retried attempt still finds what a lost attempt created (activities/objects.ts, CreateProgress).
+   * The first attempt sends no look-alike list before its creates: the parent was created by the same
+   * reconcileLoadBalancer run (workflows/reconcile-lb.ts), or held none of these names at the last converged pass (a
+   * pool-delta pass, workflows/reconcile-delta.ts, where listing a Backend of 5,000 Servers is 50 requests); a
+   * retried attempt still finds what a lost attempt created (activities/objects.ts, CreateProgress).
    */
   unlisted?: boolean;
   /**
@@ -65,13 +66,15 @@ export interface RealizeOptions {
 
 /**
  * One GET per object when the group is created: the look-alikes of all members, listed once under their common
- * parent (createObject would list them once per member). Only names are compared, as createObject does.
+ * parent (createObject would list them once per member). Only names are compared, as createObject does. The list may
+ * be one that another group's creates asked for up to RECENT_LIST_MS before (activities/engine/client.ts): what it
+ * records only has to have existed before this group's POSTs (see CreateProgress in activities/objects.ts).
  */
 async function lookAlikesOfGroup(engine: EngineClient, memory: IdentifierCache, input: RealizeObjectsInput): Promise<Map<string, string[]>> {
   const listedUnder = KIND_DEFINITIONS[input.kind].listedUnder;
   const parents = new Set(input.members.map((m) => (m.fields as unknown as Record<string, string>)[listedUnder] ?? ''));
   if (parents.size !== 1) throw new Error(`realizeObjects: the members of a group share one ${listedUnder}, got ${[...parents].join(', ')}`);
-  const refs = await engine.list(input.kind, { filters: { [listedUnder]: [...parents][0] as string } });
+  const refs = await engine.list(input.kind, { filters: { [listedUnder]: [...parents][0] as string }, recent: true });
   const byName = new Map<string, string[]>();
   // An object being deleted stays listed with its state unchanged: never a look-alike to adopt (as in createObject).
   for (const r of refs) if (!memory.isDeleting(r.identifier)) byName.set(r.name, [...(byName.get(r.name) ?? []), r.identifier]);

@@ -79,8 +79,34 @@ export async function withTemporal<T>(env: NodeJS.ProcessEnv, fn: (t: Temporal) 
   }
 }
 
-/** The CliError for an error that means Temporal cannot be used at all (unreachable, no such namespace), else null. */
-function temporalError(err: unknown, settings: TemporalSettings): CliError | null {
+/** gRPC's status code names, by code. */
+const GRPC_STATUS_NAMES = [
+  'OK',
+  'CANCELLED',
+  'UNKNOWN',
+  'INVALID_ARGUMENT',
+  'DEADLINE_EXCEEDED',
+  'NOT_FOUND',
+  'ALREADY_EXISTS',
+  'PERMISSION_DENIED',
+  'RESOURCE_EXHAUSTED',
+  'FAILED_PRECONDITION',
+  'ABORTED',
+  'OUT_OF_RANGE',
+  'UNIMPLEMENTED',
+  'INTERNAL',
+  'UNAVAILABLE',
+  'DATA_LOSS',
+  'UNAUTHENTICATED',
+] as const;
+
+/**
+ * The CliError for an error of a call to Temporal: one that means Temporal cannot be used at all (unreachable, no such
+ * namespace) exits 4; any other the SDK wraps as a ServiceError names the server's status and details after the
+ * SDK's message, which only names the call ("Failed to list workflows"). Never the call's metadata: it holds the API
+ * key. Null for an error that is not Temporal's.
+ */
+export function temporalError(err: unknown, settings: TemporalSettings): CliError | null {
   if (err instanceof CliError) return err;
   if (err instanceof NamespaceNotFoundError) return unreachable(`${where(settings)}: the namespace does not exist`);
   const grpc = err instanceof ServiceError ? err.cause : err;
@@ -92,6 +118,10 @@ function temporalError(err: unknown, settings: TemporalSettings): CliError | nul
   }
   // "Workflow execution failed" says nothing; the innermost cause says what went wrong.
   if (err instanceof WorkflowFailedError || err instanceof WorkflowUpdateFailedError) return new CliError(innermost(err), EXIT.failed);
+  if (err instanceof ServiceError && isGrpcServiceError(grpc)) {
+    const status = GRPC_STATUS_NAMES[grpc.code] ?? `gRPC status ${grpc.code}`;
+    return new CliError(`${err.message}: ${status}: ${grpc.details || '(no details)'}`, EXIT.failed);
+  }
   return null;
 }
 

@@ -88,9 +88,10 @@ export class LbaasClient {
     return { revision, workflowId };
   }
 
-  /** Waits for the first finished pass of `revision` (or a newer one). */
-  async waitConverged(serviceUid: string, revision: number): Promise<PassResult> {
-    return updateUntilAnswered(() => this.controller(serviceUid), waitConvergedUpdate, [revision], `wait-${revision}-${randomUUID()}`);
+  /** Waits for the first finished pass of `revision` (or a newer one); `signal` cancels the wait. */
+  async waitConverged(serviceUid: string, revision: number, o: { signal?: AbortSignal } = {}): Promise<PassResult> {
+    const wait = () => updateUntilAnswered(() => this.controller(serviceUid), waitConvergedUpdate, [revision], `wait-${revision}-${randomUUID()}`, o);
+    return o.signal ? this.client.connection.withAbortSignal(o.signal, wait) : wait();
   }
 
   /**

@@ -48,8 +48,14 @@ export function isOutlivedByRun(err: unknown): boolean {
   return err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && err.cause.type === 'AcceptedUpdateCompletedWorkflow';
 }
 
-export async function updateUntilAnswered<R, A extends [unknown, ...unknown[]]>(handle: () => WorkflowHandle, def: UpdateDefinition<R, A>, args: A, updateId: string): Promise<R> {
-  return untilAnswered(() => handle().executeUpdate(def, { args, updateId }));
+export async function updateUntilAnswered<R, A extends [unknown, ...unknown[]]>(
+  handle: () => WorkflowHandle,
+  def: UpdateDefinition<R, A>,
+  args: A,
+  updateId: string,
+  o: { signal?: AbortSignal } = {},
+): Promise<R> {
+  return untilAnswered(() => handle().executeUpdate(def, { args, updateId }), o);
 }
 
 /**
@@ -57,13 +63,18 @@ export async function updateUntilAnswered<R, A extends [unknown, ...unknown[]]>(
  * on to the caller instead (`lbaas apply` and `delete` without a wait of their own) and sends again only what the
  * server aborted.
  */
-export async function untilAnswered<R>(send: () => Promise<R>, o: { rpcTimeouts?: 'resend' | 'throw'; pauseMs?: { first: number; max: number } } = {}): Promise<R> {
+export async function untilAnswered<R>(
+  send: () => Promise<R>,
+  o: { rpcTimeouts?: 'resend' | 'throw'; pauseMs?: { first: number; max: number }; signal?: AbortSignal } = {},
+): Promise<R> {
   const pause = o.pauseMs ?? PAUSE_MS;
   let aborted = 0;
   for (;;) {
     try {
       return await send();
     } catch (err) {
+      // An aborted call fails as cancelled: sent again, it would fail the same way at once, for ever.
+      if (o.signal?.aborted) throw err;
       if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError && o.rpcTimeouts !== 'throw') continue;
       if (!isAbortedByWorkflowTask(err) || ++aborted >= MAX_ABORTED_ATTEMPTS) throw err;
       await new Promise((resolve) => setTimeout(resolve, Math.min(pause.max, pause.first * 2 ** (aborted - 1))));

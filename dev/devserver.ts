@@ -64,6 +64,16 @@ export interface DevServerOptions {
   /** How long to wait for the server to answer (the first start of a fresh SQLite file can take a while). */
   startTimeoutMs?: number;
   progress?: (line: string) => void;
+  /** Aborts the start: what has started is stopped, and the promise rejects with DevServerAbortedError. */
+  signal?: AbortSignal;
+}
+
+/** startDevServer was aborted through its `signal`; nothing it started still runs. */
+export class DevServerAbortedError extends Error {
+  constructor() {
+    super('the Temporal dev server start was aborted');
+    this.name = 'DevServerAbortedError';
+  }
 }
 
 export interface DevServer {
@@ -72,12 +82,60 @@ export interface DevServer {
   uiUrl: string | null;
   port: number;
   uiPort: number | null;
+  /** The ringpop membership port of each of the server's services (see `membershipPortsFile`). */
+  membershipPorts: Record<Service, number>;
   /** The server's process (the Web UI's is stopped with it). */
   process: ChildProcess;
   /** The last part of the server's log (for error messages). */
   logTail(): string;
   /** SIGTERM, then SIGKILL after a grace time; resolves when the process has exited. */
   stop(): Promise<void>;
+}
+
+/** Whether nothing listens on the port (a listener of ours can bind it). */
+async function portFree(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, host, () => srv.close(() => resolve(true)));
+  });
+}
+
+/**
+ * Beside a SQLite file: the membership ports of the last server on it. Every service of the server records its
+ * membership address in the file's cluster_membership table and, when it starts, joins the members that sent a
+ * heartbeat in the last 20 s. A server started again within those 20 s on other ports found only the previous run's
+ * dead addresses: its first service retried the join for 30 s (global.membership.maxJoinDuration) several times, and
+ * the server could exit with "failed to start ringpop". On the same ports, those rows name this run's own services.
+ */
+export function membershipPortsFile(dbFile: string): string {
+  return `${dbFile}.membership-ports`;
+}
+
+/** The previous run's membership ports (membershipPortsFile) that are free now; a free port of its own for the rest. */
+async function membershipPortsFor(ip: string, dbFile: string | undefined, inUse: readonly number[]): Promise<Record<Service, number>> {
+  const recorded: Partial<Record<Service, unknown>> = dbFile
+    ? await readFile(membershipPortsFile(dbFile), 'utf8').then(
+        (text) => JSON.parse(text) as Partial<Record<Service, unknown>>,
+        () => ({}),
+      )
+    : {};
+  const ports = {} as Record<Service, number>;
+  for (const name of SERVICES) {
+    const port = recorded[name];
+    const taken = [...inUse, ...Object.values(ports)];
+    ports[name] = typeof port === 'number' && Number.isInteger(port) && !taken.includes(port) && (await portFree(ip, port)) ? port : await freePortBut(ip, taken);
+  }
+  return ports;
+}
+
+/** A free port that is none of `avoid` (ports chosen but not bound yet). */
+async function freePortBut(ip: string, avoid: readonly number[]): Promise<number> {
+  for (;;) {
+    const port = await freePort(ip);
+    if (!avoid.includes(port)) return port;
+  }
 }
 
 /** A free TCP port on the loopback interface. */
@@ -129,7 +187,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
     try {
       return await startDevServerOnce(opts);
     } catch (err) {
-      if (!(err instanceof DevServerExitedError) || attempt >= DEV_SERVER_START_ATTEMPTS) throw err;
+      if (!(err instanceof DevServerExitedError) || attempt >= DEV_SERVER_START_ATTEMPTS || opts.signal?.aborted) throw err;
       if (opts.port !== undefined && !takenOtherPort(err.message, opts.port)) throw err;
       opts.progress?.(`Temporal dev server exited during start-up (attempt ${attempt} of ${DEV_SERVER_START_ATTEMPTS}); starting it again on other ports`);
     }
@@ -165,7 +223,11 @@ async function checkDbFile(dbFile: string): Promise<void> {
   }
 }
 
-type Ports = Record<'frontend' | 'history' | 'matching' | 'worker', { grpc: number; membership: number }> & { http: number; metrics: number };
+const SERVICES = ['frontend', 'history', 'matching', 'worker'] as const;
+/** How long one service of the server tries to join the others (global.membership.maxJoinDuration). */
+const MAX_JOIN = '30s';
+type Service = (typeof SERVICES)[number];
+type Ports = Record<Service, { grpc: number; membership: number }> & { http: number; metrics: number };
 
 /** The server's static configuration: one process with every service, SQLite for the stores and visibility. */
 export function renderDevServerConfig(o: { ip: string; ports: Ports; dbFile?: string; dynamicConfigFile: string; logLevel: string }): string {
@@ -185,7 +247,7 @@ export function renderDevServerConfig(o: { ip: string; ports: Ports; dbFile?: st
   };
   const frontend = `${o.ip}:${o.ports.frontend.grpc}`;
   const services = Object.fromEntries(
-    (['frontend', 'history', 'matching', 'worker'] as const).map((name) => [
+    SERVICES.map((name) => [
       name,
       { rpc: { grpcPort: o.ports[name].grpc, membershipPort: o.ports[name].membership, bindOnIP: o.ip, ...(name === 'frontend' ? { httpPort: o.ports.http } : {}) } },
     ]),
@@ -194,7 +256,7 @@ export function renderDevServerConfig(o: { ip: string; ports: Ports; dbFile?: st
     log: { stdout: true, level: o.logLevel },
     persistence: { defaultStore: 'sqlite', visibilityStore: 'sqlite', numHistoryShards: 1, datastores: { sqlite: store } },
     global: {
-      membership: { maxJoinDuration: '30s', broadcastAddress: o.ip },
+      membership: { maxJoinDuration: MAX_JOIN, broadcastAddress: o.ip },
       pprof: { port: 0 },
       metrics: { prometheus: { framework: 'tally', timerType: 'histogram', listenAddress: `${o.ip}:${o.ports.metrics}` } },
     },
@@ -219,8 +281,11 @@ export function renderDevServerConfig(o: { ip: string; ports: Ports; dbFile?: st
 export function renderDevDynamicConfig(): string {
   const set = (value: unknown) => [{ value }];
   return stringify({
-    // A search attribute registered at start is usable at once (the server's cache would otherwise lag by seconds).
-    'system.forceSearchAttributesCacheRefreshOnRead': set(true),
+    // Each of the server's services keeps its own copy of the namespace records, where SQL visibility keeps lbaas's
+    // search-attribute names; a name added at start-up is usable by a service once its copy is read again. The
+    // server's 2 s would hold up every start by that much (awaitSearchAttributes); a read of a few rows four times a
+    // second costs next to nothing, unlike the Temporal CLI's switch that re-reads the record for every visibility row.
+    'system.namespaceCacheRefreshInterval': set(`${NAMESPACE_REFRESH_MS}ms`),
     // As the Temporal CLI's dev server: a smaller host-level cache than a production server's 128,000 entries.
     'history.hostLevelCacheMaxSize': set(8096),
     // The tests and `lbaas list` read visibility often; the default 10/s per instance throttles a test run.
@@ -230,12 +295,19 @@ export function renderDevDynamicConfig(): string {
   });
 }
 
+/** `system.namespaceCacheRefreshInterval` of the dev server (renderDevDynamicConfig). */
+export const NAMESPACE_REFRESH_MS = 250;
+
+const GRPC_INVALID_ARGUMENT = 3;
 const GRPC_ALREADY_EXISTS = 6;
 /** temporal.api.enums.v1.IndexedValueType's numbers for the types we register. */
 const INDEXED_VALUE_TYPES = { Keyword: 2, Int: 3, KeywordList: 7 } as const;
 
-/** Registers a namespace with a day's retention and our search attributes; both may exist already (a kept file). */
-async function prepareNamespace(connection: Connection, namespace: string): Promise<void> {
+/**
+ * Registers a namespace with a day's retention and our search attributes; both may exist already (a kept file).
+ * Resolves to whether it added any attribute.
+ */
+async function prepareNamespace(connection: Connection, namespace: string): Promise<boolean> {
   try {
     await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
   } catch (err) {
@@ -244,7 +316,57 @@ async function prepareNamespace(connection: Connection, namespace: string): Prom
   const searchAttributes = Object.fromEntries(Object.entries(SEARCH_ATTRIBUTES).map(([name, t]) => [name, INDEXED_VALUE_TYPES[t]]));
   const existing = await connection.operatorService.listSearchAttributes({ namespace });
   const missing = Object.fromEntries(Object.entries(searchAttributes).filter(([name]) => !(name in (existing.customAttributes ?? {}))));
-  if (Object.keys(missing).length > 0) await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: missing });
+  if (Object.keys(missing).length === 0) return false;
+  await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: missing });
+  return true;
+}
+
+/** After this long without the attributes usable, the wait says what it waits for. */
+const SAY_WAITING_AFTER_MS = 2_000;
+
+/**
+ * Waits until our search attributes added at `addedAt` are usable in every namespace by every service of the server.
+ * listSearchAttributes cannot tell: it reads the namespace record itself, while each service maps the names from its
+ * own copy (NAMESPACE_REFRESH_MS). A visibility query naming every attribute proves the frontend's copy; history,
+ * matching and the worker service read theirs on the same period, each within one period and one read of the addition,
+ * so the wait lasts at least two periods from it.
+ */
+async function awaitSearchAttributes(o: {
+  connection: Connection;
+  namespaces: readonly string[];
+  addedAt: number;
+  deadline: number;
+  address: string;
+  progress?: (line: string) => void;
+}): Promise<void> {
+  const query = Object.keys(SEARCH_ATTRIBUTES)
+    .map((name) => `${name} = 'probe'`)
+    .join(' AND ');
+  let said = false;
+  for (const namespace of o.namespaces) {
+    for (;;) {
+      try {
+        await o.connection.workflowService.countWorkflowExecutions({ namespace, query });
+        break;
+      } catch (err) {
+        const e = err as Error & { code?: number };
+        if (e.code !== GRPC_INVALID_ARGUMENT) throw err;
+        if (Date.now() > o.deadline) {
+          throw new Error(
+            `Temporal server at ${o.address} did not take up lbaas's search attributes in namespace ${namespace} in time ` +
+              `(a query naming them still fails: ${e.message}); its log may say why`,
+          );
+        }
+        if (!said && Date.now() - o.addedAt > SAY_WAITING_AFTER_MS) {
+          said = true;
+          o.progress?.(`waiting for the Temporal server to take up lbaas's search attributes in namespace ${namespace} (${e.message})`);
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  }
+  const rest = o.addedAt + 2 * NAMESPACE_REFRESH_MS - Date.now();
+  if (rest > 0) await new Promise((r) => setTimeout(r, rest));
 }
 
 interface Spawned {
@@ -296,14 +418,16 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   const port = opts.port ?? (await freePort(ip));
   const namespace = opts.namespace ?? 'default';
   const uiPort = opts.ui ? (opts.uiPort ?? (await freePort(ip))) : null;
-  const pair = async () => ({ grpc: await freePort(ip), membership: await freePort(ip) });
+  const membership = await membershipPortsFor(ip, opts.dbFile, uiPort === null ? [port] : [port, uiPort]);
+  // A free port may be one of the membership ports, chosen but not bound yet.
+  const other = () => freePortBut(ip, Object.values(membership));
   const ports: Ports = {
-    frontend: { grpc: port, membership: await freePort(ip) },
-    history: await pair(),
-    matching: await pair(),
-    worker: await pair(),
-    http: await freePort(ip),
-    metrics: await freePort(ip),
+    frontend: { grpc: port, membership: membership.frontend },
+    history: { grpc: await other(), membership: membership.history },
+    matching: { grpc: await other(), membership: membership.matching },
+    worker: { grpc: await other(), membership: membership.worker },
+    http: await other(),
+    metrics: await other(),
   };
   if (opts.dbFile) await checkDbFile(opts.dbFile);
 
@@ -315,9 +439,28 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   await writeFile(configFile, renderDevServerConfig({ ip, ports, ...(opts.dbFile ? { dbFile: path.resolve(opts.dbFile) } : {}), dynamicConfigFile, logLevel: 'warn' }));
   let logStream: WriteStream | null = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a' }) : null;
   const args = ['--config-file', configFile, '--allow-no-auth', 'start'];
+  if (opts.dbFile) await writeFile(membershipPortsFile(opts.dbFile), `${JSON.stringify(membership)}\n`);
   const server = spawnLogged(serverPath, args, logStream);
+  // The server's join retries (30 s each, up to five) would otherwise pass in silence, also once the frontend answers
+  // (another of its services may be the one that cannot join). Watched before any await: output may come then.
+  const onJoinFailure = (chunk: Buffer) => {
+    if (!chunk.toString('utf8').includes('unable to bootstrap ringpop')) return;
+    unwatchJoin();
+    opts.progress?.(
+      `the Temporal server's services could not join each other within ${MAX_JOIN}: ` +
+        (opts.dbFile ? `${opts.dbFile} names members that sent a heartbeat less than 20 s ago, which no longer answer (a server on it stopped moments ago, or another one uses it); ` : '') +
+        `it tries again every 10 s, up to five times${opts.logFile ? ` (its log: ${opts.logFile})` : ''}`,
+    );
+  };
+  const unwatchJoin = () => {
+    server.child.stdout?.off('data', onJoinFailure);
+    server.child.stderr?.off('data', onJoinFailure);
+  };
+  server.child.stdout?.on('data', onJoinFailure);
+  server.child.stderr?.on('data', onJoinFailure);
   let ui: Spawned | null = null;
   const stopAll = async () => {
+    unwatchJoin();
     await ui?.stop();
     await server.stop();
     logStream?.end();
@@ -332,13 +475,23 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
     port,
     uiPort,
     uiUrl: uiPort !== null ? `http://${ip === '127.0.0.1' ? 'localhost' : ip}:${uiPort}` : null,
+    membershipPorts: membership,
     process: server.child,
     logTail: () => server.tail(),
     stop: stopAll,
   };
 
   const deadline = Date.now() + (opts.startTimeoutMs ?? 60_000);
+  // When our search attributes were last added (a kept file may have them all): an attempt that fails after adding
+  // them leaves the next one nothing to add, yet the services' copies may still lack them.
+  let addedAt: number | null = null;
+  const abortIfAsked = async () => {
+    if (!opts.signal?.aborted) return;
+    await stopAll();
+    throw new DevServerAbortedError();
+  };
   for (;;) {
+    await abortIfAsked();
     if (server.hasExited()) {
       await stopAll();
       const reason = startupReason(server.head()) || startupReason(server.tail());
@@ -347,8 +500,9 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1000 });
       try {
-        for (const ns of [namespace, ...(opts.extraNamespaces ?? [])]) await prepareNamespace(connection, ns);
-        for (const ns of [namespace, ...(opts.extraNamespaces ?? [])]) await connection.workflowService.describeNamespace({ namespace: ns });
+        const namespaces = [namespace, ...(opts.extraNamespaces ?? [])];
+        for (const ns of namespaces) if (await prepareNamespace(connection, ns)) addedAt = Date.now();
+        for (const ns of namespaces) await connection.workflowService.describeNamespace({ namespace: ns });
         break;
       } finally {
         await connection.close();
@@ -359,6 +513,19 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
         throw new Error(`Temporal server at ${address} did not answer within ${opts.startTimeoutMs ?? 60_000} ms: ${(err as Error).message}\n${server.tail().slice(-2000)}`);
       }
       await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  await abortIfAsked();
+  if (addedAt !== null) {
+    const connection = await Connection.connect({ address, connectTimeout: 1000 });
+    try {
+      const namespaces = [namespace, ...(opts.extraNamespaces ?? [])];
+      await awaitSearchAttributes({ connection, namespaces, addedAt, deadline, address, progress: opts.progress });
+    } catch (err) {
+      await stopAll();
+      throw err;
+    } finally {
+      await connection.close();
     }
   }
 
@@ -380,6 +547,7 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
     ui = spawnLogged(uiPath, ['--root', work, '--config', 'ui', '--env', 'development', 'start'], logStream);
     const uiDeadline = Date.now() + 30_000;
     while (!(await answers(ip, uiPort))) {
+      await abortIfAsked();
       if (ui.hasExited() || Date.now() > uiDeadline) {
         const why = ui.tail().slice(-1500);
         await stopAll();
@@ -388,6 +556,7 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
       await new Promise((r) => setTimeout(r, 200));
     }
   }
+  await abortIfAsked();
   return dev;
 }
 

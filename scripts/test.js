@@ -108,7 +108,7 @@ async function main() {
       const { ensureTemporalServer } = require('../dist/dev/temporal-server.js');
       const { server: serverPath } = await ensureTemporalServer({ which: ['server'], progress });
       const namespaces = needServer.map((f) => namespaceOfTestFile(f)).filter((n) => n !== null);
-      server = await startDevServer({ serverPath, extraNamespaces: namespaces });
+      server = await startDevServer({ serverPath, extraNamespaces: namespaces, progress });
       progress(`Temporal dev server: ${server.address} (${namespaces.length} namespaces)`);
       Object.assign(env, { TEMPORAL_CLI_PATH: temporalPath, LBAAS_TEST_TEMPORAL_ADDRESS: server.address });
     }

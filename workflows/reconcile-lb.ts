@@ -187,6 +187,9 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
         loadBalancer,
         kind,
         members: members.map((p) => ({ key: p.desired.key, fields: completeFields(kind, p.desired.fields, parentId) as CreateObjectInput['fields'] })),
+        // Under a parent this run created (a new Frontend's Binds, a new Backend's Servers) nothing was there before
+        // our creates: no look-alike list (a retry still finds what a lost attempt created, activities/objects.ts).
+        ...(created.has(parentId) ? { unlisted: true } : {}),
       }),
     );
     const ids = new Map<string, string | null>();

@@ -77,7 +77,19 @@ export interface ListOptions {
   filters?: Readonly<Record<string, string>>;
   /** Page size, 1..100; default `DEFAULT_PAGE_LIMIT`. */
   limit?: number;
+  /**
+   * Accept an identical listing that started up to `RECENT_LIST_MS` before the call (flights.ts). Only for a caller
+   * that needs a list read before something it does next, never for one that must see the Engine as it is now.
+   */
+  recent?: boolean;
 }
+
+/**
+ * How old a listing asked for with `recent` may be. The look-alike list before a group's creates (activities/realize.ts)
+ * only has to be read before their POSTs; when a thousand services are applied at once, each load balancer's lists of
+ * Frontends and Backends (tens of pages each) are then read once per this window instead of back to back.
+ */
+export const RECENT_LIST_MS = 10_000;
 
 function assertKind(kind: string): asserts kind is LbaasKind {
   if (!(LBAAS_KINDS as readonly string[]).includes(kind)) {
@@ -120,8 +132,11 @@ function identifierIn(body: string): string | undefined {
 
 export class EngineClient {
   readonly #transport: EngineTransport;
-  /** Identical LBaaS lists joined when one has not started yet (flights.ts): never an answer older than the call. */
-  readonly #lists = new FreshFlights<EngineRef[]>();
+  /**
+   * Identical LBaaS lists joined when one has not started yet (flights.ts): never an answer older than the call,
+   * unless the caller asks for a `recent` one.
+   */
+  readonly #lists = new FreshFlights<EngineRef[]>(RECENT_LIST_MS);
   /** The last GET answer of each object and when it was sent, while nothing was written to it (recent-reads.ts). */
   readonly #reads = new RecentReads<{ kind: LbaasKind; object: unknown }>();
 
@@ -174,7 +189,8 @@ export class EngineClient {
   /**
    * Every `{identifier, name}` of a kind, over all pages, in the Engine's order, each identifier once (objects
    * created while paging can shift an item onto the next page). Callers asking for the same list at the same time
-   * share one listing that starts after each of them asked (flights.ts); each gets its own copy.
+   * share one listing that starts after each of them asked (flights.ts), or with `recent` one that started up to
+   * `RECENT_LIST_MS` before; each gets its own copy.
    */
   async list(kind: LbaasKind, options: ListOptions = {}): Promise<EngineRef[]> {
     assertKind(kind);
@@ -182,10 +198,13 @@ export class EngineClient {
     const filters = new URLSearchParams(options.filters ?? {}).toString();
     if (filters !== '') query.filters = filters;
     const limit = pageLimit(options.limit);
-    const refs = await this.#lists.run(`${kind}?${filters}&limit=${limit}`, () =>
-      this.#collect(kind, `${LBAAS_PREFIX}/${kind}.json`, query, limit, false, (raw) => {
-        return this.#transport.parse(raw, lbaasListSchema, `${kind} list`).data;
-      }),
+    const refs = await this.#lists.run(
+      `${kind}?${filters}&limit=${limit}`,
+      () =>
+        this.#collect(kind, `${LBAAS_PREFIX}/${kind}.json`, query, limit, false, (raw) => {
+          return this.#transport.parse(raw, lbaasListSchema, `${kind} list`).data;
+        }),
+      { recent: options.recent === true },
     );
     return refs.map((r) => ({ ...r }));
   }

@@ -7,10 +7,11 @@
  */
 import assert from 'node:assert/strict';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { DEV_SERVER_START_ATTEMPTS, DevServerExitedError, freePort, startDevServer, takenOtherPort } from '../../dev/devserver';
+import { DEV_SERVER_START_ATTEMPTS, DevServerExitedError, freePort, membershipPortsFile, startDevServer, takenOtherPort } from '../../dev/devserver';
 import { ensureTemporalServer } from '../../dev/temporal-server';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'lbaas-devserver-start-'));
@@ -79,4 +80,54 @@ test('takenOtherPort reads the port of a failed bind from the panic text and fro
   assert.equal(takenOtherPort(json, 41315), false);
   assert.equal(takenOtherPort('panic: listen tcp 127.0.0.1:7233: bind: address already in use', 7233), false);
   assert.equal(takenOtherPort('panic: something else', 7233), false);
+});
+
+test('started again on a kept SQLite file, the server takes the previous run\'s membership ports (the rows it left there name this run\'s services); one taken in between is replaced by a free one', async () => {
+  const dbFile = path.join(dir, 'kept.db');
+  const first = await startDevServer({ dbFile });
+  await first.stop();
+  assert.deepEqual(JSON.parse(readFileSync(membershipPortsFile(dbFile), 'utf8')), first.membershipPorts);
+  assert.equal(new Set(Object.values(first.membershipPorts)).size, 4, 'four distinct ports');
+
+  const again = await startDevServer({ dbFile });
+  try {
+    assert.deepEqual(again.membershipPorts, first.membershipPorts);
+  } finally {
+    await again.stop();
+  }
+
+  const blocker = net.createServer();
+  await new Promise<void>((resolve) => blocker.listen(first.membershipPorts.history, '127.0.0.1', resolve));
+  try {
+    const third = await startDevServer({ dbFile });
+    try {
+      const { history, ...rest } = third.membershipPorts;
+      assert.notEqual(history, first.membershipPorts.history, 'the taken port is not reused');
+      assert.deepEqual(rest, { frontend: first.membershipPorts.frontend, matching: first.membershipPorts.matching, worker: first.membershipPorts.worker });
+      assert.deepEqual(JSON.parse(readFileSync(membershipPortsFile(dbFile), 'utf8')), third.membershipPorts);
+    } finally {
+      await third.stop();
+    }
+  } finally {
+    blocker.close();
+  }
+});
+
+test('a server whose services cannot join each other says so in a progress line naming the kept file and the log', async () => {
+  const { server: real } = await ensureTemporalServer({ which: ['server'] });
+  const cli = path.join(dir, 'temporal-join-failure');
+  const warn = '{"level":"warn","msg":"unable to bootstrap ringpop. retrying","error":"join duration of 30.1s exceeded max 30s"}';
+  writeFileSync(cli, `#!/bin/sh\necho '${warn}'\nexec '${real}' "$@"\n`);
+  chmodSync(cli, 0o755);
+  const dbFile = path.join(dir, 'join.db');
+  const logFile = path.join(dir, 'join.log');
+  const lines: string[] = [];
+  const server = await startDevServer({ serverPath: cli, dbFile, logFile, progress: (l) => lines.push(l) });
+  await server.stop();
+  assert.deepEqual(
+    lines.filter((l) => /could not join/.test(l)),
+    [
+      `the Temporal server's services could not join each other within 30s: ${dbFile} names members that sent a heartbeat less than 20 s ago, which no longer answer (a server on it stopped moments ago, or another one uses it); it tries again every 10 s, up to five times (its log: ${logFile})`,
+    ],
+  );
 });

@@ -7,13 +7,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { EngineProtocolError } from '../../activities/engine';
 import { destroyObjects, type DestroyObjectInput, type DestroyOptions } from '../../activities/destroy';
 import { IdentifierCache } from '../../activities/memory';
 import { createObject } from '../../activities/objects';
 import { observeService } from '../../activities/state';
 import { ensureTagged } from '../../activities/tagging';
-import { BACKEND, BACKEND_ID, LB_ID, SERVER, SERVER_ID, harness, page, type Seen } from '../helpers/engine-mock';
+import { BACKEND, BACKEND_ID, LB_ID, SERVER, SERVER_ID, harness, page, type Reply, type Seen } from '../helpers/engine-mock';
 
 const UID = 'svc-1';
 const TAG = `anxccm-svc-uid=${UID}`;
@@ -136,6 +137,47 @@ describe('createObject on an Engine whose create answer fails validation', () =>
     assert.equal(line(h.seen[2] as Seen), `POST /api/core/v1/resource.json/${SERVER_ID}/tags/${TAG}`);
     assert.deepEqual(memory.createdFor(UID), [SERVER_ID]);
     await h.done();
+  });
+});
+
+describe('createObject and the look-alike list', () => {
+  const fields = { name: SERVER.name, ip: SERVER.ip, port: SERVER.port, check: 'enabled', backend: BACKEND_ID };
+  const serverList = `/api/LBaaS/v1/server.json`;
+
+  test('a first attempt takes a look-alike list another create asked for seconds before: no list request of its own', async () => {
+    const h = harness();
+    h.reply({ status: 200, body: page(1, 1, []) });
+    await h.client.list('server', { filters: { backend: BACKEND_ID }, recent: true });
+    h.reply({ status: 200, body: SERVER });
+    h.reply({ status: 200, body: {} });
+    const created = await createObject(h.client, new IdentifierCache(), { serviceUid: UID, kind: 'server', fields } as never);
+    assert.equal(created.identifier, SERVER_ID);
+    assert.deepEqual(h.seen.map(line), [`GET ${serverList}`, `POST ${serverList}`, `POST /api/core/v1/resource.json/${SERVER_ID}/tags/${TAG}`]);
+    await h.done();
+  });
+
+  test('a retry lists afresh to find what its lost attempt created, even with a recent list kept: it adopts and tags that object instead of creating a second one', async () => {
+    const h = harness();
+    // What the client kept from before the lost attempt's POST: no Server yet.
+    h.reply({ status: 200, body: page(1, 1, []) });
+    await h.client.list('server', { filters: { backend: BACKEND_ID }, recent: true });
+    // The Engine now: the lost attempt's Server, untagged.
+    const now = (seen: Seen): Reply => {
+      const p = seen.path.replace(/\?.*$/, '');
+      if (seen.method === 'GET' && p === serverList) return { status: 200, body: page(1, 1, [{ identifier: SERVER_ID, name: SERVER.name }]) };
+      if (seen.method === 'GET' && p === `${serverList}/${SERVER_ID}`) return { status: 200, body: SERVER };
+      if (seen.method === 'GET' && p === `/api/core/v1/resource.json/${SERVER_ID}`) return { status: 200, body: resource(SERVER_ID, []) };
+      if (seen.method === 'POST' && p === `/api/core/v1/resource.json/${SERVER_ID}/tags/${TAG}`) return { status: 200, body: {} };
+      return { status: 500, body: `unexpected ${seen.method} ${p}` };
+    };
+    h.reply(now, 5);
+    const env = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: { preexisting: [] } });
+    const created = await env.run(() => createObject(h.client, new IdentifierCache(), { serviceUid: UID, kind: 'server', fields } as never));
+    assert.deepEqual(created, { identifier: SERVER_ID, state: 'Deployed', adopted: true });
+    assert.equal(h.seen.filter((x) => line(x) === `GET ${serverList}`).length, 2, 'the retry sent its own list');
+    assert.equal(h.seen.filter((x) => x.method === 'POST' && line(x) === `POST ${serverList}`).length, 0, 'no second Server');
+    assert.equal(h.seen.filter((x) => line(x) === `POST /api/core/v1/resource.json/${SERVER_ID}/tags/${TAG}`).length, 1);
+    await h.agent.close();
   });
 });
 

@@ -1,6 +1,7 @@
 /**
  * Joined identical lists (activities/engine/flights.ts): fewer Engine requests when many groups ask for the same
- * list at once, and never an answer read before the caller asked.
+ * list at once, and never an answer read before the caller asked, unless the caller accepts a recent one (the
+ * look-alike list before a create, activities/realize.ts): then one listing per window at most.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -54,6 +55,51 @@ describe('FreshFlights', () => {
     assert.equal(await second, 'fresh');
   });
 
+  test('a caller accepting a recent answer gets the newest read started within the window (running or done); others still get a read started after their call; a failed read is never reused', async () => {
+    let now = 0;
+    const f = new FreshFlights<string>(1_000, () => now);
+    const r = reads();
+    const first = f.run('k', r.read, { recent: true });
+    now = 500;
+    const recentWhileRunning = f.run('k', r.read, { recent: true });
+    const fresh = f.run('k', r.read);
+    await tick();
+    assert.equal(r.started.length, 1, 'the recent caller joined the running read; the other waits for the next');
+    r.started[0]?.resolve('one');
+    assert.deepEqual(await Promise.all([first, recentWhileRunning]), ['one', 'one']);
+    await tick();
+    assert.equal(r.started.length, 2, 'the caller that wanted a fresh answer got its own read');
+    r.started[1]?.resolve('two');
+    assert.equal(await fresh, 'two');
+    // The second read started at 500: still recent at 1,400, no longer at 1,600.
+    now = 1_400;
+    assert.equal(await f.run('k', r.read, { recent: true }), 'two');
+    assert.equal(r.started.length, 2);
+    now = 1_600;
+    const stale = f.run('k', r.read, { recent: true });
+    assert.equal(r.started.length, 3, 'a read older than the window is not reused');
+    r.started[2]?.reject(new Error('503'));
+    await assert.rejects(stale, /503/);
+    const afterFailure = f.run('k', r.read, { recent: true });
+    assert.equal(r.started.length, 4, 'the failed read is not an answer to a later caller');
+    r.started[3]?.resolve('four');
+    assert.equal(await afterFailure, 'four');
+    assert.equal(f.kept, 1);
+  });
+
+  test('without a window nothing is kept for recent callers', async () => {
+    const f = new FreshFlights<string>();
+    const r = reads();
+    const first = f.run('k', r.read, { recent: true });
+    r.started[0]?.resolve('one');
+    assert.equal(await first, 'one');
+    const second = f.run('k', r.read, { recent: true });
+    assert.equal(r.started.length, 2);
+    r.started[1]?.resolve('two');
+    assert.equal(await second, 'two');
+    assert.equal(f.kept, 0);
+  });
+
   test('different keys never join', async () => {
     const f = new FreshFlights<string>();
     const r = reads();
@@ -95,6 +141,24 @@ describe('EngineClient.list joins identical lists', () => {
     assert.deepEqual(other, [ref(3)]);
     assert.notEqual(second, third);
     assert.notEqual(second?.[0], third?.[0]);
+    await h.done();
+  });
+});
+
+describe('EngineClient.list with `recent`', () => {
+  test('a second recent list of the same kind and filters is answered from the first listing (one request, its own copy); a list without `recent` sends its own', async () => {
+    const h = harness();
+    h.reply({ status: 200, body: page(1, 1, [ref(1)]) });
+    h.reply({ status: 200, body: page(1, 1, [ref(1), ref(2)]) });
+    const filters = { load_balancer: LB_ID };
+    const first = await h.client.list('frontend', { filters, recent: true });
+    const second = await h.client.list('frontend', { filters, recent: true });
+    assert.equal(h.seen.length, 1);
+    assert.deepEqual(second, [ref(1)]);
+    assert.notEqual(first, second);
+    assert.notEqual(first[0], second[0]);
+    assert.deepEqual(await h.client.list('frontend', { filters }), [ref(1), ref(2)]);
+    assert.equal(h.seen.length, 2);
     await h.done();
   });
 });

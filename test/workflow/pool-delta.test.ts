@@ -3,7 +3,9 @@
  * two load balancers with two ports uses a pool. A node join and a node leave write exactly the changed node's Servers
  * and cost at most 3 Engine requests per Server written (counted by route); a create whose answer is lost creates no
  * duplicate; tag requests failing for a while (Servers created, untagged) are retried to the same end; a delta that finds a Backend gone falls
- * back to the full pass, which converges. The tests run in order and share the service.
+ * back to the full pass, which converges. The tests run in order and share the service. Then two services of their own
+ * servers from empty: the Binds and Servers under the parents a pass created are created without a look-alike list, and
+ * lost create answers there still leave no duplicate and nothing untagged.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -173,6 +175,40 @@ test('Engine errors mid-delta (every tag request answers 5xx, so the new Servers
   assert.equal(node7.length, PER_NODE, 'one Server per port and load balancer, no duplicate');
   assert.ok(node7.every((o) => o.tags.includes(TAG)), 'every one tagged');
   assert.deepEqual(taggedLines(stack.sim, TAG), expected(['node-2', 'node-3', 'node-4', 'node-5', 'node-6', 'node-7']));
+});
+
+/** Applies a service with its own servers (no pool) on both load balancers and waits for its pass. */
+async function applyFromEmpty(uid: string, sfx: string) {
+  const raw = exampleSpec(lbs, { serviceUid: uid, nameSuffix: sfx, externalAddresses: ['203.0.113.10'] });
+  const v = validateSpec(raw);
+  if (!v.ok) throw new Error(JSON.stringify(v.issues));
+  const { revision } = await lbaas.apply(raw, v.spec);
+  const r = await lbaas.waitConverged(uid, revision);
+  assert.equal(r.converged, true, r.error);
+}
+
+test('a service applied from empty lists look-alikes only under its load balancers: the Binds of its new Frontends and the Servers of its new Backends are created without a list', async () => {
+  stack.sim.resetStats();
+  await applyFromEmpty('fresh-svc', 'fresh.default');
+  const lists = Object.fromEntries(Object.entries(stack.sim.stats().requests).filter(([route]) => /^GET \/api\/LBaaS\/v1\/\w+\.json$/.test(route)));
+  // The Frontend and Backend lists of the load balancers may be the recent ones of the tests before (RECENT_LIST_MS).
+  assert.deepEqual(Object.keys(lists).filter((route) => !/\/(frontend|backend)\.json$/.test(route)), [], 'no Bind or Server list');
+  assert.equal(stack.sim.stats().requests['POST /api/LBaaS/v1/server.json'], 2 * PER_NODE);
+  assert.deepEqual(taggedLines(stack.sim, 'anxccm-svc-uid=fresh-svc'), expectedOnTwo('fresh.default', PORTS, ['node-1', 'node-2']));
+});
+
+test('from empty, with every Server create answer lost (created, then 502), the retries adopt and tag what the lost attempts created: no duplicate, none untagged', async () => {
+  const sfx = 'lost.default';
+  stack.sim.setFaults({ seed: 5, deployMs: { min: 1, max: 5 }, rates: { dropAfterCommit: 1 }, routes: '^POST /api/LBaaS/v1/server\\.json$' });
+  try {
+    await applyFromEmpty('lost-svc', sfx);
+  } finally {
+    stack.sim.setFaults({ deployMs: { min: 1, max: 5 } });
+  }
+  const servers = stack.sim.objects().filter((o) => o.kind === 'server' && o.name.endsWith(`.${sfx}`));
+  assert.equal(servers.length, 2 * PER_NODE, 'one Server per node, port and load balancer, no duplicate');
+  assert.ok(servers.every((o) => o.tags.includes('anxccm-svc-uid=lost-svc')), 'every one tagged');
+  assert.deepEqual(taggedLines(stack.sim, 'anxccm-svc-uid=lost-svc'), expectedOnTwo(sfx, PORTS, ['node-1', 'node-2']));
 });
 
 async function until(check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
