@@ -339,8 +339,9 @@ async function awaitSearchAttributes(o: {
   address: string;
   progress?: (line: string) => void;
 }): Promise<void> {
-  const query = Object.keys(SEARCH_ATTRIBUTES)
-    .map((name) => `${name} = 'probe'`)
+  // A value of each attribute's own type: the server refuses a string compared with an Int attribute.
+  const query = Object.entries(SEARCH_ATTRIBUTES)
+    .map(([name, type]) => `${name} = ${type === 'Int' ? '0' : "'probe'"}`)
     .join(' AND ');
   let said = false;
   for (const namespace of o.namespaces) {
