@@ -13,6 +13,7 @@ import { startSimulator, type RunningSimulator, type SimulatorOptions } from '..
 import { startWorker, type RunningWorker } from '../../worker/start';
 import { workflowBundle } from './bundle';
 import { namespaceOfTestFile } from './namespace';
+import { stopWhenThisProcessDies, type Reaper } from './reaper';
 
 export { workflowBundle };
 
@@ -25,6 +26,8 @@ export interface TemporalTestServer {
   address: string;
   namespace: string;
   own: DevServer | null;
+  /** Stops `own` if this process dies before stopTemporalServer (a worker crash aborts it). */
+  reaper: Reaper | null;
 }
 
 let server: Promise<TemporalTestServer> | null = null;
@@ -32,9 +35,10 @@ export function temporalServer(): Promise<TemporalTestServer> {
   server ??= (async () => {
     const address = process.env.LBAAS_TEST_TEMPORAL_ADDRESS;
     // `npm test` registered a namespace for this file (test/helpers/namespace.ts).
-    if (address) return { address, namespace: namespaceOfTestFile(process.argv[1] ?? '') ?? 'default', own: null };
+    if (address) return { address, namespace: namespaceOfTestFile(process.argv[1] ?? '') ?? 'default', own: null, reaper: null };
     const own = await startDevServer({});
-    return { address: own.address, namespace: own.namespace, own };
+    const reaper = own.process.pid === undefined ? null : stopWhenThisProcessDies(own.process.pid);
+    return { address: own.address, namespace: own.namespace, own, reaper };
   })();
   return server;
 }
@@ -107,5 +111,6 @@ export async function startStack(
 export async function stopTemporalServer(): Promise<void> {
   const s = server ? await server : null;
   await s?.own?.stop();
+  s?.reaper?.cancel();
   server = null;
 }
