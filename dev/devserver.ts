@@ -518,15 +518,19 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   }
   await abortIfAsked();
   if (addedAt !== null) {
-    const connection = await Connection.connect({ address, connectTimeout: 1000 });
     try {
-      const namespaces = [namespace, ...(opts.extraNamespaces ?? [])];
-      await awaitSearchAttributes({ connection, namespaces, addedAt, deadline, address, progress: opts.progress });
+      // The server has just answered, but on a busy machine a new connection can still time out: tried again until
+      // the deadline, and the server stopped on any failure (a process left running would keep its caller alive).
+      const connection = await connectBy(address, deadline);
+      try {
+        const namespaces = [namespace, ...(opts.extraNamespaces ?? [])];
+        await awaitSearchAttributes({ connection, namespaces, addedAt, deadline, address, progress: opts.progress });
+      } finally {
+        await connection.close();
+      }
     } catch (err) {
       await stopAll();
       throw err;
-    } finally {
-      await connection.close();
     }
   }
 
@@ -559,6 +563,18 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   }
   await abortIfAsked();
   return dev;
+}
+
+/** A connection to the server, tried every 200 ms until `deadline` (the last failure is thrown). */
+async function connectBy(address: string, deadline: number): Promise<Connection> {
+  for (;;) {
+    try {
+      return await Connection.connect({ address, connectTimeout: 1000 });
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
 }
 
 /** Whether something accepts TCP connections on the port. */
