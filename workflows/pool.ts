@@ -25,7 +25,6 @@ import {
   ParentClosePolicy,
   setCurrentDetails,
   setHandler,
-  sleep,
   startChild,
   upsertSearchAttributes,
   workflowInfo,
@@ -69,6 +68,15 @@ export const POOL_CONTINUE_AS_NEW_EVENTS = 2_000;
  * retry replays the longer run (docs/architecture.md, "Server pools").
  */
 export const POOL_MIN_RUN_MS = 1_000;
+
+/**
+ * A young run waits for its second only while its history is this short. Under a stream of signals the wait gathers
+ * them in many short tasks, and the rotation after it (a task that completes the run) fails as soon as one more
+ * signal arrives while it runs; the worker then replays the whole run, and a replay of a few hundred events outlasts
+ * the next 100 buffered events, so every attempt is force-closed (docs/architecture.md, "Server pools"). Past this
+ * length the run rotates at once, young or not: its successor's held-back first task costs less than that replay.
+ */
+export const POOL_YOUNG_RUN_MAX_EVENTS = 100;
 
 export async function serverPool(input: ServerPoolInput): Promise<{ name: string; revision: number }> {
   const v = (input as { v?: unknown } | undefined)?.v;
@@ -163,9 +171,9 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
       publish();
       continue;
     }
-    if (!st.deleting && youngFor() > 0) {
-      // Messages are handled meanwhile as they come, in short tasks.
-      await sleep(youngFor(), { summary: 'a run younger than 1 s does not continue as new (its successor would be held back)' });
+    if (!st.deleting && youngFor() > 0 && workflowInfo().historyLength <= POOL_YOUNG_RUN_MAX_EVENTS) {
+      // Messages are handled meanwhile as they come, in short tasks; a history grown past the bound ends the wait.
+      await condition(() => workflowInfo().historyLength > POOL_YOUNG_RUN_MAX_EVENTS, youngFor());
       continue;
     }
     // Handlers finish first: an update answered by this run is not left to the next one. Today's update handlers are
