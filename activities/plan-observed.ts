@@ -7,11 +7,13 @@
  * 1.4 MB of observed objects per load balancer, and every observation of all of them in one activity result (and in
  * every child's input) passes Temporal's 2 MiB payload limit with two load balancers. The children read their own
  * load balancer instead; `readMark` lets their first read take this worker's answers of the moment
- * (activities/engine/recent-reads.ts) rather than ask the Engine again.
+ * (activities/engine/recent-reads.ts) rather than ask the Engine again. The plans stay here too: each repeats every
+ * desired object of the spec, and the workflows plan again from the spec and the returned objects for less than the
+ * Temporal server and the worker would pay for a plan written into every pass's histories.
  */
 import { desiredObjects, indexBytes, indexOfPlan, isPlanEmpty, planLoadBalancer, statusFromSnapshot, type LoadBalancerIndex } from '../domain';
 import type { ReadMark } from '../contract';
-import type { AddressStatus, ObservedObject, Plan, ValidatedSpec } from '../domain/types';
+import type { AddressStatus, ObservedObject, ValidatedSpec } from '../domain/types';
 import type { EngineClient } from './engine';
 import type { IdentifierCache } from './memory';
 import { observeService } from './state';
@@ -31,12 +33,6 @@ export interface PlanObservedInput {
    */
   listUpTo?: number;
   /**
-   * Hand back, with the objects, the plan made of them while the plans' entries (objects and destroys) total at most
-   * this many (default 0): a load balancer with nothing to do is reported from it, and a child acts on it in its first
-   * round, without planning the same observation again.
-   */
-  planUpTo?: number;
-  /**
    * Hand back the index (domain/pool-index.ts) of each load balancer of the spec with nothing to do while they total
    * at most this many bytes of JSON (default 0): a pass that writes nothing keeps the controller's pool-delta passes
    * possible.
@@ -55,12 +51,6 @@ export interface LoadBalancerOutlook {
   status: AddressStatus;
   /** The objects observed there, within `listUpTo`. */
   objects?: ObservedObject[];
-  /**
-   * The plan made from `objects` (with them, within `planUpTo`): the pass reports a load balancer with nothing to do from it,
-   * and hands it to the child of one with work as its first round's plan, so each load balancer is planned once
-   * per observation.
-   */
-  plan?: Plan;
   /** Its Backends' and Servers' identifiers (a load balancer of the spec with nothing to do), within `indexUpTo`. */
   index?: LoadBalancerIndex;
 }
@@ -79,7 +69,6 @@ export async function planObservedService(engine: EngineClient, kinds: Identifie
   const loadBalancers: Record<string, LoadBalancerOutlook> = {};
   const wanted = input.teardown ? [] : spec.loadBalancers;
   let listable = input.listUpTo ?? 0;
-  let plannable = input.planUpTo ?? 0;
   let indexable = input.indexUpTo ?? 0;
   for (const lb of new Set([...wanted, ...held.keys()])) {
     const objects = held.get(lb) ?? [];
@@ -90,16 +79,11 @@ export async function planObservedService(engine: EngineClient, kinds: Identifie
     const empty = isPlanEmpty(plan);
     const listed = objects.length <= listable;
     if (listed) listable -= objects.length;
-    // A plan has a budget of its own: a fresh load balancer's (thousands of creates, nothing observed) must not pass
-    // the payload limit. Objects whose plan does not fit go alone, and the child plans them itself.
-    const entries = plan.objects.length + plan.destroy.length;
-    const withPlan = listed && entries <= plannable;
-    if (withPlan) plannable -= entries;
     const index = empty && !cleanup ? indexOfPlan(plan) : null;
     const bytes = index === null ? 0 : indexBytes(index);
     const indexed = index !== null && bytes <= indexable;
     if (indexed) indexable -= bytes;
-    loadBalancers[lb] = { held: objects.length, cleanup, empty, status: statusFromSnapshot(snapshot), ...(listed ? { objects, ...(withPlan ? { plan } : {}) } : {}), ...(indexed ? { index } : {}) };
+    loadBalancers[lb] = { held: objects.length, cleanup, empty, status: statusFromSnapshot(snapshot), ...(listed ? { objects } : {}), ...(indexed ? { index } : {}) };
   }
   return { readMark, loadBalancers };
 }

@@ -18,6 +18,11 @@ export interface Machine {
   node: string;
   os: string;
   temporalCli: string;
+  /**
+   * The Temporal server the run measured (dev/temporal-server.ts, which startDevServer runs), absent in runs saved
+   * before it was recorded: those ran it too from 790a425 on, though their machine line names only the CLI.
+   */
+  temporalServer?: string;
   /** The code measured: commit, and product files with uncommitted changes in the build. */
   revision: string;
   uncommitted: string[];

@@ -56,7 +56,7 @@ export interface FleetResult {
   /** The worker's node heap limit (`--max-old-space-size`) when the benchmark set one. */
   workerNodeHeapMiB?: number;
   workerIdleRssBytes: number;
-  /** History events of one controller (after apply, resync and delete) and of the fullResync run. */
+  /** History events of one controller (read after the apply and the no-op resync, before the node change) and of the fullResync run. */
   controllerEvents: number;
   fullResyncEvents: number;
 }

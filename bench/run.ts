@@ -33,6 +33,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import type { PacingOptions } from '../activities/engine';
 import { startDevServer, type DevServer } from '../dev/devserver';
 import { ensureTemporalCli } from '../dev/temporal-path';
+import { TEMPORAL_SERVER_VERSION } from '../dev/temporal-server';
 import { workflowsPath } from '../worker/main';
 import { reconcileService } from '../workflows';
 import { AB_MECHANISMS, CORE_DEPLOY_MS, MODES, runCore, WORKER_DEPLOY_TIMES, WORKER_PACING, WORKER_READINESS, WORKER_SWITCHES, type CoreContext, type CoreRun, type WorkerKind } from './core';
@@ -189,6 +190,7 @@ function machine(temporalPath: string): Machine {
     node: process.version,
     os: `${os.type()} ${os.release()}`,
     temporalCli,
+    temporalServer: TEMPORAL_SERVER_VERSION,
     loadAvgStart: os.loadavg(),
     loadAvgEnd: [],
   };

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { WithStartWorkflowOperation, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import {
+  applyAndWaitUpdate,
   applyUpdate,
   controllerStatusQuery,
   deleteUpdate,
@@ -33,7 +34,7 @@ import type { ValidatedSpec } from '../domain/types';
 import { resolveSpecDocument } from '../domain';
 import { PoolClient } from './pool-client';
 import { passRateLimitedUntil } from './rate-limit';
-import { untilAnswered, updateUntilAnswered } from './update';
+import { isUnknownUpdate, untilAnswered, updateUntilAnswered } from './update';
 
 export interface ServiceSummary {
   serviceUid: string;
@@ -67,25 +68,54 @@ export class LbaasClient {
     // A spec naming a pool that does not exist starts nothing (PoolNotFoundError). A pool deleted between this
     // check and the apply is caught by the controller, which fails the revision naming the pool.
     if (spec.serverPool !== undefined) await this.pools.require(spec.serverPool);
-    const workflowId = workflowIds.controller(spec.serviceUid);
-    // A new start operation per send (one can be used once); the same update id, so a resend applies it once.
-    const op = () =>
-      new WithStartWorkflowOperation<ServiceControllerWorkflow>(workflowTypes.serviceController, {
-        workflowId,
-        taskQueue: this.taskQueue,
-        args: [{ v: SCHEMA_VERSION, serviceUid: spec.serviceUid }],
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        staticSummary: `controller of service ${spec.serviceUid}`,
-        typedSearchAttributes: [
-          { key: searchAttributes.serviceUid, value: spec.serviceUid },
-          { key: searchAttributes.loadBalancers, value: [...spec.loadBalancers].sort() },
-          { key: searchAttributes.phase, value: 'Converging' },
-          ...(spec.serverPool === undefined ? [] : [{ key: searchAttributes.serverPool, value: spec.serverPool }]),
-        ],
-      });
     const updateId = `apply-${randomUUID()}`;
-    const { revision } = await untilAnswered(() => this.client.workflow.executeUpdateWithStart(applyUpdate, { args: [raw], updateId, startWorkflowOperation: op() }), { rpcTimeouts: 'throw' });
-    return { revision, workflowId };
+    const { revision } = await untilAnswered(() => this.client.workflow.executeUpdateWithStart(applyUpdate, { args: [raw], updateId, startWorkflowOperation: this.#startController(spec) }), { rpcTimeouts: 'throw' });
+    return { revision, workflowId: workflowIds.controller(spec.serviceUid) };
+  }
+
+  /**
+   * `apply` and `waitConverged` as one update (applyAndWait), for a caller with nothing to show before the pass has
+   * finished: resolves once the controller (started if there was none) has accepted the spec, with `converged()`,
+   * which resolves with the revision and the result of its pass. One update per apply instead of two: two history
+   * events and a call fewer. A controller still running an earlier build without that update (until it
+   * moves to the current one) gets `apply` and `waitConverged` instead.
+   */
+  async applyAccepted(raw: unknown, spec: ValidatedSpec): Promise<{ workflowId: string; converged: () => Promise<{ revision: number; result: PassResult }> }> {
+    if (spec.serverPool !== undefined) await this.pools.require(spec.serverPool);
+    const updateId = `apply-${randomUUID()}`;
+    const handle = await untilAnswered(
+      () => this.client.workflow.startUpdateWithStart(applyAndWaitUpdate, { args: [raw], updateId, waitForStage: 'ACCEPTED', startWorkflowOperation: this.#startController(spec) }),
+      { rpcTimeouts: 'throw' },
+    );
+    const converged = async (): Promise<{ revision: number; result: PassResult }> => {
+      try {
+        // The poll for the outcome is sent again when its deadline passes: the pass may take longer than one.
+        return await untilAnswered(() => handle.result());
+      } catch (err) {
+        // A refused update comes back as its outcome, which only the result reads.
+        if (!isUnknownUpdate(err, applyAndWaitUpdate.name)) throw err;
+        const { revision } = await this.apply(raw, spec);
+        return { revision, result: await this.waitConverged(spec.serviceUid, revision) };
+      }
+    };
+    return { workflowId: workflowIds.controller(spec.serviceUid), converged };
+  }
+
+  /** The start of a service's controller for an update-with-start: a new operation per send (one can be used once). */
+  #startController(spec: ValidatedSpec): WithStartWorkflowOperation<ServiceControllerWorkflow> {
+    return new WithStartWorkflowOperation<ServiceControllerWorkflow>(workflowTypes.serviceController, {
+      workflowId: workflowIds.controller(spec.serviceUid),
+      taskQueue: this.taskQueue,
+      args: [{ v: SCHEMA_VERSION, serviceUid: spec.serviceUid }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      staticSummary: `controller of service ${spec.serviceUid}`,
+      typedSearchAttributes: [
+        { key: searchAttributes.serviceUid, value: spec.serviceUid },
+        { key: searchAttributes.loadBalancers, value: [...spec.loadBalancers].sort() },
+        { key: searchAttributes.phase, value: 'Converging' },
+        ...(spec.serverPool === undefined ? [] : [{ key: searchAttributes.serverPool, value: spec.serverPool }]),
+      ],
+    });
   }
 
   /** Waits for the first finished pass of `revision` (or a newer one); `signal` cancels the wait. */

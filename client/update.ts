@@ -48,6 +48,14 @@ export function isOutlivedByRun(err: unknown): boolean {
   return err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && err.cause.type === 'AcceptedUpdateCompletedWorkflow';
 }
 
+/**
+ * Whether `err` is the refusal of an update the workflow has no handler for: a run of an earlier build, which does not
+ * know a newer update. The TypeScript SDK's workflow side rejects it with this message (workflow internals).
+ */
+export function isUnknownUpdate(err: unknown, name: string): boolean {
+  return err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && err.cause.message === `No registered handler for update: ${name}`;
+}
+
 export async function updateUntilAnswered<R, A extends [unknown, ...unknown[]]>(
   handle: () => WorkflowHandle,
   def: UpdateDefinition<R, A>,

@@ -21,6 +21,12 @@ type V2<T> = T & { v: SchemaVersion };
 // serviceController (`lbaas/<uid>`).
 export const applyUpdate = defineUpdate<{ revision: number }, [spec: unknown]>('apply');
 export const waitConvergedUpdate = defineUpdate<PassResult, [revision: number]>('waitConverged');
+/**
+ * `apply` and `waitConverged` of the revision it set, as one update: for a client that has nothing to show before the
+ * pass ends (`lbaas kube`), one update (two history events and an RPC) fewer per apply. Sent with update-with-start, accepted at
+ * once (the caller is not held), answered when the first pass of that revision or a newer one has finished.
+ */
+export const applyAndWaitUpdate = defineUpdate<{ revision: number; result: PassResult }, [spec: unknown]>('applyAndWait');
 export const deleteUpdate = defineUpdate<PassResult, []>('delete');
 export const resyncSignal = defineSignal<[]>('resync');
 /**
@@ -88,7 +94,7 @@ export const poolRoundEndedSignal = defineSignal<[V2<{ round: string; revision: 
 
 /** Which workflow type handles which messages: what docs/spec.md lists per workflow (test/unit/doc-surface.test.ts). */
 export const MESSAGES_BY_WORKFLOW = {
-  serviceController: [applyUpdate, waitConvergedUpdate, deleteUpdate, resyncSignal, resyncPassUpdate, engineRateLimitedSignal, poolMembersSignal, supersededCreatesSignal, wakeSignal, controllerStatusQuery],
+  serviceController: [applyUpdate, waitConvergedUpdate, applyAndWaitUpdate, deleteUpdate, resyncSignal, resyncPassUpdate, engineRateLimitedSignal, poolMembersSignal, supersededCreatesSignal, wakeSignal, controllerStatusQuery],
   reconcileLoadBalancer: [loadBalancerStatusQuery],
   serverPool: [
     poolSetUpdate,

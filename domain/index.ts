@@ -50,6 +50,7 @@ export {
   applyPoolDelta,
   resolvePool,
   resolveSpecDocument,
+  withOnlyServers,
   type PoolFile,
   type PoolFileResult,
   type MemberChange,

@@ -126,6 +126,14 @@ export function resolvePool(spec: ValidatedSpec, servers: unknown): { ok: true; 
 }
 
 /**
+ * A resolved spec with only the servers named (a pool-delta pass's joining members): a subset of servers that were
+ * within every limit still is, so it stays validated without being parsed again.
+ */
+export function withOnlyServers(spec: ValidatedSpec, names: ReadonlySet<string>): ValidatedSpec {
+  return { ...spec, servers: spec.servers.filter((s) => names.has(s.name)) } as ValidatedSpec;
+}
+
+/**
  * resolvePool for the spec document as written (what controllers hold and passes validate again): the document
  * with `serverPool` replaced by the pool's `servers`, validated as an inline spec, so every limit is checked with
  * the real server count. Errors name the pool.

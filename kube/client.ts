@@ -174,3 +174,8 @@ function errorText(err: unknown): string {
 export function mergePatch(mod: K8sModule) {
   return mod.setHeaderOptions('Content-Type', mod.PatchStrategy.MergePatch);
 }
+
+/** Options that make a patch call send `application/strategic-merge-patch+json` (lists merged by their keys). */
+export function strategicMergePatch(mod: K8sModule) {
+  return mod.setHeaderOptions('Content-Type', mod.PatchStrategy.StrategicMergePatch);
+}

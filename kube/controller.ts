@@ -19,13 +19,13 @@ import type { LbaasClient } from '../client/service-client';
 import { untilAnswered } from '../client/update';
 import { deleteUpdate, type PassResult } from '../contract';
 import { httpStatus, statusMessage, type KubeTarget } from './client';
-import { CLEANUP_FINALIZER, HOSTNAME_ANNOTATION, ingressOf, intentOf, nodeExclusion, nodeMembers, nodePoolName, sameIngress, serviceKey, serviceSpec, type KubeSettings } from './mapping';
+import { CLEANUP_FINALIZER, HOSTNAME_ANNOTATION, ingressOf, intentOf, nodeExclusion, nodeMembers, nodePoolName, serviceKey, serviceSpec, type KubeSettings } from './mapping';
 import { LOAD_BALANCER_IPS_ANNOTATION, NOT_ENFORCED_REASON, unenforcedOptions, VIP_ADDRESSES_ANNOTATION, VIP_ALLOCATE, VIP_ANNOTATION, vipRequestOf } from './service-options';
 import { allocateVips, releaseVips, vipPrefixes } from './vip';
 import type { VipPrefix } from '../contract';
 import type { KubeNode, KubeService } from './objects';
 import { WorkQueue, type SyncOutcome } from './queue';
-import { APPLIED_ANNOTATION, ServiceWrites } from './writes';
+import { appliedHash, ServiceWrites } from './writes';
 import { workflowIds, type ClusterDiscovery } from '../contract';
 import { describeDiscovery, effectiveSettings, FIRST_DISCOVERY_RETRY_MS, runDiscovery } from './discovery';
 import { KubePickupWatch } from './pickup-watch';
@@ -80,6 +80,11 @@ export class KubeController {
   readonly #waiting = new Map<string, Waiting>();
   /** Per Service key, the unenforced options last said in a Warning (so a change is said once, not every sync). */
   readonly #noticed = new Map<string, string>();
+  /**
+   * Per Service key, the resourceVersion of the release's own status write, which still carries the finalizer the
+   * release removes right after: a sync of that version is behind our own writes, not a Service to tear down again.
+   */
+  readonly #releasing = new Map<string, string>();
   /**
    * Per Service uid, the VIPs allocated (or adopted) by this process and the prefixes they came from: one allocation
    * workflow per Service and leadership term, not one per sync.
@@ -283,11 +288,13 @@ export class KubeController {
       this.pickup.done(key);
       this.#applied.delete(key);
       this.#noticed.delete(key);
+      this.#releasing.delete(key);
       this.#stopWaiting(key);
       return 'done';
     }
     const intent = intentOf(svc, this.settings);
     if (intent === 'teardown') return this.#teardown(key, svc);
+    this.#releasing.delete(key);
     if (intent === 'ignore') return 'done';
     return this.#ensure(key, svc);
   }
@@ -341,10 +348,10 @@ export class KubeController {
       if (!mapped.ok) throw new Error(`the mapped spec with its VIPs did not validate: ${mapped.reasons.join('; ')}`);
     }
     const hash = specHash(mapped.spec, svc);
-    // The annotation is written after the ingress: a match means this spec was converged and reported, unless the
+    // The condition is written with the ingress: a match means this spec was converged and reported, unless the
     // ingress was removed since (then report it again).
     const expectsIngress = (mapped.spec.externalAddresses as string[]).length > 0 || svc.metadata.annotations?.[HOSTNAME_ANNOTATION] !== undefined;
-    const reported = svc.metadata.annotations?.[APPLIED_ANNOTATION] === hash && (!expectsIngress || (svc.status?.loadBalancer?.ingress?.length ?? 0) > 0);
+    const reported = appliedHash(svc) === hash && (!expectsIngress || (svc.status?.loadBalancer?.ingress?.length ?? 0) > 0);
     if (this.#applied.get(key) === hash || reported) {
       this.#stopWaiting(key);
       this.#applied.set(key, hash);
@@ -364,9 +371,16 @@ export class KubeController {
       if (patched === null) return 'done';
       svc = patched;
     }
-    const { revision } = await this.pickup.during(key, { workflowId: workflowIds.controller(svc.metadata.uid), service: svc, what: `applying to service ${svc.metadata.uid}` }, () => this.lbaas.apply(mapped.spec, mapped.validated));
-    this.log(`${key}: applied revision ${revision} to service ${svc.metadata.uid}; waiting for its pass`);
-    this.#wait(key, svc, { kind: 'apply', hash, uid: svc.metadata.uid, revision }, `revision ${revision} of service ${svc.metadata.uid}`, () => this.lbaas.waitConverged(svc.metadata.uid, revision));
+    // One update that applies and answers when the pass has finished; the sync returns once it is accepted.
+    const uid = svc.metadata.uid;
+    const applied = await this.pickup.during(key, { workflowId: workflowIds.controller(uid), service: svc, what: `applying to service ${uid}` }, () => this.lbaas.applyAccepted(mapped.spec, mapped.validated));
+    this.log(`${key}: applied to service ${uid}; waiting for its pass`);
+    const w: Waiting = { kind: 'apply', hash, uid, revision: 0 };
+    this.#wait(key, svc, w, `the pass of service ${uid}`, async () => {
+      const { revision, result } = await applied.converged();
+      w.revision = revision;
+      return result;
+    });
     return 'done';
   }
 
@@ -430,8 +444,7 @@ export class KubeController {
     const { result } = outcome;
     this.#applied.set(key, hash);
     const ingress = ingressOf(result.status, svc);
-    if (!sameIngress(svc.status?.loadBalancer?.ingress, ingress)) await this.#writes.setIngress(svc, ingress);
-    await this.#writes.markApplied(svc, hash);
+    await this.#writes.report(svc, ingress, hash);
     await this.#event(svc, 'Normal', 'EnsuredLoadBalancer', 'Ensured load balancer');
     this.log(`${key}: converged revision ${waited.revision} (pass ${result.pass}); ingress ${ingress.map((i) => i.ip ?? i.hostname).join(', ') || 'none'}`);
     return 'done';
@@ -439,6 +452,9 @@ export class KubeController {
 
   async #teardown(key: string, svc: KubeService): Promise<SyncOutcome> {
     const uid = svc.metadata.uid;
+    const releasing = this.#releasing.get(key);
+    this.#releasing.delete(key);
+    if (releasing !== undefined && releasing === svc.metadata.resourceVersion) return 'done';
     const waiting = this.#waiting.get(key);
     if (waiting?.kind === 'delete') {
       if (!waiting.outcome) return 'done';
@@ -483,12 +499,16 @@ export class KubeController {
       this.#vips.delete(uid);
     }
     let current = svc;
-    if (!svc.metadata.deletionTimestamp && (svc.status?.loadBalancer?.ingress?.length ?? 0) > 0) {
-      const resourceVersion = await this.#writes.setIngress(svc, []);
+    if (!svc.metadata.deletionTimestamp && ((svc.status?.loadBalancer?.ingress?.length ?? 0) > 0 || appliedHash(svc) !== undefined)) {
+      const resourceVersion = await this.#writes.clearReport(svc);
       current = { ...svc, metadata: { ...svc.metadata, ...(resourceVersion ? { resourceVersion } : {}) } };
+      if (resourceVersion) this.#releasing.set(key, resourceVersion);
     }
     await this.#event(current, 'Normal', 'DeletedLoadBalancer', 'Deleted load balancer');
-    if ((await this.#write(() => this.#writes.release(current))) === null) return { retry: 'the Service changed while removing the finalizer' };
+    if ((await this.#write(() => this.#writes.release(current))) === null) {
+      this.#releasing.delete(key);
+      return { retry: 'the Service changed while removing the finalizer' };
+    }
     return 'done';
   }
 
@@ -504,7 +524,7 @@ export class KubeController {
     void pass()
       .then(
         (result): Outcome => (result.converged ? { converged: true, result } : { converged: false, error: result.error ?? `the ${w.kind === 'delete' ? 'teardown' : 'pass'} did not converge` }),
-        (err: unknown): Outcome => ({ converged: false, error: `waiting for the ${w.kind === 'delete' ? 'teardown' : `pass of revision ${w.revision}`}: ${statusMessage(err)}` }),
+        (err: unknown): Outcome => ({ converged: false, error: `waiting for the ${w.kind === 'delete' ? 'teardown' : 'pass'}: ${statusMessage(err)}` }),
       )
       .then((outcome) => {
         if (term !== this.#term || this.#waiting.get(key) !== w) return;

@@ -191,12 +191,3 @@ export function ingressOf(status: Record<string, number[]>, svc: KubeService): I
     .map((ip) => ({ ip, ports }));
 }
 
-/** An ingress entry as read from a Service. */
-type LooseIngress = { ip?: string; hostname?: string; ports?: { port: number; protocol?: string }[] };
-
-/** Two ingress lists say the same (so an unchanged status is not written again). */
-export function sameIngress(a: readonly LooseIngress[] | undefined, b: readonly IngressEntry[]): boolean {
-  const norm = (l: readonly LooseIngress[]) =>
-    JSON.stringify(l.map((e) => ({ ip: e.ip ?? null, hostname: e.hostname ?? null, ports: (e.ports ?? []).map((p) => [p.port, p.protocol ?? 'TCP']) })));
-  return norm(a ?? []) === norm(b);
-}

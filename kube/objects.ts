@@ -8,6 +8,7 @@ export interface KubeMeta {
   namespace?: string;
   uid?: string;
   resourceVersion?: string;
+  generation?: number;
   finalizers?: string[];
   deletionTimestamp?: Date | string;
   annotations?: Record<string, string>;
@@ -32,7 +33,10 @@ export interface KubeService {
     externalTrafficPolicy?: string;
     ipFamilies?: string[];
   };
-  status?: { loadBalancer?: { ingress?: { ip?: string; hostname?: string; ports?: { port: number; protocol?: string }[] }[] } };
+  status?: {
+    loadBalancer?: { ingress?: { ip?: string; hostname?: string; ports?: { port: number; protocol?: string }[] }[] };
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+  };
 }
 
 export interface KubeNode {

@@ -1,16 +1,32 @@
 /**
- * Every write lbaas kube makes to the cluster, besides its Lease: Service metadata (the cleanup finalizer and the
- * annotation recording the applied spec), Service status (the ingress), and Events on the Service. Metadata patches
- * carry the resourceVersion they were computed from, so a concurrent change makes them fail (409) instead of undoing
- * it; the sync then runs again on the newer object.
+ * Every write lbaas kube makes to the cluster, besides its Lease: Service metadata (the cleanup finalizer, the record
+ * of allocated VIPs), Service status (the ingress, with the condition recording the spec converged), and Events on the
+ * Service. Metadata patches carry the resourceVersion they were computed from, so a concurrent change makes them fail
+ * (409) instead of undoing it; the sync then runs again on the newer object.
  */
-import { mergePatch, type KubeTarget } from './client';
+import { mergePatch, strategicMergePatch, type KubeTarget } from './client';
 import { CLEANUP_FINALIZER, type IngressEntry } from './mapping';
 import { VIP_ADDRESSES_ANNOTATION } from './service-options';
 import type { KubeService } from './objects';
 
-/** The hash of the spec (and ingress inputs) lbaas kube last converged for a Service: a restart skips what matches. */
+/**
+ * The Service condition that records the hash of the spec (and ingress inputs) lbaas kube last converged and reported
+ * for it: a restart skips what matches. Written with the ingress in one status write, so the two never disagree.
+ */
+export const APPLIED_CONDITION = 'lbaas.anx.io/SpecConverged';
+/**
+ * Where earlier releases recorded that hash, in a metadata write of its own: still read (a Service they reported is
+ * not applied again after an upgrade) and removed when the Service is released.
+ */
 export const APPLIED_ANNOTATION = 'lbaas.anx.io/applied-spec';
+const APPLIED_MESSAGE = /^spec (sha256:[0-9a-f]+) converged$/;
+
+/** The hash of the spec last converged and reported for the Service: its condition's, else an earlier release's annotation. */
+export function appliedHash(svc: KubeService): string | undefined {
+  const c = svc.status?.conditions?.find((x) => x.type === APPLIED_CONDITION);
+  if (c) return c.status === 'True' ? APPLIED_MESSAGE.exec(c.message ?? '')?.[1] : undefined;
+  return svc.metadata.annotations?.[APPLIED_ANNOTATION];
+}
 
 /** The component named on Events, as `kubectl describe service` shows it. */
 export const EVENT_SOURCE = 'lbaas-kube';
@@ -58,21 +74,22 @@ export class ServiceWrites {
     return updated.metadata?.resourceVersion;
   }
 
-  async markApplied(svc: KubeService, hash: string): Promise<void> {
-    // No resourceVersion: the annotation only records what was converged, whatever changed meanwhile (that change
-    // has its own sync, whose hash will not match).
-    await this.t.core.patchNamespacedService(
-      { name: svc.metadata.name, namespace: svc.metadata.namespace, body: { metadata: { annotations: { [APPLIED_ANNOTATION]: hash } } } },
-      mergePatch(this.t.mod),
-    );
+  /**
+   * The outcome of a converged pass, in one status write: the ingress and the condition naming the spec's hash. A
+   * strategic merge patch, so other conditions on the Service are left as they are.
+   */
+  async report(svc: KubeService, ingress: IngressEntry[], hash: string): Promise<void> {
+    const condition = { type: APPLIED_CONDITION, status: 'True', reason: 'Converged', message: `spec ${hash} converged`, lastTransitionTime: new Date().toISOString(), observedGeneration: svc.metadata.generation ?? 0 };
+    await this.#patchStatus(svc, { loadBalancer: { ingress }, conditions: [condition] });
   }
 
-  /** Returns the Service's resourceVersion after the write (a metadata patch right after must carry it, not the cache's). */
-  async setIngress(svc: KubeService, ingress: IngressEntry[]): Promise<string | undefined> {
-    const updated = await this.t.core.patchNamespacedServiceStatus(
-      { name: svc.metadata.name, namespace: svc.metadata.namespace, body: { status: { loadBalancer: { ingress } } } },
-      mergePatch(this.t.mod),
-    );
+  /** The ingress and the condition removed (a Service no longer ours); returns the Service's resourceVersion after the write. */
+  async clearReport(svc: KubeService): Promise<string | undefined> {
+    return this.#patchStatus(svc, { loadBalancer: { ingress: [] }, conditions: [{ type: APPLIED_CONDITION, $patch: 'delete' }] });
+  }
+
+  async #patchStatus(svc: KubeService, status: Record<string, unknown>): Promise<string | undefined> {
+    const updated = await this.t.core.patchNamespacedServiceStatus({ name: svc.metadata.name, namespace: svc.metadata.namespace, body: { status } }, strategicMergePatch(this.t.mod));
     return updated.metadata?.resourceVersion;
   }
 

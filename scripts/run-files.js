@@ -12,10 +12,17 @@ const testTimes = require('./test-times.js');
 
 const files = process.argv.slice(2);
 const concurrency = Number(process.env.LBAAS_TEST_FILES_AT_ONCE) || 1;
+/**
+ * A file still running after this long fails, and its process is ended (its after hooks too, if they hang): a stuck
+ * file is reported by name instead of holding the whole run until CI's own limit. Temporal's Java time-skipping test
+ * server has been seen to stop answering a run right after its continue-as-new (test/fast). The longest files take
+ * under two minutes on a loaded machine.
+ */
+const FILE_TIMEOUT_MS = 15 * 60_000;
 const toSpec = new PassThrough({ objectMode: true });
 const toTimes = new PassThrough({ objectMode: true });
 let failed = 0;
-const stream = run({ files, concurrency });
+const stream = run({ files, concurrency, timeout: FILE_TIMEOUT_MS });
 stream.on('data', (event) => {
   if (event.type === 'test:fail' && !event.data.todo && !event.data.skip) failed++;
   toSpec.write(event);

@@ -43,6 +43,7 @@ import { checkApplied, ControllerState, passSpec, wasTerminated, type RunningPas
 import type { ServiceControllerInput } from './entity-inputs';
 import { invalidInput, MAX_KNOWN, optionalInteger } from './input';
 import {
+  applyAndWaitUpdate,
   applyUpdate,
   controllerStatusQuery,
   deleteUpdate,
@@ -64,7 +65,7 @@ import {
   type PoolMembers,
   type ReconcileServiceResult,
 } from '../contract';
-import { advancePoolIndex, isServiceUid, membersOf, resolveSpecDocument, SERVICE_UID_RULE, type DeltaPlan, type ObjectStatus, type PoolIndex } from '../domain';
+import { advancePoolIndex, isServiceUid, membersOf, SERVICE_UID_RULE, withOnlyServers, type DeltaPlan, type ObjectStatus, type PoolIndex } from '../domain';
 import { reconcilePoolDelta, type ReconcilePoolDeltaResult } from './reconcile-delta';
 import { legacyServiceController } from './legacy/controller';
 import { runsPreviousLoop } from './legacy/dispatch';
@@ -139,31 +140,41 @@ export async function serviceController(input: ServiceControllerInput): Promise<
     }
     setCurrentDetails(st.details());
   };
+  const apply = (spec: unknown): number => {
+    const revision = st.apply(spec);
+    traces.note();
+    publish();
+    return revision;
+  };
+  const validateApplied = (spec: unknown) => {
+    if (st.deleting) throw new Error(`service ${uid} is being deleted; apply again once the delete has finished`);
+    // Any Temporal client can send an update: this is where a spec from one is validated, once, with every issue
+    // named by its field. The passes get the validated value and do not parse it again.
+    const checked = checkApplied(uid, spec);
+    if (!checked.ok) throw new Error(checked.error);
+  };
+  const converged = async (revision: number): Promise<PassResult> => {
+    await condition(() => st.resultFor(revision) !== null);
+    return st.resultFor(revision) as PassResult;
+  };
+  setHandler(applyUpdate, (spec: unknown) => ({ revision: apply(spec) }), {
+    validator: validateApplied,
+    description: 'Set the desired spec; returns its revision. The latest spec wins.',
+  });
   setHandler(
-    applyUpdate,
-    (spec: unknown) => {
-      const revision = st.apply(spec);
-      traces.note();
-      publish();
-      return { revision };
+    applyAndWaitUpdate,
+    async (spec: unknown) => {
+      const revision = apply(spec);
+      return { revision, result: await converged(revision) };
     },
     {
-      validator: (spec: unknown) => {
-        if (st.deleting) throw new Error(`service ${uid} is being deleted; apply again once the delete has finished`);
-        // Any Temporal client can send an update: this is where a spec from one is validated, once, with every issue
-        // named by its field. The passes get the validated value and do not parse it again.
-        const checked = checkApplied(uid, spec);
-        if (!checked.ok) throw new Error(checked.error);
-      },
-      description: 'Set the desired spec; returns its revision. The latest spec wins.',
+      validator: validateApplied,
+      description: 'apply, then waitConverged of the revision it set: returns the revision and the result of its pass.',
     },
   );
   setHandler(
     waitConvergedUpdate,
-    async (revision: number) => {
-      await condition(() => st.resultFor(revision) !== null);
-      return st.resultFor(revision) as PassResult;
-    },
+    converged,
     {
       validator: (revision: number) => {
         if (!Number.isInteger(revision) || revision < 1 || revision > st.revision) throw new Error(`revision: must be an applied revision from 1 to ${st.revision}`);
@@ -369,11 +380,10 @@ export async function serviceController(input: ServiceControllerInput): Promise<
     const last = state.lastResult;
     const pass = state.beginPass({ delta: true });
     const members = pass.pool;
-    const doc = pass.spec as Record<string, unknown>;
-    // The spec with every member must stay valid (the validator's limits): else the full pass reports why.
-    const whole = members ? resolveSpecDocument(doc, members.servers) : null;
-    const joining = resolveSpecDocument(doc, plan.joins);
-    if (!members || !last || !whole?.ok || !joining.ok) {
+    // The spec with every member must stay within the limits (resolvePool checks the members): else the full pass
+    // reports why. The joining members are a subset of it, handed down as they are.
+    const whole = members ? passSpec(pass) : null;
+    if (!members || !last || !whole?.ok) {
       state.endPass(pass, null);
       return null;
     }
@@ -392,7 +402,7 @@ export async function serviceController(input: ServiceControllerInput): Promise<
         traces.startUnderLatest(() =>
           executeChild(reconcilePoolDelta, {
             workflowId: workflowIds.pass(uid, pass.number),
-            args: [{ spec: joining.raw, revision: pass.revision, backends, destroys: plan.destroys }],
+            args: [{ spec: withOnlyServers(whole.spec, new Set(plan.joins.map((j) => j.name))), revision: pass.revision, backends, destroys: plan.destroys }],
             staticSummary: `pool delta ${uid} revision ${pass.revision} (pass ${pass.number}): ${plan.joins.length} joining, ${plan.leaves.length} leaving`,
             typedSearchAttributes: [
               { key: searchAttributes.serviceUid, value: uid },

@@ -5,7 +5,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { workflowInfo } from '@temporalio/workflow';
 import { formatIssues, KINDS, validateSpec } from '../domain';
-import type { ObservedObject, Plan, Snapshot, ValidatedSpec } from '../domain/types';
+import type { ObservedObject, Snapshot, ValidatedSpec } from '../domain/types';
 import { FAILURE_TYPES, isReadMark, type ReadMark } from '../contract';
 
 export function invalidInput(message: string): ApplicationFailure {
@@ -116,17 +116,3 @@ export function optionalObserved(fields: Record<string, unknown>, loadBalancer: 
   return { loadBalancer, objects: v as ObservedObject[] };
 }
 
-/**
- * An optional plan handed down with `observed` (`planned`): what planObservedService planned from that very
- * observation, so the first round acts on it instead of planning again. Checked for shape and load balancer only,
- * like `observed`: the plan is a worker's activity result, never a person's.
- */
-export function optionalPlanned(fields: Record<string, unknown>, loadBalancer: string, workflow: string): Plan | undefined {
-  const v = fields.planned;
-  if (v === undefined || v === null) return undefined;
-  const p = v as Plan;
-  if (typeof v !== 'object' || p.loadBalancer !== loadBalancer || !Array.isArray(p.objects) || !Array.isArray(p.destroy)) {
-    throw invalidInput(`${workflow}: planned: must be the plan of ${loadBalancer} {loadBalancer, objects, destroy}, as planObservedService returns it`);
-  }
-  return p;
-}

@@ -14,7 +14,7 @@ import { CancellationScope, getExternalWorkflowHandle, isCancellation, proxyActi
 import type { Activities } from '../activities';
 import type { CreateObjectInput } from '../activities/objects';
 import { causeOf } from './failures';
-import { invalidInput, optionalInteger, specOf } from './input';
+import { invalidInput, optionalInteger, passSpecOf } from './input';
 import { ENGINE_CALL, listed, readinessOptions, short } from './options';
 import { SCHEMA_VERSION, supersededCreatesSignal, workflowIds } from '../contract';
 import { completeFields, desiredObjects, MAX_DELTA_SERVERS, type DeltaDestroy, type DesiredOf, type StateName } from '../domain';
@@ -75,7 +75,7 @@ function readDestroys(raw: unknown, lbs: readonly string[]): DeltaDestroy[] {
 
 export async function reconcilePoolDelta(input: ReconcilePoolDeltaInput): Promise<ReconcilePoolDeltaResult> {
   const wf = 'reconcilePoolDelta';
-  const { spec, fields } = specOf(input, wf);
+  const { spec, fields } = passSpecOf(input, wf);
   optionalInteger(fields, 'revision', wf, 0, Number.MAX_SAFE_INTEGER);
   const uid = spec.serviceUid;
   const ports = Object.keys(spec.ports);

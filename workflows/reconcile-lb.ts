@@ -13,7 +13,7 @@ import type { CreateObjectInput, ReadyOutcome } from '../activities/objects';
 import type { RealizedObject } from '../activities/realize';
 import type { DestroyedObject, DestroyOutcome } from '../activities/destroy';
 import { causeOf } from './failures';
-import { invalidInput, loadBalancerId, optionalIdentifiers, optionalInteger, optionalObserved, optionalPlanned, optionalReadMark, passSpecOf } from './input';
+import { invalidInput, loadBalancerId, optionalIdentifiers, optionalInteger, optionalObserved, optionalReadMark, passSpecOf } from './input';
 import { ENGINE_CALL, listed, readinessOptions, short } from './options';
 import { FAILURE_TYPES, isReadMark, loadBalancerStatusQuery, SCHEMA_VERSION, supersededCreatesSignal, workflowIds, type LoadBalancerProgress, type ReadMark } from '../contract';
 import { completeFields, desiredObjects, indexBytes, indexOfPlan, isPlanEmpty, MAX_INDEX_BYTES, planLoadBalancer, statusFromSnapshot, type LoadBalancerIndex } from '../domain';
@@ -41,8 +41,6 @@ export interface ReconcileLoadBalancerInput {
   known?: string[];
   /** What the parent just observed on this load balancer: the first pass plans from it instead of reading again. */
   observed?: ObservedObject[];
-  /** The plan the parent's planObservedService made of `observed`: the first pass acts on it instead of planning again. */
-  planned?: Plan;
   /**
    * The mark of the worker's clock taken when the parent's observation of the service began: this run's
    * observations may take that worker's reads since then of objects it has not written to (activities/state.ts,
@@ -136,7 +134,6 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
   // What this run created: a superseded run hands it to the controller, since its pass returns no result.
   const created = new Set<string>();
   const observed = optionalObserved(fields, loadBalancer, wf);
-  const planned = observed ? optionalPlanned(fields, loadBalancer, wf) : undefined;
   const observedSince = optionalReadMark(fields, 'observedSince', wf);
 
   const destroyed = (d: Destroy, outcome: DestroyOutcome) => {
@@ -284,8 +281,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
       firstObserved ??= isReadMark(read?.readMark) ? read.readMark : undefined;
       const snapshot = read ?? (observed as Snapshot);
       // What the tag index listed it lists again: only objects it may not list yet are remembered in `known` (bounded).
-      // The first round acts on the plan its parent's worker made of the same observation, when it was handed one.
-      const plan = pass === 1 && read === undefined && planned ? planned : planLoadBalancer(desired, snapshot, spec.failedResources);
+      const plan = planLoadBalancer(desired, snapshot, spec.failedResources);
       book.observe(plan, snapshot);
       pendingGauge.set(plan.objects.filter((p) => p.action.type !== 'keep').length);
       if (isPlanEmpty(plan)) {

@@ -9,8 +9,8 @@ import type { Activities } from '../activities';
 import { optionalIdentifiers, optionalInteger, passSpecOf } from './input';
 import { ENGINE_CALL } from './options';
 import { FAILURE_TYPES, isReadMark, searchAttributes, workflowIds, type LoadBalancerSummary, type ReadMark, type ReconcileServiceResult } from '../contract';
-import { indexBytes, MAX_INDEX_BYTES, mergeStatus, type LoadBalancerIndex } from '../domain';
-import type { ObjectStatus, ObservedObject, Plan, Snapshot, ValidatedSpec } from '../domain/types';
+import { desiredObjects, indexBytes, MAX_INDEX_BYTES, mergeStatus, planLoadBalancer, type LoadBalancerIndex } from '../domain';
+import type { ObjectStatus, ObservedObject, Snapshot, ValidatedSpec } from '../domain/types';
 import { listedObjects, MAX_LISTED_OBJECTS, StatusBook } from './status-book';
 import { reconcileLoadBalancer, type LoadBalancerFailureDetails, type ReconcileLoadBalancerResult } from './reconcile-lb';
 import { causeOf, failureDetails } from './failures';
@@ -40,8 +40,6 @@ interface Run {
   cleanup: boolean;
   /** The parent's observation of this load balancer: the child's first snapshot (first start attempt only). */
   observed?: ObservedObject[];
-  /** The plan planObservedService made from `observed`: the child's first round acts on it without planning again. */
-  planned?: Plan;
   /** The mark taken when the parent's observation began: the child's reads may take that worker's answers since then. */
   observedSince?: ReadMark;
 }
@@ -56,11 +54,11 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   const uid = spec.serviceUid;
   const engine = proxyActivities<Activities>(ENGINE_CALL);
 
-  const runChild = async ({ loadBalancer, cleanup, observed, planned, observedSince }: Run): Promise<ReconcileLoadBalancerResult> => {
+  const runChild = async ({ loadBalancer, cleanup, observed, observedSince }: Run): Promise<ReconcileLoadBalancerResult> => {
     const workflowId = workflowIds.loadBalancer(uid, loadBalancer);
     for (let attempt = 0; ; attempt++) {
       // After waiting for a reconciliation started elsewhere, the parent's observation is stale: the child reads again.
-      const first = attempt === 0 ? { ...(observed ? { observed, ...(planned ? { planned } : {}) } : {}), ...(observedSince !== undefined ? { observedSince } : {}) } : {};
+      const first = attempt === 0 ? { ...(observed ? { observed } : {}), ...(observedSince !== undefined ? { observedSince } : {}) } : {};
       try {
         return await executeChild(reconcileLoadBalancer, {
           workflowId,
@@ -121,7 +119,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   const seen = await engine.planObservedService
     .executeWithOptions(
       { summary: `observe and plan ${uid}` },
-      [{ spec, listUpTo: MAX_LISTED_OBJECTS, planUpTo: MAX_LISTED_OBJECTS, ...(teardown ? { teardown: true } : {}), ...(wantIndex ? { indexUpTo: MAX_INDEX_BYTES } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}) }],
+      [{ spec, listUpTo: MAX_LISTED_OBJECTS, ...(teardown ? { teardown: true } : {}), ...(wantIndex ? { indexUpTo: MAX_INDEX_BYTES } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}) }],
     )
     .catch((err: unknown) => {
       // A pass that fails before any load balancer runs (the Engine refusing the token, say) is a failed pass too:
@@ -132,28 +130,28 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   // The service is observed and planned in the worker, once (planObservedService): the result says which load
   // balancers have work, with their objects only while they total at most MAX_LISTED_OBJECTS, so neither it nor a
   // child's input grows with the service (docs/scaling.md, "Temporal's limits"). A load balancer whose plan is empty
-  // is reported from the observation without a child, with its objects when they came back.
+  // is reported from the observation without a child, with its objects when they came back. Its plan is made again
+  // here, and a child makes its own, rather than the activity handing the plan back: a plan repeats every desired
+  // object, and written into the activity's result and into each child's start (in both histories) it made a pass's
+  // history about a third larger in bytes, which the Temporal server and the worker pay for on every write and replay.
   const outlook = (lb: string) => seen.loadBalancers[lb];
   const inline = (run: Run): ReconcileLoadBalancerResult | undefined => {
     const o = outlook(run.loadBalancer);
     if (!o?.empty || run.cleanup) return undefined;
     const result = { serviceUid: uid, revision, loadBalancer: run.loadBalancer, converged: true, status: o.status, created: 0, destroyed: 0, recovered: 0, passes: 1, ...(o.index ? { index: o.index } : {}) };
-    // The status book of a load balancer with nothing to do comes from the plan the worker made of the observation:
-    // it is not planned again here. (Its plan has an entry per object, so it fits its budget whenever the objects fit
-    // theirs, the same size.)
-    if (!o.objects || !o.plan) return { ...result, objects: [], objectsOmitted: o.held };
+    if (!o.objects) return { ...result, objects: [], objectsOmitted: o.held };
     const snapshot: Snapshot = { loadBalancer: run.loadBalancer, objects: o.objects };
     const book = new StatusBook(run.loadBalancer, () => Date.now());
-    book.observe(o.plan, snapshot);
+    book.observe(planLoadBalancer(desiredObjects(spec, run.loadBalancer), snapshot, spec.failedResources), snapshot);
     return { ...result, objects: book.list() };
   };
-  // A child acts in its first round on the plan of the observation when both came back (a small load balancer), else
-  // reads its load balancer again, taking this worker's reads of the observation where it can.
+  // A child plans its first round from the observation when it came back (a small load balancer), else reads its
+  // load balancer again, taking this worker's reads of the observation where it can.
   const handDown = (loadBalancer: string, cleanup: boolean): Run => {
-    const o = outlook(loadBalancer);
+    const objects = outlook(loadBalancer)?.objects;
     // Histories of builds before read marks carry none (`observedAt`, a time): the child then reads every object.
     const mark = isReadMark(seen.readMark) ? { observedSince: seen.readMark } : {};
-    return { loadBalancer, cleanup, ...(o?.objects ? { observed: o.objects, ...(o.plan ? { planned: o.plan } : {}) } : {}), ...mark };
+    return { loadBalancer, cleanup, ...(objects ? { observed: objects } : {}), ...mark };
   };
   await runAll((teardown ? [] : spec.loadBalancers).map((loadBalancer) => handDown(loadBalancer, false)), inline);
   // New configuration first, old removed after, so traffic moves before anything is taken away.

@@ -8,12 +8,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { WorkflowUpdateFailedError, WithStartWorkflowOperation } from '@temporalio/client';
-import { applyUpdate, controllerStatusQuery, workflowIds, workflowTypes, type ControllerStatus, type ServiceControllerWorkflow } from '../../contract';
+import { temporal } from '@temporalio/proto';
+import { applyAndWaitUpdate, applyUpdate, controllerStatusQuery, workflowIds, workflowTypes, type ControllerStatus, type ServiceControllerWorkflow } from '../../contract';
 import { validateSpec } from '../../domain';
 import { RETRY_FIRST_MS, RETRY_MAX_MS } from '../../workflows/controller-state';
 import { FakeEngine, fastStack } from '../helpers/fast-kit';
 import { exampleSpec } from '../helpers/fixtures';
 import { until } from '../helpers/workflows';
+import { isUnknownUpdate } from '../../client/update';
 
 const LB = 'fa5700000000000000000000000000aa';
 const engine = new FakeEngine();
@@ -278,5 +280,85 @@ describe('continue-as-new', () => {
     assert.ok((engine.of(uid)[passes]?.scheduledAt ?? 0) >= (last.nextRetryAt as number), 'the new run retried before the carried retry time');
     assert.deepEqual({ revision: again.revision, phase: again.phase }, { revision: 1, phase: 'Failed' });
     assert.equal((again.nextRetryAt as number) - (again.lastPass?.finishedAt as number), 2 * ((last.nextRetryAt as number) - (last.lastPass?.finishedAt as number)));
+  });
+});
+
+describe('applyAndWait', () => {
+  /** How many updates the controller's history holds (accepted). */
+  async function historyCounts(uid: string): Promise<{ updates: number }> {
+    const events = (await fast.lbaas.controller(uid).fetchHistory()).events ?? [];
+    const { EventType } = temporal.api.enums.v1;
+    const count = (type: number) => events.filter((e) => e.eventType === type).length;
+    return { updates: count(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED) };
+  }
+
+  test('applyAccepted returns once the spec is accepted, while its pass still runs; converged() answers with the revision and the pass result; the history holds one update where apply and waitConverged hold two', async () => {
+    const uid = 'fast-apply-wait';
+    const raw = spec(uid);
+    const v = validateSpec(raw);
+    if (!v.ok) throw new Error('bad test spec');
+    engine.set(uid, 'block');
+    const applied = await fast.lbaas.applyAccepted(raw, v.spec);
+    assert.equal(applied.workflowId, workflowIds.controller(uid));
+    let answered = false;
+    const converged = applied.converged().then((r) => {
+      answered = true;
+      return r;
+    });
+    await until('pass 1 observing', () => engine.of(uid).length === 1);
+    assert.equal(answered, false, 'answered while its pass was blocked');
+    engine.release(uid);
+    const { revision, result } = await converged;
+    assert.deepEqual({ revision, resultRevision: result.revision, pass: result.pass, converged: result.converged }, { revision: 1, resultRevision: 1, pass: 1, converged: true });
+
+    // The same apply as `lbaas apply --wait` sends it, on another service.
+    const other = 'fast-apply-then-wait';
+    const r1 = await apply(spec(other));
+    assert.equal((await fast.lbaas.waitConverged(other, r1)).converged, true);
+    const one = await historyCounts(uid);
+    const two = await historyCounts(other);
+    // Workflow tasks are not compared: a second update often rides in a task the pass needed anyway.
+    assert.deepEqual({ one: one.updates, two: two.updates }, { one: 1, two: 2 });
+  });
+
+  test('a later apply answers an earlier applyAndWait with the pass of the newer revision, as waitConverged does', async () => {
+    const uid = 'fast-apply-wait-superseded';
+    const raw = spec(uid, 80);
+    const v = validateSpec(raw);
+    if (!v.ok) throw new Error('bad test spec');
+    engine.set(uid, 'block');
+    const applied = await fast.lbaas.applyAccepted(raw, v.spec);
+    await until('pass 1 observing', () => engine.of(uid).length === 1);
+    engine.set(uid, 'converge');
+    assert.equal(await apply(spec(uid, 8080)), 2);
+    const { revision, result } = await applied.converged();
+    assert.deepEqual({ revision, resultRevision: result.revision, converged: result.converged }, { revision: 1, resultRevision: 2, converged: true });
+  });
+
+  test('a workflow without the applyAndWait handler refuses it with the error isUnknownUpdate recognises, and applyAccepted then falls back to apply', async () => {
+    // A pool workflow at a controller's id stands in for a controller of an earlier build: it has no applyAndWait
+    // handler (and no apply either, so the fallback's own refusal shows that it was tried).
+    const uid = 'fast-stand-in';
+    const pool = await fast.ts.env.client.workflow.start(workflowTypes.serverPool, { workflowId: workflowIds.controller(uid), taskQueue: fast.taskQueue, args: [{ v: 2, name: 'fast-stand-in' }] });
+    const err = await pool.executeUpdate(applyAndWaitUpdate, { args: [{}] }).then(
+      () => assert.fail('the pool accepted applyAndWait'),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof WorkflowUpdateFailedError, String(err));
+    assert.equal(isUnknownUpdate(err, applyAndWaitUpdate.name), true);
+    assert.equal(isUnknownUpdate(err, 'apply'), false);
+
+    const raw = spec(uid);
+    const v = validateSpec(raw);
+    if (!v.ok) throw new Error('bad test spec');
+    const applied = await fast.lbaas.applyAccepted(raw, v.spec);
+    await assert.rejects(applied.converged(), (e: unknown) => isUnknownUpdate(e, 'apply'));
+
+    const known = await fast.lbaas.controller('fast-apply-wait').executeUpdate(applyAndWaitUpdate, { args: [{ serviceUid: 'another' }] }).then(
+      () => assert.fail('a spec of another service was accepted'),
+      (e: unknown) => e,
+    );
+    assert.equal(isUnknownUpdate(known, applyAndWaitUpdate.name), false, String(known));
+    await pool.terminate();
   });
 });

@@ -98,7 +98,7 @@ export async function failureOf(result: Promise<unknown>): Promise<WorkflowFaile
   }
 }
 
-type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+export type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
 /** The events of a run's history. */
 export async function eventsOf(handle: WorkflowHandle): Promise<HistoryEvent[]> {

@@ -324,7 +324,7 @@ test('two lbaas kube at once act as one: the standby waits, and takes over when 
   assert.match(kube.output(), new RegExp(`identity ${leader}`));
   await s.core.createNamespacedService({ namespace: 'default', body: lbService('both', [{ name: 'http', port: 8082 }]) });
   await until(() => ingressOf('both'), 'the ingress of both');
-  assert.doesNotMatch(standby.output(), /became the leader|applied revision/);
+  assert.doesNotMatch(standby.output(), /became the leader|applied to service/);
   assert.deepEqual(new Set((await kubeEvents(s.core, 'both')).map((e) => e.reportingInstance)), new Set([leader]));
 
   await kube.stop();
@@ -563,7 +563,7 @@ test('after lbaas kube restarts, each VIP is adopted by its tag: the same addres
   ] as const) {
     await vipKube.saw(new RegExp(`default/${name}: VIP ${ip.replace(/\./g, '\\.')} \\(address [0-9a-f]{32} of prefix 198\\.51\\.100\\.64/28\\) adopted for service ${vipUids[name]}`));
   }
-  // Adopted and found converged (its applied-spec annotation matches): nothing more to do for either.
+  // Adopted and found converged (its SpecConverged condition matches): nothing more to do for either.
   await new Promise((r) => setTimeout(r, 2_000));
   assert.deepEqual(writeRequests(s.stack.sim.stats()), {});
   const after = await Promise.all(['vip-a', 'vip-b'].map(async (n) => (await readService(n))?.metadata?.resourceVersion));

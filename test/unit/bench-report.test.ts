@@ -181,6 +181,13 @@ test('the bench:core section states the run and its figures in tables, with the 
   }
 });
 
+test('the machine row names the Temporal server the run measured beside the CLI, and only the CLI for a run saved before the server was recorded', () => {
+  const r = result({ heartbeat: 5000, retry: 6000, 'retry-fast': 5500, waves: 10_000 });
+  const row = (machine: typeof r.machine) => coreSection({ ...r, machine }, summarize(r), 'benchmarks.svg').split('\n').find((l) => l.startsWith('| machine |'));
+  assert.equal(row({ ...r.machine, temporalServer: '1.32.2' }), '| machine | 2 CPUs (test), 1024 MiB, linux, Node v20, Temporal server 1.32.2 (SQLite, in memory), Temporal CLI 1.5.1 |');
+  assert.equal(row(r.machine), '| machine | 2 CPUs (test), 1024 MiB, linux, Node v20, Temporal CLI 1.5.1 |');
+});
+
 test('the command in the section reproduces the run: only the options that differ from the defaults', () => {
   const base = { quick: false, seed: 42, reps: 5, throughput: { services: 200 } };
   assert.equal(commandOf(base), 'npm run bench');

@@ -13,13 +13,13 @@ import {
   nodeMembers,
   parseGoBool,
   nodePoolName,
-  sameIngress,
   serviceSpec,
   type KubeSettings,
 } from '../../kube/mapping';
 import { upstreamPortReading } from '../../domain/import-names';
 import { validateSpec } from '../../domain';
 import type { KubeNode, KubeService } from '../../kube/objects';
+import { APPLIED_ANNOTATION, APPLIED_CONDITION, appliedHash } from '../../kube/writes';
 
 const settings: KubeSettings = { clusterName: 'prod', loadBalancers: ['lb-a', 'lb-b'], externalAddresses: ['203.0.113.10'], loadBalancerClass: null };
 
@@ -157,8 +157,6 @@ test('ingress: one entry per address with every port; the hostname annotation gi
   const svc = service([]);
   svc.metadata.annotations = { 'lbaas.anx.io/load-balancer-proxy-pass-hostname': 'Web.Example.com' };
   assert.deepEqual(ingressOf(status, svc), [{ hostname: 'web.example.com', ports: [{ port: 80, protocol: 'TCP' }, { port: 443, protocol: 'TCP' }] }]);
-  assert.equal(sameIngress([{ ip: '203.0.113.10', ports: [{ port: 80, protocol: 'TCP' }] }], [{ ip: '203.0.113.10', ports: [{ port: 80, protocol: 'TCP' }] }]), true);
-  assert.equal(sameIngress(undefined, [{ ip: '203.0.113.10', ports: [] }]), false);
 });
 
 test("import's upstream reading: one port by <service>.<namespace>.<cluster>; several ports and the unnamed port unchanged", () => {
@@ -170,4 +168,21 @@ test("import's upstream reading: one port by <service>.<namespace>.<cluster>; se
   assert.deepEqual(upstreamPortReading({ web: p }, 'default.prod', 'stage'), { ok: false, message: 'neither nameSuffix "default.prod" nor "web.default.prod" is <service>.<namespace>.stage' });
   // A cluster name with dots is matched as a whole.
   assert.deepEqual(upstreamPortReading({ web: p }, 'default.k8s.example', 'k8s.example'), { ok: true, ports: { '': p }, nameSuffix: 'web.default.k8s.example', changed: true });
+});
+
+test('the spec hash recorded on a Service: its SpecConverged condition when True, else (no condition) the annotation of an earlier release', () => {
+  const hash = 'sha256:0123456789abcdef0123456789abcdef';
+  const older = 'sha256:ffffffffffffffffffffffffffffffff';
+  const svc = service([]);
+  assert.equal(appliedHash(svc), undefined);
+  svc.metadata.annotations = { [APPLIED_ANNOTATION]: older };
+  assert.equal(appliedHash(svc), older);
+  svc.status = { conditions: [{ type: 'Other', status: 'True', message: `spec ${hash} converged` }] };
+  assert.equal(appliedHash(svc), older);
+  svc.status.conditions?.push({ type: APPLIED_CONDITION, status: 'True', reason: 'Converged', message: `spec ${hash} converged` });
+  assert.equal(appliedHash(svc), hash);
+  svc.status = { conditions: [{ type: APPLIED_CONDITION, status: 'False', message: `spec ${hash} converged` }] };
+  assert.equal(appliedHash(svc), undefined);
+  svc.status = { conditions: [{ type: APPLIED_CONDITION, status: 'True', message: 'something else' }] };
+  assert.equal(appliedHash(svc), undefined);
 });

@@ -70,7 +70,7 @@ describe('ValidatedSpec', () => {
       // lbaas apply, plan and dev: a spec file.
       'client/spec-file.ts',
       'domain/import.ts',
-      // resolveSpecDocument: the pool-delta pass's document (workflows/controller.ts runDelta).
+      // resolveSpecDocument: the document `lbaas plan` sends for a spec on a pool (client/service-client.ts).
       'domain/pool.ts',
       // lbaas kube: a Service mapped to a spec.
       'kube/mapping.ts',
@@ -78,7 +78,7 @@ describe('ValidatedSpec', () => {
       'workflows/controller-state.ts',
       // fullResync: the teardown spec of an orphan, made from what the Engine lists.
       'workflows/full-resync.ts',
-      // specOf: planService, reconcilePoolDelta, and a pass started directly by a client.
+      // specOf: planService, and a pass started directly by a client.
       'workflows/input.ts',
       // The previous release's loop, kept verbatim for one release: its apply validator.
       'workflows/legacy/controller.ts',

@@ -209,6 +209,18 @@ test('from the previous release to this build and on to a build whose controller
       if (!r.ok) throw new Error(JSON.stringify(r.issues));
       await u.lbaas.apply(raw, r.spec);
     }
+    // `lbaas kube` applies with applyAndWait, which the previous release's controller does not know: the client falls
+    // back to apply and waitConverged, and gets the pass's result all the same.
+    {
+      const raw = idleSpec('upgrade-kube-style');
+      const r = validateSpec(raw);
+      if (!r.ok) throw new Error(JSON.stringify(r.issues));
+      const applied = await u.lbaas.applyAccepted(raw, r.spec);
+      const { revision, result } = await applied.converged();
+      assert.deepEqual({ revision, resultRevision: result.revision, converged: result.converged }, { revision: 1, resultRevision: 1, converged: true }, 'applyAndWait against the previous release');
+      entities.push('lbaas/upgrade-kube-style');
+      idle.push('upgrade-kube-style');
+    }
     await poolConverged(1);
 
     // 2. A pool change reaches every service; with their passes in flight, this build starts and becomes current.

@@ -14,7 +14,7 @@ import { workflowIds } from '../../contract';
 import { describeObjects, expectedLines, objectsOn, seedConverged, tagOf, writeRequests } from '../helpers/engine-state';
 import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
 import { FAST_READINESS, ORACLE, reconcile, runs, simLog, stack, STATUS, useReconcileStack } from '../helpers/reconcile-kit';
-import { eventsOf, scheduledActivities } from '../helpers/workflows';
+import { eventsOf, scheduledActivities, type HistoryEvent } from '../helpers/workflows';
 
 useReconcileStack(FAST_READINESS);
 
@@ -112,6 +112,52 @@ test('from empty, each child plans its first pass from the observation its paren
     const activities = scheduledActivities(await eventsOf(stack.client.workflow.getHandle(workflowIds.loadBalancer(uid, lb))));
     assert.equal(activities[0], 'realizeObjects', `${lb}: first activity ${activities[0]}`);
     assert.equal(activities.filter((a) => a === 'retrieveState').length, 1, `${lb}: one observation, after the creates`);
+  }
+});
+
+/** The first payload of an event's input or result, parsed (the default JSON converter). */
+const firstPayload = (p: { payloads?: { data?: Uint8Array | null }[] | null } | null | undefined): Record<string, unknown> =>
+  JSON.parse(Buffer.from(p?.payloads?.[0]?.data ?? new Uint8Array()).toString('utf8')) as Record<string, unknown>;
+/** What planObservedService returned per load balancer, from the pass's history. */
+const outlooksIn = (events: readonly HistoryEvent[]) => {
+  const completed = events.filter((e) => e.activityTaskCompletedEventAttributes);
+  assert.equal(completed.length, 1, 'one activity in the pass: planObservedService');
+  return firstPayload(completed[0]?.activityTaskCompletedEventAttributes?.result).loadBalancers as Record<string, Record<string, unknown>>;
+};
+
+// A plan repeats every desired object of the spec. Handed back by the observation and down to each child, it was
+// written three times per load balancer (the activity's result, the child's start in the parent's history and in its
+// own) and made the fleet's histories about a third larger in bytes: the Temporal server's and the worker's CPU per
+// service grew with them. The spec travels once per history; each workflow plans from it and the observed objects.
+test('no history of a pass carries a plan: the observation returns the objects alone, and each child starts from the spec and the observed objects', async () => {
+  const { uid, lbs, spec } = fresh(2);
+  const handle = await runs.service({ spec });
+  assert.equal((await handle.result()).converged, true);
+  const events = await eventsOf(handle);
+
+  for (const [lb, o] of Object.entries(outlooksIn(events))) assert.deepEqual(Object.keys(o).sort(), ['cleanup', 'empty', 'held', 'objects', 'status'], `${lb}: the observation's outlook`);
+  const starts = events.flatMap((e) => (e.startChildWorkflowExecutionInitiatedEventAttributes ? [firstPayload(e.startChildWorkflowExecutionInitiatedEventAttributes.input)] : []));
+  assert.equal(starts.length, lbs.length);
+  for (const input of starts) assert.deepEqual(Object.keys(input).sort(), ['cleanup', 'loadBalancer', 'observed', 'observedSince', 'spec'], `${String(input.loadBalancer)}: the child's input`);
+  for (const lb of lbs) {
+    const child = await eventsOf(stack.client.workflow.getHandle(workflowIds.loadBalancer(uid, lb)));
+    const input = firstPayload(child[0]?.workflowExecutionStartedEventAttributes?.input);
+    assert.equal(input.planned, undefined, `${lb}: the child's own history holds no plan`);
+    assert.deepEqual(input.observed, [], `${lb}: nothing was there yet`);
+  }
+
+  // A no-op pass reports both load balancers from the observation, its status planned in the workflow: still no plan.
+  const again = await runs.service({ spec });
+  const r = await again.result();
+  assert.equal(r.objects.length, 2 * PER_LB);
+  assert.deepEqual(
+    r.objects.filter((o) => o.state !== 'Deployed').map((o) => `${o.kind} ${o.name}: ${o.state}`),
+    [],
+    'every object reported Deployed from the observation',
+  );
+  for (const [lb, o] of Object.entries(outlooksIn(await eventsOf(again)))) {
+    assert.deepEqual(Object.keys(o).sort(), ['cleanup', 'empty', 'held', 'objects', 'status'], `${lb}: the no-op observation's outlook`);
+    assert.equal((o.objects as unknown[]).length, PER_LB);
   }
 });
 
