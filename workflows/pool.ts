@@ -73,10 +73,11 @@ export const POOL_MIN_RUN_MS = 1_000;
  * A young run waits for its second only while its history is this short. Under a stream of signals the wait gathers
  * them in many short tasks, and the rotation after it (a task that completes the run) fails as soon as one more
  * signal arrives while it runs; the worker then replays the whole run, and a replay of a few hundred events outlasts
- * the next 100 buffered events, so every attempt is force-closed (docs/architecture.md, "Server pools"). Past this
- * length the run rotates at once, young or not: its successor's held-back first task costs less than that replay.
+ * the next 100 buffered events, so every attempt is force-closed (docs/architecture.md, "Server pools"). At 100 a
+ * run of 94 events still replayed for 1.5 s on a loaded machine. Past this length the run rotates at once, young or
+ * not: its successor's held-back first task costs less than that replay.
  */
-export const POOL_YOUNG_RUN_MAX_EVENTS = 100;
+export const POOL_YOUNG_RUN_MAX_EVENTS = 50;
 
 export async function serverPool(input: ServerPoolInput): Promise<{ name: string; revision: number }> {
   const v = (input as { v?: unknown } | undefined)?.v;

@@ -19,6 +19,7 @@ import {
   controllerStatusQuery,
   poolAddUpdate,
   poolMembersSignal,
+  poolReportSignal,
   poolSetUpdate,
   poolStatusQuery,
   workflowIds,
@@ -276,6 +277,34 @@ test('rotation: a pool continuing as new carries members, revision and its round
   assert.deepEqual({ revision: status.revision, servers: status.servers.map((s) => s.name), round: status.round?.number }, { revision: 4, servers: ['node-1', 'node-2', 'node-3', 'node-4'], round: 4 });
   assert.equal(await continuedRun(workflowIds.pool(pool)), true, 'the pool continued as new');
   assert.equal(await continuedRun(status.round?.workflowId as string), true, 'the round of 4 pages continued as new');
+});
+
+test('a young run under a stream of signals waits past its history limit, and continues as new by 60 events all the same (its replay after a failed rotation stays short)', async () => {
+  const pool = 'fast-young';
+  // A young run (minRunMs far away: this server skips no time here) with the smallest history limit.
+  const first = await createPool(pool, [node(1)], { historyLimit: 20, minRunMs: 60_000 });
+  const handle = ts.env.client.workflow.getHandle(workflowIds.pool(pool));
+  const run = ts.env.client.workflow.getHandle(workflowIds.pool(pool), first);
+  let waitedPastLimit = false;
+  let closed: { status: string; events: number } | null = null;
+  for (let i = 1; i <= 60 && !closed; i++) {
+    // One signal at a time, each handled before the next: a report of a service that is not subscribed (ignored).
+    await handle.signal(poolReportSignal, { v: 2, serviceUid: 'not-subscribed', revision: 0, converged: true });
+    closed = await until(`signal ${i} handled`, async () => {
+      const d = await run.describe();
+      if (d.status.name !== 'RUNNING') return { status: d.status.name, events: d.historyLength };
+      const events = (await run.fetchHistory()).events ?? [];
+      if (events.at(-1)?.workflowTaskCompletedEventAttributes == null) return undefined;
+      if (events.length > 20) waitedPastLimit = true;
+      return null;
+    });
+  }
+  assert.ok(waitedPastLimit, 'the young run continued as new at its history limit instead of waiting out its second');
+  // 50 events and the task that sees them: measured, a failed rotation of a young run of 94 events replayed for 1.5 s
+  // at a load average of 50, longer than 100 more signals took to arrive (docs/architecture.md, "Server pools").
+  assert.ok(closed !== null && closed.status === 'CONTINUED_AS_NEW' && closed.events <= 60, `the young run continued as new by 60 events: ${JSON.stringify(closed)}`);
+  const status = await lbaas.pools.members(pool);
+  assert.deepEqual({ revision: status.revision, servers: status.servers }, { revision: 1, servers: [node(1)] });
 });
 
 test('a resync of the pool sends every member again in a new round', async () => {
