@@ -58,7 +58,6 @@ const LONGEST = [
   'ops/tracing-bundles.test.js',
   'workflow/realistic-engine.test.js',
   'workflow/plan-first.test.js',
-  'workflow/pool-wait-rotating.test.js',
   'chaos/chaos-realistic.test.js',
   'workflow/reconcile-scope.test.js',
   'workflow/realistic-workers.test.js',
