@@ -14,9 +14,10 @@
  * answered), which `lbaas status` and `apply --wait` read from the pending activity (client/service-client.ts).
  * Readiness is polled on the schedule learned from earlier deploys (deploy-times.ts); an object that is still
  * deploying when the attempt window ends comes back as NotReady, for the workflow to await with settleObjects on the
- * spec's readiness policy. A member's children start when its whole group returns: the same-run A/B of starting them
- * as soon as their own parent was ready (per-object signals from the worker) found no gain in convergence and 18 more
- * history events per load balancer (docs/benchmarks.md).
+ * spec's readiness policy. A member's children start when its whole group returns, so objects that others wait for
+ * (Backends, Frontends) are spread over groups of their own (workflows/groups.ts): one activity more per extra group
+ * instead of per-object signals from the worker, whose A/B found no gain for 18 more history events per load
+ * balancer.
  */
 import { concurrencyLimit, KIND_DEFINITIONS, type Kind, type StateName } from '../domain';
 import { EngineNotFoundError, EngineRateLimitedError, type EngineClient } from './engine';

@@ -36,6 +36,7 @@ export {
 export { backendKey, desiredBackend, desiredBind, desiredFrontend, desiredObjects, desiredServer, frontendKey } from './desired';
 export { classifyState } from './state';
 export { planLoadBalancer } from './plan';
+export { MAX_OUTLINE_BYTES, outlineBytes, outlinedStates, outlineOf, planOfOutline, type OutlinedAction, type OutlinedDestroy, type PlanOutline } from './plan-outline';
 export { isPlanEmpty, planSummary, describePlan, type PlanSummary, type DescribeOptions } from './describe';
 export { statusFromSnapshot, mergeStatus } from './status';
 export {

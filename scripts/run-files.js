@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 'use strict';
 // The test runner that scripts/test.js starts: Node's `run()` over the *.test.js files given, in the order given,
-// LBAAS_TEST_FILES_AT_ONCE at a time, each in a process of its own, reported by the spec reporter and
+// LBAAS_TEST_FILES_AT_ONCE at a time, each in a process of its own (scripts/test.js gives the serverless files as a
+// few entry files that each run several), reported by the spec reporter and
 // scripts/test-times.js on stdout. Not `node --test <files>`: Node 20 sorts the files it is given by path, so the
 // longest files (scripts/test.js puts them first) would start last and stretch the run; `run()` keeps the order, on
 // Node 20 and 24 alike. Exits 1 when a test or a file failed.
@@ -14,9 +15,9 @@ const files = process.argv.slice(2);
 const concurrency = Number(process.env.LBAAS_TEST_FILES_AT_ONCE) || 1;
 /**
  * A file still running after this long fails, and its process is ended (its after hooks too, if they hang): a stuck
- * file is reported by name instead of holding the whole run until CI's own limit. Temporal's Java time-skipping test
- * server has been seen to stop answering a run right after its continue-as-new (test/fast). The longest files take
- * under two minutes on a loaded machine.
+ * file is reported by name instead of holding the whole run until CI's own limit (a call that Temporal's Java
+ * time-skipping test server never answers, as its queries during a continue-as-new once were: test/helpers/
+ * time-skipping.ts). The longest files take under two minutes on a loaded machine.
  */
 const FILE_TIMEOUT_MS = 15 * 60_000;
 const toSpec = new PassThrough({ objectMode: true });

@@ -13,10 +13,28 @@ module.exports = async function* testTimes(source) {
   /** file -> ms, the sum of its top-level tests */
   const files = new Map();
   const tests = new Map();
+  /** group entry -> its tests reported since its last top-level suite ended */
+  const pending = new Map();
   for await (const event of source) {
     if (event.type !== 'test:pass' && event.type !== 'test:fail') continue;
-    const { file, nesting, details } = event.data;
+    const { nesting, details, name } = event.data;
+    let { file } = event.data;
     if (!file) continue;
+    if (file.endsWith('.group.js')) {
+      // A process running several files (scripts/test.js, groupEntries): each top-level suite is a file, named by
+      // its path below dist/test, and its files run one after another, so the tests reported before a top-level
+      // suite ends are that suite's.
+      const count = (pending.get(file) ?? 0) + (details?.type !== 'suite' ? 1 : 0);
+      if (nesting > 0) {
+        pending.set(file, count);
+        continue;
+      }
+      pending.set(file, 0);
+      file = path.join(ROOT, name);
+      tests.set(file, (tests.get(file) ?? 0) + count);
+      files.set(file, (files.get(file) ?? 0) + (details?.duration_ms ?? 0));
+      continue;
+    }
     if (nesting === 0) files.set(file, (files.get(file) ?? 0) + (details?.duration_ms ?? 0));
     if (details?.type !== 'suite') tests.set(file, (tests.get(file) ?? 0) + 1);
   }

@@ -18,6 +18,19 @@ const path = require('node:path');
 /** Directories whose files run without Temporal. */
 const SERVERLESS = ['unit', 'contract'];
 /**
+ * Processes the serverless files share. A process of its own per file cost about 0.3 CPU-s of Node start-up and as
+ * much again of loading the same modules (the Temporal SDK, the simulator) each time: 37 CPU-s for the 90 files, 15
+ * in one process (a loaded 2-core machine, Node 20). Several, not one, so that their waits (the simulator's delays,
+ * child processes) still overlap; each runs its files one after another, in name order, every file in a suite named
+ * after it (see groupEntries).
+ */
+const SERVERLESS_PROCESSES = 4;
+/**
+ * Serverless files that keep a process of their own: what they prove is about the whole process.
+ * unit/tracing-off: that nothing of OpenTelemetry is in require.cache, which unit/tracing loads in the same process.
+ */
+const OWN_PROCESS = ['unit/tracing-off.test.js'];
+/**
  * Directories whose files start Temporal's time-skipping test server of their own (test/helpers/time-skipping.ts),
  * one per file since its clock is the whole server's: they need the test server installed (dev/test-server.ts) and
  * the workflow bundle, not the dev server.
@@ -35,8 +48,6 @@ const LONGEST = [
   'cli/service.test.js',
   'ops/first-install.test.js',
   'workflow/pools.test.js',
-  // Its own time-skipping server (a JVM) as well; in the fast directory, which ORDER puts last.
-  'fast/controller.test.js',
   'workflow/bad-input.test.js',
   'workflow/reconcile-crash.test.js',
   // Mostly waiting: a killed worker's Engine calls are retried after their 15 s heartbeat timeout.
@@ -114,7 +125,10 @@ async function main() {
     env.LBAAS_TEST_WORKFLOW_BUNDLE = await bundling;
     progress(`workflow bundle: ${env.LBAAS_TEST_WORKFLOW_BUNDLE}`);
   }
+  const groupDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lbaas-test-groups-'));
+  const runFiles = groupEntries(files, groupDir);
   const cleanup = async () => {
+    fs.rmSync(groupDir, { recursive: true, force: true });
     await server?.stop();
     if (bundleDir) fs.rmSync(bundleDir, { recursive: true, force: true });
   };
@@ -126,11 +140,12 @@ async function main() {
       void cleanup().finally(() => process.exit(130));
     });
   }
-  progress(`${files.length} files, ${concurrency} at a time`);
+  const shared = runFiles.filter((f) => f.startsWith(groupDir)).length;
+  progress(`${files.length} files, ${concurrency} at a time${shared > 0 ? `; the serverless ones in ${shared} processes, ${runFiles.length - shared} other processes` : ''}`);
   const started = Date.now();
   const code = await new Promise((resolve) => {
     // scripts/run-files.js, not `node --test`, which on Node 20 would run the files sorted by path.
-    child = spawn(process.execPath, [path.join(__dirname, 'run-files.js'), ...files], { stdio: 'inherit', env: { ...env, LBAAS_TEST_FILES_AT_ONCE: String(concurrency) } });
+    child = spawn(process.execPath, [path.join(__dirname, 'run-files.js'), ...runFiles], { stdio: 'inherit', env: { ...env, LBAAS_TEST_FILES_AT_ONCE: String(concurrency) } });
     child.on('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0)));
   });
   progress(`test files took ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -147,6 +162,46 @@ async function bundle(dir) {
   const file = path.join(dir, 'workflow-bundle.js');
   fs.writeFileSync(file, code);
   return file;
+}
+
+/**
+ * `files` with the serverless ones (but OWN_PROCESS) replaced by SERVERLESS_PROCESSES entry files written to `dir`,
+ * in their place in the order. An entry requires its files one after another, each inside a describe() named after
+ * the file (its path below dist/test), so a file's tests, its top-level hooks and a failure to load it are reported
+ * under its name, and its before/after hooks run around its own tests only. The runner sees the entry as the file;
+ * scripts/test-times.js knows entries by their name (*.group.js) and counts each describe as its file. The files go to
+ * the processes by their times in the last run (dist/test-times.json; 1 s if unknown), longest first, each to the
+ * process with the least so far.
+ */
+function groupEntries(files, dir) {
+  const rel = (f) => path.relative(path.resolve('dist', 'test'), path.resolve(f)).split(path.sep).join('/');
+  const shareable = files.filter((f) => SERVERLESS.includes(dirOf(f)) && !OWN_PROCESS.includes(rel(f)));
+  const n = Math.min(SERVERLESS_PROCESSES, Math.floor(shareable.length / 2));
+  if (n < 1) return files;
+  let last = {};
+  try {
+    last = JSON.parse(fs.readFileSync(path.join('dist', 'test-times.json'), 'utf8'));
+  } catch {
+    // No earlier run (or an unreadable record): every file counts the same.
+  }
+  const groups = Array.from({ length: n }, () => ({ ms: 0, files: [] }));
+  for (const f of [...shareable].sort((a, b) => (last[rel(b)] ?? 1000) - (last[rel(a)] ?? 1000) || a.localeCompare(b))) {
+    const g = groups.reduce((min, x) => (x.ms < min.ms ? x : min));
+    g.ms += last[rel(f)] ?? 1000;
+    g.files.push(f);
+  }
+  const entries = groups.map((g, i) => {
+    const entry = path.join(dir, `serverless-${i + 1}.group.js`);
+    const lines = g.files
+      .sort()
+      .map((f) => `describe(${JSON.stringify(rel(f))}, () => {\n  require(${JSON.stringify(path.resolve(f))});\n});\n`);
+    fs.writeFileSync(entry, `'use strict';\nconst { describe } = require('node:test');\n${lines.join('')}`);
+    return entry;
+  });
+  const first = files.findIndex((f) => shareable.includes(f));
+  const rest = files.filter((f) => !shareable.includes(f));
+  rest.splice(first, 0, ...entries);
+  return rest;
 }
 
 /** The directory below dist/test that a test file is in ('' for none). */

@@ -2,6 +2,11 @@
  * The seeded draws: request faults, deploy and delete delays with their outcomes, tag index lag. Each family has
  * its own PRNG stream, so switching one on does not shift the others' sequences (the same seed and the same
  * requests give the same identifiers, delays and faults, whatever else the fault model says).
+ *
+ * A deploy's delay and outcome are drawn for the object itself: from the seed, the object's key (its kind, name and
+ * load balancer) and how many deploys of that key came before. They do not depend on the order in which objects were created, so two
+ * builds of the orchestrator that create the same objects in another order meet the same deploy delays (the
+ * benchmark's lower bound is computed from them: bench/bound.ts).
  */
 import type { FaultModel } from './faults';
 import { Prng } from './prng';
@@ -15,6 +20,9 @@ const STREAM_TAG_LAG = 3;
 export class Draws {
   private readonly faultPrng: Prng;
   private readonly deployPrng: Prng;
+  private seed: number;
+  /** Deploys drawn so far per kind and name. */
+  private readonly deploysOf = new Map<string, number>();
   private readonly lagPrng: Prng;
   private routesRe: RegExp | null = null;
 
@@ -22,6 +30,7 @@ export class Draws {
     seed: number,
     private model: FaultModel,
   ) {
+    this.seed = seed;
     this.faultPrng = new Prng(seed, STREAM_FAULTS);
     this.deployPrng = new Prng(seed, STREAM_DEPLOY);
     this.lagPrng = new Prng(seed, STREAM_TAG_LAG);
@@ -34,6 +43,8 @@ export class Draws {
   }
 
   reseed(seed: number): void {
+    this.seed = seed;
+    this.deploysOf.clear();
     this.faultPrng.reseed(seed, STREAM_FAULTS);
     this.deployPrng.reseed(seed, STREAM_DEPLOY);
     this.lagPrng.reseed(seed, STREAM_TAG_LAG);
@@ -65,11 +76,14 @@ export class Draws {
     return this.model.dropMode;
   }
 
-  /** A deploy's delay and whether it fails. */
-  deploy(): { ms: number; failed: boolean } {
+  /** The delay and outcome of the next deploy of the object known by `key` (simulator/sim.ts deployKey). */
+  deploy(key: string): { ms: number; failed: boolean } {
     const { min, max } = this.model.deployMs;
-    const ms = this.deployPrng.int(min, max);
-    return { ms, failed: this.deployPrng.chance(this.model.rates.deploymentError) };
+    const nth = this.deploysOf.get(key) ?? 0;
+    this.deploysOf.set(key, nth + 1);
+    const prng = new Prng(this.seed ^ fnv1a(`${key}\u0000${nth}`), STREAM_DEPLOY);
+    const ms = prng.int(min, max);
+    return { ms, failed: prng.chance(this.model.rates.deploymentError) };
   }
 
   /** How long a deleted object is deprovisioned (0: gone at once; no draw then). */
@@ -83,4 +97,11 @@ export class Draws {
     const { min, max } = this.model.tagLagMs;
     return max > 0 ? this.lagPrng.int(min, max) : 0;
   }
+}
+
+/** FNV-1a, 32 bits: mixes an object's key into the seed of its own deploy draws. */
+function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h >>> 0;
 }

@@ -7,7 +7,7 @@
 import { Draws, STREAM_IDS } from './draws';
 import { buildFaults, type FaultModel, NO_RATES } from './faults';
 import { mannersOf, type Profile, REALISTIC_DELETE_MS } from './manners';
-import { type Fields, KIND_SPECS, type Kind, type SimObject, STATES, type StateId } from './model';
+import { type FieldSpec, type Fields, KIND_SPECS, type Kind, type SimObject, STATES, type StateId } from './model';
 import { Prng } from './prng';
 import { RateLimiter } from './ratelimit';
 import { Stats } from './stats';
@@ -144,7 +144,7 @@ export class Simulator {
   /** Starts a deploy: pending state now, the drawn delay and outcome later. */
   startDeploy(o: SimObject, mode: 'create' | 'update'): void {
     this.cancelTimer(o);
-    const { ms, failed } = this.draws.deploy();
+    const { ms, failed } = this.draws.deploy(this.deployKey(o));
     o.state = mode === 'create' ? '4' : '0';
     o.pendingResult = failed ? '2' : mode === 'create' ? '3' : '1';
     o.deployMs = ms;
@@ -152,6 +152,20 @@ export class Simulator {
     o.deployedAt = null;
     o.deploySeenAt = null;
     this.armDeploy(o, ms);
+  }
+
+  /**
+   * What a deploy's draw is keyed on: kind, name and the load balancer the object hangs under (a service's objects
+   * have the same names on each of its load balancers; load balancers are seeded, their identifiers do not depend on
+   * the order of later creates).
+   */
+  private deployKey(o: SimObject): string {
+    let root: SimObject | undefined = o;
+    for (let depth = 0; root && root.kind !== 'loadbalancer' && depth < 4; depth++) {
+      const link: FieldSpec | undefined = KIND_SPECS[root.kind].fields.find((f) => f.type === 'link' && f.required && f.key !== 'default_backend');
+      root = link ? this.store.get(String(root.fields[link.key] ?? '')) : undefined;
+    }
+    return `${o.kind}\u0000${o.name}\u0000${root?.kind === 'loadbalancer' ? root.identifier : ''}`;
   }
 
   /** (Re)arms the timer of a pending deploy; used by startDeploy and when a state file is loaded. */

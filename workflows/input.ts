@@ -5,7 +5,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { workflowInfo } from '@temporalio/workflow';
 import { formatIssues, KINDS, validateSpec } from '../domain';
-import type { ObservedObject, Snapshot, ValidatedSpec } from '../domain/types';
+import type { OutlinedDestroy, PlanOutline } from '../domain';
+import type { ValidatedSpec } from '../domain/types';
 import { FAILURE_TYPES, isReadMark, type ReadMark } from '../contract';
 
 export function invalidInput(message: string): ApplicationFailure {
@@ -76,11 +77,13 @@ export function loadBalancerId(fields: Record<string, unknown>, workflow: string
 /** At most this many identifiers in `known`: a service's objects on its load balancers, with a wide margin. */
 export const MAX_KNOWN = 10_000;
 
+const isIdentifier = (x: unknown) => typeof x === 'string' && /^[0-9A-Za-z-]{1,64}$/.test(x);
+
 /** An optional list of Engine identifiers (`known`): strings of 1-64 letters, digits or dashes. */
 export function optionalIdentifiers(fields: Record<string, unknown>, name: string, workflow: string): string[] | undefined {
   const v = fields[name];
   if (v === undefined || v === null) return undefined;
-  if (!Array.isArray(v) || v.length > MAX_KNOWN || !v.every((x) => typeof x === 'string' && /^[0-9A-Za-z-]{1,64}$/.test(x))) {
+  if (!Array.isArray(v) || v.length > MAX_KNOWN || !v.every(isIdentifier)) {
     throw invalidInput(`${workflow}: ${name}: must be a list of at most ${MAX_KNOWN} Engine identifiers`);
   }
   return v as string[];
@@ -101,18 +104,29 @@ export function optionalBoolean(fields: Record<string, unknown>, name: string, w
   return v;
 }
 
+const OUTLINED_TYPES: readonly string[] = ['keep', 'wait', 'recover'];
+const DESTROY_REASONS: readonly string[] = ['duplicate', 'not desired', 'failed (recreate)', 'parent replaced'];
+const isName = (v: unknown) => typeof v === 'string' && v.length <= 256;
+
 /**
- * An optional observation handed down by the parent (`observed`: the objects reconcileService just read on this load
- * balancer), used as the first pass's snapshot instead of reading the Engine again. Checked only for shape: the
- * objects come from the retrieveState/observeService activities, never from a person.
+ * An optional outline of the parent's plan of this load balancer (`outline`, domain/plan-outline.ts): the first round
+ * acts on it instead of reading the Engine and planning again. Checked for shape and bounds: it comes from the
+ * planObservedService activity, never from a person; whether it fits the spec is planOfOutline's to say.
  */
-export function optionalObserved(fields: Record<string, unknown>, loadBalancer: string, workflow: string): Snapshot | undefined {
-  const v = fields.observed;
+export function optionalOutline(fields: Record<string, unknown>, workflow: string): PlanOutline | undefined {
+  const v = fields.outline;
   if (v === undefined || v === null) return undefined;
-  const ok = (o: unknown) => typeof o === 'object' && o !== null && KINDS.includes((o as ObservedObject).kind) && typeof (o as ObservedObject).identifier === 'string' && typeof (o as ObservedObject).fields === 'object';
-  if (!Array.isArray(v) || v.length > MAX_KNOWN || !v.every(ok)) {
-    throw invalidInput(`${workflow}: observed: must be a list of observed Engine objects (kind, identifier, fields), as observeService returns them`);
+  const o = v as { actions?: unknown; creates?: unknown; destroy?: unknown };
+  const action = (a: unknown) => Array.isArray(a) && a.length === 3 && OUTLINED_TYPES.includes(a[0] as string) && isIdentifier(a[1]) && isName(a[2]);
+  const creates = typeof o.creates === 'number' && Number.isInteger(o.creates) && o.creates >= 0 && o.creates <= MAX_KNOWN;
+  const destroy = (d: unknown) => {
+    const x = d as OutlinedDestroy | null;
+    return typeof x === 'object' && x !== null && KINDS.includes(x.kind) && isIdentifier(x.identifier) && isName(x.name) && DESTROY_REASONS.includes(x.reason) && isName(x.state);
+  };
+  const actions = typeof o === 'object' && o !== null && typeof o.actions === 'object' && o.actions !== null && !Array.isArray(o.actions) ? Object.values(o.actions) : null;
+  if (actions === null || !creates || actions.length > MAX_KNOWN || !actions.every(action) || !Array.isArray(o.destroy) || o.destroy.length > MAX_KNOWN || !o.destroy.every(destroy)) {
+    throw invalidInput(`${workflow}: outline: must be a plan's outline {actions, creates, destroy} as planObservedService returns it`);
   }
-  return { loadBalancer, objects: v as ObservedObject[] };
+  return v as PlanOutline;
 }
 

@@ -13,13 +13,14 @@ import type { CreateObjectInput, ReadyOutcome } from '../activities/objects';
 import type { RealizedObject } from '../activities/realize';
 import type { DestroyedObject, DestroyOutcome } from '../activities/destroy';
 import { causeOf } from './failures';
-import { invalidInput, loadBalancerId, optionalIdentifiers, optionalInteger, optionalObserved, optionalReadMark, passSpecOf } from './input';
+import { invalidInput, loadBalancerId, optionalIdentifiers, optionalInteger, optionalOutline, optionalReadMark, passSpecOf } from './input';
 import { ENGINE_CALL, listed, readinessOptions, short } from './options';
 import { FAILURE_TYPES, isReadMark, loadBalancerStatusQuery, SCHEMA_VERSION, supersededCreatesSignal, workflowIds, type LoadBalancerProgress, type ReadMark } from '../contract';
-import { completeFields, desiredObjects, indexBytes, indexOfPlan, isPlanEmpty, MAX_INDEX_BYTES, planLoadBalancer, statusFromSnapshot, type LoadBalancerIndex } from '../domain';
-import { DESTROY_STAGES, KIND_TITLE, type Destroy, type LoadBalancerResult, type ObjectStatus, type ObservedObject, type Plan, type PlannedObject, type Snapshot, type ValidatedSpec } from '../domain';
+import { completeFields, desiredObjects, indexBytes, indexOfPlan, isPlanEmpty, MAX_INDEX_BYTES, outlinedStates, planOfOutline, statusFromSnapshot, type PlanOutline, type LoadBalancerIndex } from '../domain';
+import { DESTROY_STAGES, KIND_TITLE, type Destroy, type LoadBalancerResult, type ObjectStatus, type Plan, type PlannedObject, type Snapshot, type ValidatedSpec } from '../domain';
 import { describeOutstanding, listedObjects, StatusBook } from './status-book';
 import { GroupSchedule, type Group } from './groups';
+import { planInWorkflow } from './planning';
 
 export interface ReconcileLoadBalancerInput {
   /**
@@ -39,8 +40,11 @@ export interface ReconcileLoadBalancerInput {
    * Engine's tag index, which lags behind tagging, does not list them yet.
    */
   known?: string[];
-  /** What the parent just observed on this load balancer: the first pass plans from it instead of reading again. */
-  observed?: ObservedObject[];
+  /**
+   * The outline of the parent's plan of this load balancer (domain/plan-outline.ts): the first round acts on it
+   * instead of reading and planning again. No plan comes with it: the desired objects are the spec's.
+   */
+  outline?: PlanOutline;
   /**
    * The mark of the worker's clock taken when the parent's observation of the service began: this run's
    * observations may take that worker's reads since then of objects it has not written to (activities/state.ts,
@@ -133,7 +137,7 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
   const known = new Set<string>(optionalIdentifiers(fields, 'known', wf) ?? []);
   // What this run created: a superseded run hands it to the controller, since its pass returns no result.
   const created = new Set<string>();
-  const observed = optionalObserved(fields, loadBalancer, wf);
+  const outline = optionalOutline(fields, wf);
   const observedSince = optionalReadMark(fields, 'observedSince', wf);
 
   const destroyed = (d: Destroy, outcome: DestroyOutcome) => {
@@ -276,20 +280,25 @@ export async function reconcileLoadBalancer(input: ReconcileLoadBalancerInput): 
       progress.pass = pass;
       progress.phase = 'observing';
       const reuse = firstObserved !== undefined ? { readsSince: firstObserved } : {};
-      const read = pass === 1 && observed ? undefined : await call(engine.retrieveState, `observe ${uid} ${on}`, { serviceUid: uid, loadBalancer, ...(known.size > 0 ? { known: [...known].sort() } : {}), ...reuse });
+      // The first round acts on the parent's plan (its outline) when it fits the spec's desired objects and has work;
+      // one with nothing to do (the parent reports such a load balancer itself) is read again for its status.
+      const handed = pass === 1 && outline ? planOfOutline(desired, outline, loadBalancer) : null;
+      const first = handed && outline && !isPlanEmpty(handed) ? { plan: handed, states: { objects: outlinedStates(outline) } } : null;
+      const read = first ? undefined : await call(engine.retrieveState, `observe ${uid} ${on}`, { serviceUid: uid, loadBalancer, ...(known.size > 0 ? { known: [...known].sort() } : {}), ...reuse });
       // Histories of builds before read marks return no mark: later rounds then read every object.
       firstObserved ??= isReadMark(read?.readMark) ? read.readMark : undefined;
-      const snapshot = read ?? (observed as Snapshot);
       // What the tag index listed it lists again: only objects it may not list yet are remembered in `known` (bounded).
-      const plan = planLoadBalancer(desired, snapshot, spec.failedResources);
-      book.observe(plan, snapshot);
+      // A new observation is a new plan: after this run's own writes, or when no outline came.
+      const plan = first?.plan ?? planInWorkflow(uid, desired, read as Snapshot, spec.failedResources);
+      book.observe(plan, first?.states ?? (read as Snapshot));
       pendingGauge.set(plan.objects.filter((p) => p.action.type !== 'keep').length);
       if (isPlanEmpty(plan)) {
         progress.phase = 'converged';
         metrics.total().record((Date.now() - startedAt) / 1000);
         const index = cleanup || fields.index !== true ? null : indexOfPlan(plan);
         const indexed = index !== null && indexBytes(index) <= MAX_INDEX_BYTES ? { index } : {};
-        return { serviceUid: uid, revision, loadBalancer, converged: true, status: statusFromSnapshot(snapshot), ...counts, passes: pass, ...listedObjects(book.list()), ...indexed };
+        // An empty plan is always one of a read: a first round acts on an outline only when it has work.
+        return { serviceUid: uid, revision, loadBalancer, converged: true, status: statusFromSnapshot(read as Snapshot), ...counts, passes: pass, ...listedObjects(book.list()), ...indexed };
       }
       if (pass > maxPasses) {
         progress.phase = 'failed';

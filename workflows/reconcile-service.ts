@@ -9,8 +9,8 @@ import type { Activities } from '../activities';
 import { optionalIdentifiers, optionalInteger, passSpecOf } from './input';
 import { ENGINE_CALL } from './options';
 import { FAILURE_TYPES, isReadMark, searchAttributes, workflowIds, type LoadBalancerSummary, type ReadMark, type ReconcileServiceResult } from '../contract';
-import { desiredObjects, indexBytes, MAX_INDEX_BYTES, mergeStatus, planLoadBalancer, type LoadBalancerIndex } from '../domain';
-import type { ObjectStatus, ObservedObject, Snapshot, ValidatedSpec } from '../domain/types';
+import { desiredObjects, indexBytes, indexOfPlan, MAX_INDEX_BYTES, MAX_OUTLINE_BYTES, mergeStatus, outlinedStates, planOfOutline, type LoadBalancerIndex, type PlanOutline } from '../domain';
+import type { ObjectStatus, ValidatedSpec } from '../domain/types';
 import { listedObjects, MAX_LISTED_OBJECTS, StatusBook } from './status-book';
 import { reconcileLoadBalancer, type LoadBalancerFailureDetails, type ReconcileLoadBalancerResult } from './reconcile-lb';
 import { causeOf, failureDetails } from './failures';
@@ -38,8 +38,8 @@ const BUSY_WAIT_MAX_MS = 30_000;
 interface Run {
   loadBalancer: string;
   cleanup: boolean;
-  /** The parent's observation of this load balancer: the child's first snapshot (first start attempt only). */
-  observed?: ObservedObject[];
+  /** The outline of the parent's plan of this load balancer: the child's first round (first start attempt only). */
+  outline?: PlanOutline;
   /** The mark taken when the parent's observation began: the child's reads may take that worker's answers since then. */
   observedSince?: ReadMark;
 }
@@ -54,11 +54,11 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   const uid = spec.serviceUid;
   const engine = proxyActivities<Activities>(ENGINE_CALL);
 
-  const runChild = async ({ loadBalancer, cleanup, observed, observedSince }: Run): Promise<ReconcileLoadBalancerResult> => {
+  const runChild = async ({ loadBalancer, cleanup, outline, observedSince }: Run): Promise<ReconcileLoadBalancerResult> => {
     const workflowId = workflowIds.loadBalancer(uid, loadBalancer);
     for (let attempt = 0; ; attempt++) {
-      // After waiting for a reconciliation started elsewhere, the parent's observation is stale: the child reads again.
-      const first = attempt === 0 ? { ...(observed ? { observed } : {}), ...(observedSince !== undefined ? { observedSince } : {}) } : {};
+      // After waiting for a reconciliation started elsewhere, the parent's plan is stale: the child reads and plans.
+      const first = attempt === 0 ? { ...(outline ? { outline } : {}), ...(observedSince !== undefined ? { observedSince } : {}) } : {};
       try {
         return await executeChild(reconcileLoadBalancer, {
           workflowId,
@@ -119,7 +119,7 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
   const seen = await engine.planObservedService
     .executeWithOptions(
       { summary: `observe and plan ${uid}` },
-      [{ spec, listUpTo: MAX_LISTED_OBJECTS, ...(teardown ? { teardown: true } : {}), ...(wantIndex ? { indexUpTo: MAX_INDEX_BYTES } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}) }],
+      [{ spec, outlineUpTo: MAX_OUTLINE_BYTES, listUpTo: MAX_LISTED_OBJECTS, ...(teardown ? { teardown: true } : {}), ...(wantIndex ? { indexUpTo: MAX_INDEX_BYTES } : {}), ...(knownBefore.length > 0 ? { known: knownBefore } : {}) }],
     )
     .catch((err: unknown) => {
       // A pass that fails before any load balancer runs (the Engine refusing the token, say) is a failed pass too:
@@ -127,31 +127,39 @@ export async function reconcileService(input: ReconcileServiceInput): Promise<Re
       if (!isCancellation(err)) recordPassEnd(uid, 'failed');
       throw err;
     });
-  // The service is observed and planned in the worker, once (planObservedService): the result says which load
-  // balancers have work, with their objects only while they total at most MAX_LISTED_OBJECTS, so neither it nor a
-  // child's input grows with the service (docs/scaling.md, "Temporal's limits"). A load balancer whose plan is empty
-  // is reported from the observation without a child, with its objects when they came back. Its plan is made again
-  // here, and a child makes its own, rather than the activity handing the plan back: a plan repeats every desired
-  // object, and written into the activity's result and into each child's start (in both histories) it made a pass's
-  // history about a third larger in bytes, which the Temporal server and the worker pay for on every write and replay.
+  // The service is observed and planned in the worker (planObservedService): each load balancer's one plan before
+  // anything is written. The result says which load balancers have work and hands each plan's outline back
+  // (domain/plan-outline.ts) while they fit MAX_OUTLINE_BYTES, so neither it nor a child's input grows with the service
+  // (docs/scaling.md, "Temporal's limits"). An outline, not the plan: a plan repeats every desired object, and written
+  // into the activity's result and into each child's start (in both histories) it made a pass's history about a third
+  // larger in bytes. The desired objects are a pure function of the spec, which the workflows hold: the plan comes back
+  // from its outline without planning again. A load balancer whose plan is empty is reported from its outline without
+  // a child; one with work gets a child that acts on the outline.
   const outlook = (lb: string) => seen.loadBalancers[lb];
+  const outlinedPlan = (lb: string) => {
+    const o = outlook(lb)?.outline;
+    const plan = o ? planOfOutline(desiredObjects(spec, lb), o, lb) : null;
+    return o && plan ? { plan, states: { objects: outlinedStates(o) } } : null;
+  };
   const inline = (run: Run): ReconcileLoadBalancerResult | undefined => {
     const o = outlook(run.loadBalancer);
     if (!o?.empty || run.cleanup) return undefined;
-    const result = { serviceUid: uid, revision, loadBalancer: run.loadBalancer, converged: true, status: o.status, created: 0, destroyed: 0, recovered: 0, passes: 1, ...(o.index ? { index: o.index } : {}) };
-    if (!o.objects) return { ...result, objects: [], objectsOmitted: o.held };
-    const snapshot: Snapshot = { loadBalancer: run.loadBalancer, objects: o.objects };
+    const outlined = outlinedPlan(run.loadBalancer);
+    // Its index is in the outline when the outline came back, else in the outlook within indexUpTo.
+    const index = o.index ?? (wantIndex && outlined ? indexOfPlan(outlined.plan) : null);
+    const result = { serviceUid: uid, revision, loadBalancer: run.loadBalancer, converged: true, status: o.status, created: 0, destroyed: 0, recovered: 0, passes: 1, ...(index ? { index } : {}) };
+    if (!outlined) return { ...result, objects: [], objectsOmitted: o.held };
     const book = new StatusBook(run.loadBalancer, () => Date.now());
-    book.observe(planLoadBalancer(desiredObjects(spec, run.loadBalancer), snapshot, spec.failedResources), snapshot);
+    book.observe(outlined.plan, outlined.states);
     return { ...result, objects: book.list() };
   };
-  // A child plans its first round from the observation when it came back (a small load balancer), else reads its
-  // load balancer again, taking this worker's reads of the observation where it can.
+  // A child acts on the outline of the parent's plan in its first round when it came back, else reads its load
+  // balancer and plans, taking this worker's reads of the observation where it can.
   const handDown = (loadBalancer: string, cleanup: boolean): Run => {
-    const objects = outlook(loadBalancer)?.objects;
+    const outline = outlook(loadBalancer)?.outline;
     // Histories of builds before read marks carry none (`observedAt`, a time): the child then reads every object.
     const mark = isReadMark(seen.readMark) ? { observedSince: seen.readMark } : {};
-    return { loadBalancer, cleanup, ...(objects ? { observed: objects } : {}), ...mark };
+    return { loadBalancer, cleanup, ...(outline ? { outline } : {}), ...mark };
   };
   await runAll((teardown ? [] : spec.loadBalancers).map((loadBalancer) => handDown(loadBalancer, false)), inline);
   // New configuration first, old removed after, so traffic moves before anything is taken away.

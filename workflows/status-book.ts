@@ -3,7 +3,7 @@
  * exposed by the `status` query: what exists, what is pending, what failed and why.
  */
 import { KIND_TITLE } from '../domain';
-import type { Kind, ObjectStatus, Plan, Snapshot, StateName } from '../domain/types';
+import type { Kind, ObjectStatus, Plan, StateName } from '../domain/types';
 
 export class StatusBook {
   readonly #objects = new Map<string, ObjectStatus>();
@@ -13,9 +13,12 @@ export class StatusBook {
     private readonly now: () => number,
   ) {}
 
-  /** Resets the book to what a pass observed and planned. */
-  observe(plan: Plan, snapshot: Snapshot): void {
-    const byId = new Map(snapshot.objects.map((o) => [o.identifier, o]));
+  /**
+   * Resets the book to what a pass observed and planned: `observed` gives each identifier's state (a snapshot, or the
+   * states a plan's outline carries, domain/plan-outline.ts).
+   */
+  observe(plan: Plan, observed: { objects: readonly { identifier: string; state: StateName }[] }): void {
+    const byId = new Map(observed.objects.map((o) => [o.identifier, o]));
     this.#objects.clear();
     for (const { desired, action } of plan.objects) {
       const id = action.type === 'create' ? null : action.identifier;

@@ -295,4 +295,22 @@ describe('seeded determinism', () => {
     assert.deepEqual(await run(), first);
     assert.ok(first.some((st) => st === 200) && first.some((st) => st >= 500), 'both outcomes occur at rate 0.5');
   });
+
+  test('a deploy delay belongs to the object (seed, kind, name, load balancer), not to the order objects were created in', async () => {
+    const run = async (order: number[]): Promise<Record<string, number | null>> => {
+      const s = await startSimulator({ port: 0, seed: 8 });
+      try {
+        s.setFaults({ seed: 77, deployMs: { min: 1, max: 100_000 } });
+        const lbs = ['lb-a', 'lb-b'].map((name) => s.seedObject({ kind: 'loadbalancer', fields: { name } }));
+        for (const i of order) for (const lb of lbs) assert.equal((await rawRequest(s.url, 'POST', BE, { body: { name: `b${i}`, load_balancer: lb } })).status, 200);
+        return Object.fromEntries(s.objects().filter((o) => o.kind === 'backend').map((o) => [`${o.name}@${lbs.indexOf(String(o.fields.load_balancer))}`, o.deployMs]));
+      } finally {
+        await s.close();
+      }
+    };
+    const forward = await run([0, 1, 2, 3, 4, 5]);
+    assert.deepEqual(await run([5, 3, 1, 0, 4, 2]), forward);
+    const delays = Object.values(forward);
+    assert.equal(new Set(delays).size, 12, `12 Backends, 12 different delays: ${JSON.stringify(forward)}`);
+  });
 });

@@ -15,6 +15,7 @@ import type { Activities } from '../../activities';
 import type { PlanObservedInput, PlanObservedResult } from '../../activities/plan-observed';
 import { LbaasClient } from '../../client/service-client';
 import { FAILURE_TYPES, workflowTypes } from '../../contract';
+import { PLANNED_MESSAGE } from '../../workflows/planning';
 import { workflowBundle } from './bundle';
 import { startTimeSkippingServer, type TimeSkippingServer } from './time-skipping';
 
@@ -26,8 +27,37 @@ import { startTimeSkippingServer, type TimeSkippingServer } from './time-skippin
  */
 const EXPECTED_WARNINGS = ['Activity failed', 'Workflow failed', 'activity_failure_include_heartbeat'];
 
+/** A plan a workflow made (workflows/planning.ts): its DEBUG line's attributes, in the order the lines came. */
+export interface WorkflowPlanLine {
+  serviceUid: string;
+  loadBalancer: string;
+  workflowId: string;
+  create: number;
+  destroy: number;
+  recover: number;
+  wait: number;
+  keep: number;
+}
+const planLines: WorkflowPlanLine[] = [];
+/**
+ * Every plan the workflows of this process's workers made so far, from the worker's DEBUG lines. The runtime holds
+ * log lines back for a moment to sort them by time: they are flushed first.
+ */
+export function workflowPlans(): readonly WorkflowPlanLine[] {
+  Runtime.instance().flushLogs();
+  return [...planLines];
+}
+
+const LEVEL_RANK = { TRACE: 0, DEBUG: 1, INFO: 2, WARN: 3, ERROR: 4 } as const;
+
 Runtime.install({
-  logger: new DefaultLogger('WARN', (entry: LogEntry) => {
+  // DEBUG for the workflows' plan lines (workflows/planning.ts), which are recorded, not printed; other lines below WARN are dropped.
+  logger: new DefaultLogger('DEBUG', (entry: LogEntry) => {
+    if (entry.message === PLANNED_MESSAGE) {
+      planLines.push(entry.meta as unknown as WorkflowPlanLine);
+      return;
+    }
+    if (LEVEL_RANK[entry.level] < LEVEL_RANK.WARN) return;
     if (EXPECTED_WARNINGS.some((w) => entry.message.includes(w))) return;
     process.stderr.write(`${entry.level} ${entry.message}${entry.meta ? ` ${JSON.stringify(entry.meta)}` : ''}\n`);
   }),
@@ -108,7 +138,7 @@ export class FakeEngine {
         call.outcome = 'converged';
         const spec = input.spec as { loadBalancers: string[] };
         const lbs = input.teardown ? [] : spec.loadBalancers;
-        return { readMark: { reader: 'fake', at: 0 }, loadBalancers: Object.fromEntries(lbs.map((lb) => [lb, { held: 0, cleanup: false, empty: true, status: {}, objects: [] }])) };
+        return { readMark: { reader: 'fake', at: 0 }, loadBalancers: Object.fromEntries(lbs.map((lb) => [lb, { held: 0, cleanup: false, empty: true, status: {} }])) };
       },
     };
   }

@@ -11,6 +11,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
+import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor, type ConnectionOptions } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
 import { SEARCH_ATTRIBUTE_SDK_TYPES, SEARCH_ATTRIBUTES } from '../../dev/devserver';
@@ -71,7 +72,53 @@ async function launch(launcher: string): Promise<{ child: ChildProcess; port: nu
   }
 }
 
-type EnvFactory = { create(o: { server: { type: 'existing' }; address: string; namespace: string; supportsTimeSkipping: boolean }): Promise<TestWorkflowEnvironment> };
+type Interceptor = NonNullable<ConnectionOptions['interceptors']>[number];
+
+/**
+ * The test server loses a query that comes while a workflow task is running when that task ends the run (a
+ * continue-as-new, say): it keeps the query for the next workflow task of the run, which never comes, and answers
+ * nothing until the query's deadline (seen in a thread dump of the stalled server: the query waiting for ever). The client
+ * library's queries have none, so such a query waited until its connection went away: up to the test server's GOAWAY
+ * at the client's third 30 s keepalive ping (test/fast stalled about 80 s) or for ever with fewer pings. So each query
+ * to it gets a deadline, and is sent again when that passes: the workflow id then names the run that continues.
+ */
+const QUERY_DEADLINE_MS = 5_000;
+const QUERY_ATTEMPTS = 8;
+const DEADLINE_EXCEEDED = 4;
+
+/** The client library's default retry of calls, and for queries a deadline for each attempt, its end retried too. */
+function clientInterceptors(): Interceptor[] {
+  const defaults = defaultGrpcRetryOptions();
+  const retryOthers = makeGrpcRetryInterceptor(defaults);
+  const retryQueries = makeGrpcRetryInterceptor({
+    delayFunction: defaults.delayFunction,
+    retryableDecider: (attempt, status) => defaults.retryableDecider(attempt, status) || (status.code === DEADLINE_EXCEEDED && attempt < QUERY_ATTEMPTS),
+  });
+  return [
+    (options, next) => {
+      if (!options.method_definition.path.endsWith('/QueryWorkflow') || options.deadline !== undefined) return retryOthers(options, next);
+      // The retry starts every attempt, the first too, through this `next`.
+      return retryQueries(options, (o) => next({ ...o, deadline: Date.now() + QUERY_DEADLINE_MS }));
+    },
+  ];
+}
+
+/**
+ * The client's keepalive pings no more often than the test server allows: it permits one ping per 5 minutes and
+ * answers the third early one with a GOAWAY (too_many_pings), which fails every call of the client in flight (sent
+ * again by the retry). The client library pings every 30 s by default. The worker's connection is the core's.
+ */
+const CLIENT_CHANNEL_ARGS = { 'grpc.keepalive_time_ms': 6 * 60_000 };
+
+type EnvFactory = {
+  create(o: {
+    server: { type: 'existing' };
+    address: string;
+    namespace: string;
+    supportsTimeSkipping: boolean;
+    connectionOptions: Pick<ConnectionOptions, 'channelArgs' | 'interceptors'>;
+  }): Promise<TestWorkflowEnvironment>;
+};
 
 /** A time-skipping server of this file's own and the SDK's test environment over it. */
 export async function startTimeSkippingServer(): Promise<TimeSkippingServer> {
@@ -79,7 +126,13 @@ export async function startTimeSkippingServer(): Promise<TimeSkippingServer> {
   const { child, port } = await launch(launcher);
   const address = `127.0.0.1:${port}`;
   try {
-    const env = await (TestWorkflowEnvironment as unknown as EnvFactory).create({ server: { type: 'existing' }, address, namespace: 'default', supportsTimeSkipping: true });
+    const env = await (TestWorkflowEnvironment as unknown as EnvFactory).create({
+      server: { type: 'existing' },
+      address,
+      namespace: 'default',
+      supportsTimeSkipping: true,
+      connectionOptions: { channelArgs: CLIENT_CHANNEL_ARGS, interceptors: clientInterceptors() },
+    });
     await registerSearchAttributes(env);
     return {
       env,

@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
+import { parse } from 'yaml';
 import { searchAttributes } from '../../contract';
 import { renderDevDynamicConfig, SEARCH_ATTRIBUTES, startDevServer, type DevServer } from '../../dev/devserver';
 
@@ -28,6 +29,12 @@ after(async () => {
 
 test('the dev server does not force a namespace read per search-attribute use', () => {
   assert.doesNotMatch(renderDevDynamicConfig(), /forceSearchAttributesCacheRefreshOnRead/);
+});
+
+test('namespace records are read again every 250 ms while the server starts, every 2 s (the server default) once started', () => {
+  const refresh = (yaml: string) => (parse(yaml) as Record<string, [{ value: unknown }]>)['system.namespaceCacheRefreshInterval'];
+  assert.deepEqual(refresh(renderDevDynamicConfig()), [{ value: '250ms' }]);
+  assert.deepEqual(refresh(renderDevDynamicConfig({ started: true })), [{ value: '2000ms' }]);
 });
 
 for (const namespace of ['default', EXTRA]) {

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Action, Plan, PlannedObject } from '../../domain';
-import { groupsOf, GroupSchedule, type Group } from '../../workflows/groups';
+import { groupsOf, GroupSchedule, PARENT_GROUPS, type Group } from '../../workflows/groups';
 
 const LB = 'l'.repeat(32);
 
@@ -40,6 +40,29 @@ describe('groupsOf', () => {
       { parent: 'f', kind: 'bind', creating: true, members: ['f/x'] },
       { parent: 'f', kind: 'bind', creating: false, members: ['f/y'] },
     ]);
+  });
+
+  test('parents that children wait for get groups of their own, at most PARENT_GROUPS per family; parents with nothing waiting on them stay together', () => {
+    const backends = (n: number, withChildren: boolean): Plan => ({
+      loadBalancer: LB,
+      destroy: [],
+      objects: Array.from({ length: n }, (_, i) => [
+        planned(`b${i}`, 'backend', null, { type: 'create' }),
+        planned(`b${i}/s`, 'server', `b${i}`, withChildren ? { type: 'create' } : { type: 'keep', identifier: `S${i}` }),
+      ]).flat(),
+    });
+    const backendGroups = (p: Plan, max = 1000) => groupsOf(p, max).filter((g) => g.kind === 'backend').map((g) => g.members.length);
+    // Two ports: each Backend's Frontend and Servers start as soon as that Backend is ready.
+    assert.deepEqual(backendGroups(backends(2, true)), [1, 1]);
+    assert.equal(PARENT_GROUPS, 16);
+    assert.deepEqual(backendGroups(backends(16, true)), Array(16).fill(1));
+    // 40 Backends: 16 groups of 3 at most (ceil(40 / 16)), in plan order.
+    assert.deepEqual(backendGroups(backends(40, true)), [...Array(13).fill(3), 1]);
+    assert.deepEqual(backendGroups(backends(1024, true)), Array(16).fill(64));
+    // maxMembers still bounds a group.
+    assert.deepEqual(backendGroups(backends(40, true), 2), Array(20).fill(2));
+    // Every child kept: nothing waits on the Backends, one group as before.
+    assert.deepEqual(backendGroups(backends(40, false)), [40]);
   });
 
   test('a family larger than maxMembers is split into groups of at most that many', () => {

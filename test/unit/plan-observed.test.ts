@@ -1,13 +1,13 @@
 /**
- * planObservedService (activities/plan-observed.ts) hands back each load balancer's observed objects while they total
- * at most `listUpTo`, and never the plan it made of them (docs/architecture.md#passes): a plan repeats every desired
- * object, and the workflows plan again from the spec and the objects.
+ * planObservedService (activities/plan-observed.ts) hands back the outline of each load balancer's plan while they
+ * total at most `outlineUpTo` bytes, never the plan itself nor the objects (docs/architecture.md#passes): a plan repeats
+ * every desired object, and the workflows get it back from the outline and the spec.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { planObservedService } from '../../activities/plan-observed';
 import { IdentifierCache } from '../../activities/state';
-import { desiredObjects, isPlanEmpty, planLoadBalancer, validateSpec } from '../../domain';
+import { desiredObjects, MAX_OUTLINE_BYTES, outlineBytes, planOfOutline, validateSpec, type PlanOutline } from '../../domain';
 import { exampleSpec } from '../helpers/fixtures';
 import { BACKEND, BACKEND_ID, LB_ID, TAG, harness, page } from '../helpers/engine-mock';
 
@@ -24,22 +24,25 @@ function setup() {
   return { spec: checked.spec, h, known };
 }
 
-test('within listUpTo a load balancer comes back with its objects, its work decided from their plan, and without the plan', async () => {
+test("within outlineUpTo a load balancer with work comes back with its plan's outline: the kept Backend's action by key with its identifier and state, how many to create, and no desired object", async () => {
   const { spec, h, known } = setup();
-  const o = (await planObservedService(h.client, known, { spec, listUpTo: 1000 })).loadBalancers[LB_ID];
-  assert.deepEqual(
-    o?.objects?.map((x) => x.identifier),
-    [BACKEND_ID],
-  );
-  assert.equal(o?.empty, isPlanEmpty(planLoadBalancer(desiredObjects(spec, LB_ID), { loadBalancer: LB_ID, objects: o?.objects ?? [] }, spec.failedResources)));
-  assert.equal(o?.empty, false);
-  assert.deepEqual(Object.keys(o ?? {}).sort(), ['cleanup', 'empty', 'held', 'objects', 'status']);
+  const o = (await planObservedService(h.client, known, { spec, outlineUpTo: MAX_OUTLINE_BYTES })).loadBalancers[LB_ID];
+  const desired = desiredObjects(spec, LB_ID);
+  assert.deepEqual(o?.outline, { actions: { 'backend:http': ['keep', BACKEND_ID, 'Deployed'] }, creates: desired.length - 1, destroy: [] });
+  assert.deepEqual({ empty: o?.empty, held: o?.held }, { empty: false, held: 1 });
+  assert.deepEqual(Object.keys(o ?? {}).sort(), ['cleanup', 'empty', 'held', 'outline', 'status']);
+  // The plan comes back from the outline and the spec alone, as a workflow gets it.
+  const plan = planOfOutline(desired, o?.outline as PlanOutline, LB_ID);
+  assert.deepEqual(plan?.objects.map((p) => p.desired), desired);
+  assert.doesNotMatch(JSON.stringify(o), /"desired"|"fields"|"health_check"/);
   await h.agent.close();
 });
 
-test('past listUpTo a load balancer comes back with its count alone', async () => {
+test('past outlineUpTo a load balancer comes back with its count alone; the budget counts the outline\'s JSON bytes', async () => {
   const { spec, h, known } = setup();
-  const o = (await planObservedService(h.client, known, { spec, listUpTo: 0 })).loadBalancers[LB_ID];
-  assert.deepEqual({ objects: o?.objects, held: o?.held }, { objects: undefined, held: 1 });
+  const size = outlineBytes((await planObservedService(h.client, known, { spec, outlineUpTo: MAX_OUTLINE_BYTES })).loadBalancers[LB_ID]?.outline as PlanOutline);
+  assert.equal(size, JSON.stringify((await planObservedService(h.client, known, { spec, outlineUpTo: size })).loadBalancers[LB_ID]?.outline).length);
+  const o = (await planObservedService(h.client, known, { spec, outlineUpTo: size - 1 })).loadBalancers[LB_ID];
+  assert.deepEqual({ outline: o?.outline, held: o?.held, empty: o?.empty }, { outline: undefined, held: 1, empty: false });
   await h.agent.close();
 });

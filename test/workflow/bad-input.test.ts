@@ -14,6 +14,7 @@ import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/clie
 import { MAX_SPEC_BYTES, parseSpec } from '../../client/spec-file';
 import { applyUpdate, controllerStatusQuery } from '../../contract';
 import { serviceController } from '../../workflows';
+import { exampleSpec } from '../helpers/fixtures';
 import { committedBadSpecs, eachLimit, generatedBadSpecs, names, type Expectation } from '../cli/bad-specs';
 import { startStack, stopTemporalServer, type Stack } from '../helpers/stack';
 import { chainOf, eventsOf, failureOf, Runs } from '../helpers/workflows';
@@ -94,6 +95,32 @@ for (const workflowType of ['reconcileLoadBalancer', 'reconcileService', 'planSe
     assert.equal(stack.sim.stats().total, 0, 'no Engine request');
   });
 }
+
+test("reconcileLoadBalancer started with a malformed outline of its parent's plan fails at once, non-retryably, type InvalidInput, naming outline; no Engine request", async () => {
+  stack.sim.resetStats();
+  const lb = 'lb-bad-input-1';
+  const spec = exampleSpec([lb], { serviceUid: 'bad-outline' });
+  const id = 'a'.repeat(32);
+  const outlines = [
+    'not an outline',
+    { actions: {}, destroy: [] },
+    { actions: { 'backend:http': ['create'] }, creates: 11, destroy: [] },
+    { actions: { 'backend:http': ['keep', 'not an identifier!', 'Deployed'] }, creates: 11, destroy: [] },
+    { actions: [], creates: 12, destroy: [] },
+    { actions: {}, creates: -1, destroy: [] },
+    { actions: {}, creates: 12, destroy: [{ kind: 'listener', identifier: id, name: 'x', reason: 'not desired', state: 'Deployed' }] },
+    { actions: {}, creates: 12, destroy: [{ kind: 'server', identifier: id, name: 'x', reason: 'because', state: 'Deployed' }] },
+  ];
+  const failures: string[] = [];
+  for (const outline of outlines) {
+    const handle = await runs.raw('reconcileLoadBalancer', { spec, loadBalancer: lb, outline });
+    const chain = chainOf(await failureOf(handle.result()));
+    const first = chain[0];
+    if (chain.length !== 1 || first?.type !== 'InvalidInput' || first.nonRetryable !== true || !first.message.startsWith('reconcileLoadBalancer: outline: ')) failures.push(`${JSON.stringify(outline)}: ${JSON.stringify(chain)}`);
+  }
+  assert.deepEqual(failures, []);
+  assert.equal(stack.sim.stats().total, 0, 'no Engine request');
+});
 
 test("serviceController's apply update rejects each bad spec in its validator, naming the field; the controller records nothing", async () => {
   stack.sim.resetStats();

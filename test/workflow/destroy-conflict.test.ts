@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { after, before, test } from 'node:test';
+import type { PlanOutline } from '../../domain';
 import { reconcileLoadBalancer } from '../../workflows/reconcile-lb';
 import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
 import { startStack, stopTemporalServer, type Stack } from '../helpers/stack';
@@ -77,16 +78,16 @@ test('a Backend whose own (tagged) Server the pass did not observe (a lagging ta
   });
   // The service moved to another load balancer: this one is being emptied (cleanup).
   const spec = exampleSpec([seedLoadBalancer(stack.sim, 'lb-conflict-next')], { serviceUid: uid, ports: { http: { external: 80, internal: 30080 } } });
-  const removal = (observed?: unknown[]) => ({
+  const removal = (outline?: PlanOutline) => ({
     taskQueue: stack.taskQueue,
     workflowId: `lbaas/${uid}/lb/${lb}`,
-    args: [{ spec, loadBalancer: lb, cleanup: true, ...(observed ? { observed } : {}) }] as Parameters<typeof reconcileLoadBalancer>,
+    args: [{ spec, loadBalancer: lb, cleanup: true, ...(outline ? { outline } : {}) }] as Parameters<typeof reconcileLoadBalancer>,
   });
 
-  // The first pass is handed an observation that holds the Backend only, as a parent's observation does while the
-  // tag index has not listed the Server yet.
-  const seen = [{ kind: 'backend', identifier: backend, name: backendFields.name, state: 'Deployed', tagged: true, fields: backendFields }];
-  const err = await (await stack.client.workflow.start(reconcileLoadBalancer, removal(seen))).result().then(
+  // The first pass is handed the outline of a parent's plan made from an observation that holds the Backend only, as
+  // a parent's observation does while the tag index has not listed the Server yet: destroy the Backend, nothing else.
+  const lagging: PlanOutline = { actions: {}, creates: 0, destroy: [{ kind: 'backend', identifier: backend, name: backendFields.name, reason: 'not desired', state: 'Deployed' }] };
+  const err = await (await stack.client.workflow.start(reconcileLoadBalancer, removal(lagging))).result().then(
     () => assert.fail('the first pass must fail'),
     (e: unknown) => e,
   );

@@ -14,6 +14,7 @@ import { workflowIds } from '../../contract';
 import { describeObjects, expectedLines, objectsOn, seedConverged, tagOf, writeRequests } from '../helpers/engine-state';
 import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
 import { FAST_READINESS, ORACLE, reconcile, runs, simLog, stack, STATUS, useReconcileStack } from '../helpers/reconcile-kit';
+import { temporal } from '@temporalio/proto';
 import { eventsOf, scheduledActivities, type HistoryEvent } from '../helpers/workflows';
 
 useReconcileStack(FAST_READINESS);
@@ -98,7 +99,7 @@ test('from empty, the observation that closes each round takes what the round wa
   for (const lb of lbs) assert.deepEqual(describeObjects(objectsOn(stack.sim, lb), stack.sim), expectedLines(ORACLE));
 });
 
-test('from empty, each child plans its first pass from the observation its parent hands down: no retrieveState before its first create, 3 lists by tag in all', async () => {
+test("from empty, each child acts on the outline of its parent's plan in its first round: no retrieveState before its first create, 3 lists by tag in all", async () => {
   const { uid, lbs, spec } = fresh(2);
   stack.sim.resetStats();
   const r = await reconcile(spec);
@@ -125,40 +126,70 @@ const outlooksIn = (events: readonly HistoryEvent[]) => {
   return firstPayload(completed[0]?.activityTaskCompletedEventAttributes?.result).loadBalancers as Record<string, Record<string, unknown>>;
 };
 
+/** Every payload of a history's events (inputs, results, details), decoded as text. */
+const payloadTexts = (events: readonly HistoryEvent[]): string[] => {
+  const texts: string[] = [];
+  const walk = (v: unknown): void => {
+    if (v instanceof Uint8Array) return;
+    if (Array.isArray(v)) for (const x of v) walk(x);
+    else if (v && typeof v === 'object') {
+      const o = v as { payloads?: { data?: Uint8Array | null }[] };
+      if (Array.isArray(o.payloads)) for (const p of o.payloads) if (p.data) texts.push(Buffer.from(p.data).toString('utf8'));
+      for (const x of Object.values(v)) walk(x);
+    }
+  };
+  walk(events);
+  return texts;
+};
+/** The bytes of a history as Temporal stores and sends it (protobuf). */
+const historyBytes = (events: readonly HistoryEvent[]) => temporal.api.history.v1.History.encode({ events: [...events] }).finish().length;
+
 // A plan repeats every desired object of the spec. Handed back by the observation and down to each child, it was
 // written three times per load balancer (the activity's result, the child's start in the parent's history and in its
 // own) and made the fleet's histories about a third larger in bytes: the Temporal server's and the worker's CPU per
-// service grew with them. The spec travels once per history; each workflow plans from it and the observed objects.
-test('no history of a pass carries a plan: the observation returns the objects alone, and each child starts from the spec and the observed objects', async () => {
+// service grew with them. What travels is the plan's outline (domain/plan-outline.ts): each desired object's key and
+// action and the identifier and state of the existing object, how many to create, what to destroy; the spec travels
+// once per history, and the workflows get
+// the plan back from the two without planning again.
+test("no history of a pass carries a plan: the observation returns each plan's outline, and each child starts from the spec and its outline, without a desired object's fields anywhere", async () => {
   const { uid, lbs, spec } = fresh(2);
   const handle = await runs.service({ spec });
   assert.equal((await handle.result()).converged, true);
   const events = await eventsOf(handle);
 
-  for (const [lb, o] of Object.entries(outlooksIn(events))) assert.deepEqual(Object.keys(o).sort(), ['cleanup', 'empty', 'held', 'objects', 'status'], `${lb}: the observation's outlook`);
+  for (const [lb, o] of Object.entries(outlooksIn(events))) assert.deepEqual(Object.keys(o).sort(), ['cleanup', 'empty', 'held', 'outline', 'status'], `${lb}: the observation's outlook`);
   const starts = events.flatMap((e) => (e.startChildWorkflowExecutionInitiatedEventAttributes ? [firstPayload(e.startChildWorkflowExecutionInitiatedEventAttributes.input)] : []));
   assert.equal(starts.length, lbs.length);
-  for (const input of starts) assert.deepEqual(Object.keys(input).sort(), ['cleanup', 'loadBalancer', 'observed', 'observedSince', 'spec'], `${String(input.loadBalancer)}: the child's input`);
-  for (const lb of lbs) {
-    const child = await eventsOf(stack.client.workflow.getHandle(workflowIds.loadBalancer(uid, lb)));
+  for (const input of starts) assert.deepEqual(Object.keys(input).sort(), ['cleanup', 'loadBalancer', 'observedSince', 'outline', 'spec'], `${String(input.loadBalancer)}: the child's input`);
+  const children = await Promise.all(lbs.map((lb) => eventsOf(stack.client.workflow.getHandle(workflowIds.loadBalancer(uid, lb)))));
+  children.forEach((child, i) => {
     const input = firstPayload(child[0]?.workflowExecutionStartedEventAttributes?.input);
-    assert.equal(input.planned, undefined, `${lb}: the child's own history holds no plan`);
-    assert.deepEqual(input.observed, [], `${lb}: nothing was there yet`);
-  }
+    assert.deepEqual(input.outline, { actions: {}, creates: PER_LB, destroy: [] }, `${lbs[i]}: nothing was there yet`);
+  });
+  // A plan's objects carry `desired`, a desired object its `fields`: neither is in the observation's result nor in any
+  // child's start (a child's own observations return observed objects, whose fields are what the Engine holds).
+  const handedDown = [...payloadTexts(events.filter((e) => e.activityTaskCompletedEventAttributes || e.startChildWorkflowExecutionInitiatedEventAttributes)), ...children.flatMap((c) => payloadTexts(c.slice(0, 1)))];
+  assert.equal(handedDown.length, 1 + 2 * lbs.length);
+  for (const text of handedDown) assert.doesNotMatch(text, /"desired"|"fields"/);
 
-  // A no-op pass reports both load balancers from the observation, its status planned in the workflow: still no plan.
+  // A no-op pass reports both load balancers from their outlines: still no plan, and no child.
   const again = await runs.service({ spec });
   const r = await again.result();
   assert.equal(r.objects.length, 2 * PER_LB);
   assert.deepEqual(
     r.objects.filter((o) => o.state !== 'Deployed').map((o) => `${o.kind} ${o.name}: ${o.state}`),
     [],
-    'every object reported Deployed from the observation',
+    'every object reported Deployed from the outline',
   );
-  for (const [lb, o] of Object.entries(outlooksIn(await eventsOf(again)))) {
-    assert.deepEqual(Object.keys(o).sort(), ['cleanup', 'empty', 'held', 'objects', 'status'], `${lb}: the no-op observation's outlook`);
-    assert.equal((o.objects as unknown[]).length, PER_LB);
+  const noOp = await eventsOf(again);
+  for (const [lb, o] of Object.entries(outlooksIn(noOp))) {
+    assert.deepEqual(Object.keys(o).sort(), ['cleanup', 'empty', 'held', 'outline', 'status'], `${lb}: the no-op observation's outlook`);
+    assert.equal(Object.keys((o.outline as { actions: object }).actions).length, PER_LB);
   }
+  for (const text of payloadTexts(noOp)) assert.doesNotMatch(text, /"desired"|"fields"/);
+  // The bytes of each pass's histories, for the record (docs/scaling.md compares them across builds).
+  const apply = historyBytes(events) + children.reduce((n, c) => n + historyBytes(c), 0);
+  console.log(`# history bytes of the example service on 2 load balancers: apply ${apply} (reconcileService ${historyBytes(events)}, reconcileLoadBalancer ${children.map(historyBytes).join(' + ')}), no-op pass ${historyBytes(noOp)}`);
 });
 
 test('a load balancer that already matches and one that does not: only the second gets a child, and a dropped one is cleaned up from the same observation', async () => {

@@ -1,8 +1,8 @@
 /**
- * Crashes and contention (docs/spec.md#reconciliation-semantics): a worker process SIGKILLed half-way through a
- * reconciliation, while the objects it created are known only to its activities' heartbeats and the Engine, and a new
- * one started finish the same workflow run with exactly the desired objects; a reconcileLoadBalancer already running
- * for a (service, load balancer) makes reconcileService wait for it instead of failing.
+ * Crashes (docs/spec.md#reconciliation-semantics): a worker process SIGKILLed half-way through a reconciliation, while
+ * the objects it created are known only to its activities' heartbeats and the Engine, and a new one started finish
+ * the same workflow run with exactly the desired objects. That a reconcileLoadBalancer already running for a (service,
+ * load balancer) makes reconcileService wait for it instead of failing is workflow logic alone: test/fast/plan-once.test.ts.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -12,12 +12,10 @@ import { LbaasClient } from '../../client/service-client';
 import { loadBalancerStatusQuery, workflowIds } from '../../contract';
 import { startChildWorker, type ChildWorker } from '../helpers/child-worker';
 import {
-  admin,
   countByName,
   describeObjects,
   expectedLines,
   objectsOn,
-  seedConverged,
   snapshotById,
   tagOf,
   writeRequests,
@@ -33,17 +31,13 @@ const SUFFIX = 'web.default.prod';
 const n = (...parts: string[]) => [...parts, SUFFIX].join('.');
 
 let crashStack: Stack;
-let stack: Stack;
 const children: ChildWorker[] = [];
 
 before(async () => {
   // Deploys of 2.5-3 s: each level of the dependency graph is visibly in progress for a while, and a group runs for
   // seconds after its members were created (its progress signal comes after 1 s), so a kill always finds it running and
   // its retry is certain, however loaded the machine.
-  [crashStack, stack] = await Promise.all([
-    startStack({ worker: false, sim: { deployMs: { min: 2500, max: 3000 } } }),
-    startStack({ activities: { readiness: { pollFirstMs: 20, pollMaxMs: 100 } } }),
-  ]);
+  crashStack = await startStack({ worker: false, sim: { deployMs: { min: 2500, max: 3000 } } });
 });
 afterEach(async () => {
   for (const c of children.splice(0)) {
@@ -56,7 +50,7 @@ afterEach(async () => {
   crashStack?.sim.setFaults({});
 });
 after(async () => {
-  await Promise.all([crashStack?.stop(), stack?.stop()]);
+  await crashStack?.stop();
   await stopTemporalServer();
 });
 
@@ -187,48 +181,4 @@ test('a worker SIGKILLed after the groups recorded every member\'s identifier in
     view: 'client',
     reached: (objects) => objects.length === 6 && objects.every((o) => o.identifier !== null && o.state === 'NewlyCreated'),
   });
-});
-
-test('a reconcileLoadBalancer already running for the same service and load balancer: reconcileService waits for it, then reconciles and succeeds', async () => {
-  const runs = new Runs(stack.client, stack.taskQueue);
-  const uid = `busy-${randomUUID()}`;
-  const tag = tagOf(uid);
-  const lb = seedLoadBalancer(stack.sim, 'lb');
-  const spec = exampleSpec([lb], { serviceUid: uid });
-  const seeded = seedConverged(stack.sim, lb, ORACLE, { tags: [tag] });
-  const slow = seeded[`backend ${n('http')}`] as string;
-  await admin.patch(stack.sim, slow, { state: 'NewlyCreated', force: true });
-
-  try {
-    const running = await runs.loadBalancer({ spec, loadBalancer: lb });
-    await until('the running reconciliation waiting for the slow Backend', async () => (await running.query(loadBalancerStatusQuery)).phase === 'creating');
-
-    const parent = await runs.service({ spec }, 'busy');
-    const refused = await until('reconcileService refused the busy child id and waiting', async () => {
-      const events = await eventsOf(parent);
-      const failedStart = events.find((e) => e.startChildWorkflowExecutionFailedEventAttributes);
-      const waiting = events.some((e) => e.timerStartedEventAttributes);
-      return failedStart && waiting ? failedStart.startChildWorkflowExecutionFailedEventAttributes : undefined;
-    });
-    assert.equal(refused?.workflowId, workflowIds.loadBalancer(uid, lb));
-    assert.equal((await parent.describe()).status.name, 'RUNNING');
-    assert.equal((await running.describe()).status.name, 'RUNNING');
-
-    await admin.patch(stack.sim, slow, { state: 'Deployed' });
-    const firstResult = await running.result();
-    const r = await parent.result();
-
-    assert.deepEqual([firstResult.converged, firstResult.created, firstResult.destroyed], [true, 0, 0]);
-    assert.equal(r.converged, true);
-    assert.deepEqual(r.loadBalancers[lb], { converged: true, status: r.status, created: 0, destroyed: 0, recovered: 0, passes: 1, cleanup: false });
-    const events = await eventsOf(parent);
-    assert.equal(events.filter((e) => e.workflowTaskFailedEventAttributes).length, 0, 'the parent never crashed');
-    assert.equal(events.filter((e) => e.childWorkflowExecutionCompletedEventAttributes).length, 1);
-    // The parent's child is a run of its own under the same id, after the first one.
-    const latest = await stack.client.workflow.getHandle(workflowIds.loadBalancer(uid, lb)).describe();
-    assert.notEqual(latest.runId, running.firstExecutionRunId);
-    assert.deepEqual(describeObjects(objectsOn(stack.sim, lb), stack.sim), expectedLines(ORACLE));
-  } finally {
-    await runs.terminateRunning();
-  }
 });
