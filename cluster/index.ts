@@ -19,7 +19,7 @@ import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
 import { msToTs } from '@temporalio/common/lib/time';
-import { SEARCH_ATTRIBUTES } from '../dev/devserver';
+import { SEARCH_ATTRIBUTE_SDK_TYPES, SEARCH_ATTRIBUTES } from '../dev/devserver';
 import { DATABASES, renderDynamicConfig, renderProcessConfig, type ProcessPorts, type TemporalService } from './config';
 import { ensureTemporalServer, TEMPORAL_SERVER_VERSION, type ServerBinaries } from '../dev/temporal-server';
 import { portLayout } from './ports';
@@ -344,7 +344,7 @@ async function ensureNamespace(address: string, namespace: string, progress: (li
     const missing = Object.entries(SEARCH_ATTRIBUTES).filter(([name]) => !(name in (have.customAttributes ?? {})));
     if (missing.length > 0) {
       progress(`adding search attributes ${missing.map(([n, t]) => `${n} (${t})`).join(', ')}`);
-      const searchAttributes = Object.fromEntries(missing.map(([name, type]) => [name, encodeSearchAttributeIndexedValueType(type === 'Keyword' ? 'KEYWORD' : 'KEYWORD_LIST') as number]));
+      const searchAttributes = Object.fromEntries(missing.map(([name, type]) => [name, encodeSearchAttributeIndexedValueType(SEARCH_ATTRIBUTE_SDK_TYPES[type]) as number]));
       await retry('adding search attributes', () => connection.operatorService.addSearchAttributes({ namespace, searchAttributes }));
     }
     const [first] = Object.keys(SEARCH_ATTRIBUTES);

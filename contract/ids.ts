@@ -34,6 +34,11 @@ export const workflowIds = {
   /** The pool workflow of a server pool (a prefix no service uid can produce: uids have no "/"). */
   pool: (name: string) => `lbaas-pool/${name}`,
   /**
+   * One delivery round of a pool (workflows/pool-round.ts): `round` is the pool chain's first run id prefix and the
+   * round's number, so that a pool deleted and created again never collides with a round of its predecessor.
+   */
+  poolRound: (name: string, round: string) => `lbaas-pool/${name}/round/${round}`,
+  /**
    * The service a controller, pass or load balancer workflow belongs to, read back from its id (null for any other
    * id). Service uids contain no "/", so the first segment after `lbaas/` is the uid.
    */
@@ -61,6 +66,15 @@ export function runningPoolsQuery(taskQueue: string): string {
   return `WorkflowType = 'serverPool' AND ExecutionStatus = 'Running' AND TaskQueue = '${taskQueue.replace(/'/g, "\\'")}'`;
 }
 
+/**
+ * Visibility query for the running controllers of one deployment whose spec names server pool `pool` (they upsert
+ * `LbaasServerPool`, workflows/controller.ts): who a pool's delivery round signals and whose state its convergence is
+ * counted from.
+ */
+export function poolServicesQuery(taskQueue: string, pool: string): string {
+  return `${runningControllersQuery(taskQueue)} AND LbaasServerPool = '${pool.replace(/'/g, "\\'")}'`;
+}
+
 /** Visibility query for the running controllers of one deployment (its task queue; a namespace may hold others). */
 export function runningControllersQuery(taskQueue: string): string {
   return `WorkflowType = 'serviceController' AND ExecutionStatus = 'Running' AND TaskQueue = '${taskQueue.replace(/'/g, "\\'")}'`;
@@ -73,6 +87,11 @@ export const searchAttributes = {
   phase: defineSearchAttributeKey('LbaasPhase', SearchAttributeType.KEYWORD),
   /** On a pool workflow its name; on a controller the pool its spec names (so `LbaasServerPool = "x"` finds both). */
   serverPool: defineSearchAttributeKey('LbaasServerPool', SearchAttributeType.KEYWORD),
+  /**
+   * On a controller using a pool: the pool revision its last finished pass reconciled (with `LbaasPhase` saying how it
+   * ended). A pool's convergence is counted from these (client/pool-client.ts); the pool itself keeps no subscribers.
+   */
+  poolRevision: defineSearchAttributeKey('LbaasPoolRevision', SearchAttributeType.INT),
 };
 
 /** A controller's `LbaasPhase`. */

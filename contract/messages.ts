@@ -7,10 +7,10 @@ import type {
   ControllerStatus,
   LoadBalancerProgress,
   PassResult,
-  PoolChangeResult,
+  PoolChange,
   PoolMembersMessage,
+  PoolMembersStatus,
   PoolReport,
-  PoolStatus,
   PoolWaitResult,
 } from './payloads';
 import type { SchemaVersion } from './schema';
@@ -62,21 +62,35 @@ export const poolMembersSignal = defineSignal<[V2<PoolMembersMessage>]>('poolMem
 // reconcileLoadBalancer (`lbaas/<uid>/lb/<lb>`).
 export const loadBalancerStatusQuery = defineQuery<LoadBalancerProgress>('status');
 
-// serverPool (`lbaas-pool/<name>`). Workflows cannot send each other updates, so controllers talk to it by signal:
-//   controller ──subscribe──▶ pool ──poolMembers (current members)──▶ controller
-//   pool change ──poolMembers (new revision)──▶ every subscriber; each reconciles and ──report──▶ pool
-//   controller delete or pool switch ──unsubscribe──▶ pool
-export const poolSetUpdate = defineUpdate<PoolChangeResult, [servers: unknown]>('set');
-export const poolAddUpdate = defineUpdate<PoolChangeResult, [servers: unknown]>('add');
-export const poolRemoveUpdate = defineUpdate<PoolChangeResult, [names: unknown]>('remove');
+// serverPool (`lbaas-pool/<name>`): members and revision only (docs/architecture.md, "Server pools").
+//   pool change ──starts──▶ poolRound ──poolMembers (new revision)──▶ every controller visibility lists with the pool
+//   controller starting to use the pool ──reads its members itself (activity readServerPool: the `status` query)
+export const poolSetUpdate = defineUpdate<PoolChange, [servers: unknown]>('set');
+export const poolAddUpdate = defineUpdate<PoolChange, [servers: unknown]>('add');
+export const poolRemoveUpdate = defineUpdate<PoolChange, [names: unknown]>('remove');
 export const poolDeleteUpdate = defineUpdate<{ name: string; revision: number }, []>('delete');
+/**
+ * Handled only by the previous release's pool loop (workflows/legacy/pool.ts): a pool wait is counted from the
+ * services' own state now (client/pool-client.ts).
+ */
 export const poolWaitUpdate = defineUpdate<PoolWaitResult, [revision: number]>('waitConverged');
-export const poolStatusQuery = defineQuery<PoolStatus>('status');
+export const poolStatusQuery = defineQuery<PoolMembersStatus>('status');
+/**
+ * From a controller of the previous release: today's pool answers it once with its current members (that controller
+ * waits for them) and keeps nothing. Today's controllers read the members themselves.
+ */
 export const poolSubscribeSignal = defineSignal<[V2<{ serviceUid: string }>]>('subscribe');
+/** From a controller of the previous release; today's pool keeps no subscribers and ignores it. */
 export const poolUnsubscribeSignal = defineSignal<[V2<{ serviceUid: string }>]>('unsubscribe');
+/** From a controller of the previous release; today's pool reads convergence from the services and ignores it. */
 export const poolReportSignal = defineSignal<[V2<PoolReport>]>('report');
-/** Send the current members to every subscriber again (full resync). */
+/** Send the current members to every service using the pool again (a new delivery round). */
 export const poolResyncSignal = defineSignal<[]>('resync');
+/**
+ * From a delivery round (`lbaas-pool/<name>/round/<round>`, its workflow id in `round`) to its pool, after its last
+ * page: the pool starts the next round, for its newest revision, only then (one round in flight per pool).
+ */
+export const poolRoundEndedSignal = defineSignal<[V2<{ round: string; revision: number }>]>('roundEnded');
 
 /** Which workflow type handles which messages: what docs/spec.md lists per workflow (test/unit/doc-surface.test.ts). */
 export const MESSAGES_BY_WORKFLOW = {
@@ -93,6 +107,7 @@ export const MESSAGES_BY_WORKFLOW = {
     poolUnsubscribeSignal,
     poolReportSignal,
     poolResyncSignal,
+    poolRoundEndedSignal,
     poolWakeSignal,
   ],
 } as const;

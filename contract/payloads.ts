@@ -138,20 +138,47 @@ export interface PoolReport {
 
 export interface PoolServiceStatus {
   serviceUid: string;
-  /** The newest pool revision this service has converged (null: none yet). */
+  /** The newest pool revision this service is known to have converged (null: none, or its last pass failed). */
   convergedRevision: number | null;
-  /** Its last report: the revision of its last finished pass, and how it ended. */
+  /**
+   * Its last finished pass, as its controller publishes it (`LbaasPoolRevision` and `LbaasPhase`): the pool revision
+   * it reconciled and how it ended (its error is in `lbaas status <uid>`). Null while it has finished none.
+   */
   last: { revision: number; converged: boolean; error?: string } | null;
 }
 
-export interface PoolStatus {
+/** A pool's delivery round (workflows/pool-round.ts): which revision it sends and its workflow id. */
+export interface PoolRoundRef {
+  workflowId: string;
+  revision: number;
+  /** The round's number in the pool's life (a resync sends the same revision again in a new round). */
+  number: number;
+}
+
+/** What a pool's own workflow knows and answers its `status` query with: no subscribers (docs/architecture.md). */
+export interface PoolMembersStatus {
   name: string;
   revision: number;
   servers: ServerSpec[];
-  services: PoolServiceStatus[];
-  /** Subscribers that still have to be sent the current members. */
-  pendingDeliveries: number;
   deleting: boolean;
+  /** The newest delivery round the pool started (it may have finished: `running` says). */
+  round: (PoolRoundRef & { running: boolean }) | null;
+}
+
+/** The services using a pool, counted from their controllers' search attributes, for one pool revision. */
+export interface PoolServiceCounts {
+  revision: number;
+  services: number;
+  converged: number;
+  failed: number;
+  /** Neither: still to finish a pass for the revision (or a newer one). */
+  pending: number;
+}
+
+/** `lbaas pool status`: the pool's members and revision, and its services read from visibility (client/pool-client.ts). */
+export interface PoolStatus extends PoolMembersStatus {
+  services: PoolServiceStatus[];
+  counts: PoolServiceCounts;
 }
 
 /** What a member update did; `revision` grew only when `changed`. */
@@ -163,15 +190,28 @@ export interface PoolChangeResult {
   removed: string[];
   /** Members whose address changed (their Server objects are replaced). */
   readdressed: string[];
-  /** Services the change is sent to. */
-  services: string[];
+  /** Services using the pool when the change was made (visibility; the delivery round signals each). */
+  services: number;
 }
+
+/** What the pool's workflow answers a member update with; the client adds the service count. */
+export type PoolChange = Omit<PoolChangeResult, 'services'>;
 
 export interface PoolWaitResult {
   name: string;
   revision: number;
   converged: boolean;
   services: PoolServiceStatus[];
+}
+
+/** A delivery round's outcome (workflows/pool-round.ts). */
+export interface PoolRoundResult {
+  pool: string;
+  revision: number;
+  /** Controllers listed and signalled, and those that had ended between listing and signal. */
+  listed: number;
+  signalled: number;
+  gone: number;
 }
 
 // Import.

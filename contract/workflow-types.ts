@@ -27,6 +27,7 @@ export const workflowTypes = {
   reconcileLoadBalancer: 'reconcileLoadBalancer',
   planService: 'planService',
   serverPool: 'serverPool',
+  poolRound: 'poolRound',
   importServices: 'importServices',
   fullResync: 'fullResync',
   discoverCluster: 'discoverCluster',

@@ -16,12 +16,16 @@ import { msToTs } from '@temporalio/common/lib/time';
 import { ensureTemporalServer, TEMPORAL_SERVER_VERSION } from './temporal-server';
 
 /** Custom search attributes of docs/spec.md#search-attributes, with their Temporal types. */
-export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'KeywordList'> = {
+export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'KeywordList' | 'Int'> = {
   LbaasServiceUid: 'Keyword',
   LbaasLoadBalancers: 'KeywordList',
   LbaasPhase: 'Keyword',
   LbaasServerPool: 'Keyword',
+  LbaasPoolRevision: 'Int',
 };
+
+/** The SDK's name of each type (encodeSearchAttributeIndexedValueType), for the registrations that use it. */
+export const SEARCH_ATTRIBUTE_SDK_TYPES = { Keyword: 'KEYWORD', KeywordList: 'KEYWORD_LIST', Int: 'INT' } as const;
 
 /**
  * Dynamic configuration Worker Versioning needs (worker/versioning.ts). Both are on by default in Temporal 1.29; set
@@ -304,7 +308,7 @@ export const STARTED_NAMESPACE_REFRESH_MS = 2000;
 const GRPC_INVALID_ARGUMENT = 3;
 const GRPC_ALREADY_EXISTS = 6;
 /** temporal.api.enums.v1.IndexedValueType's numbers for the types we register. */
-const INDEXED_VALUE_TYPES = { Keyword: 2, KeywordList: 7 } as const;
+const INDEXED_VALUE_TYPES = { Keyword: 2, Int: 3, KeywordList: 7 } as const;
 
 /**
  * Registers a namespace with a day's retention and our search attributes; both may exist already (a kept file).
@@ -342,8 +346,9 @@ async function awaitSearchAttributes(o: {
   address: string;
   progress?: (line: string) => void;
 }): Promise<void> {
-  const query = Object.keys(SEARCH_ATTRIBUTES)
-    .map((name) => `${name} = 'probe'`)
+  // A value of each attribute's own type: the server refuses a string compared with an Int attribute.
+  const query = Object.entries(SEARCH_ATTRIBUTES)
+    .map(([name, type]) => `${name} = ${type === 'Int' ? '0' : "'probe'"}`)
     .join(' AND ');
   let said = false;
   for (const namespace of o.namespaces) {

@@ -9,6 +9,7 @@ import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { Runtime, Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivitiesOptions } from '../activities';
 import { createControlActivities } from '../activities/control';
+import { createPoolActivities } from '../activities/pools';
 import { createImportActivities } from '../activities/import';
 import type { EngineClient } from '../activities/engine';
 import type { Tracing } from '../common/tracing';
@@ -95,6 +96,16 @@ function prebuiltBundleTracing(o: LbaasWorkerOptions): Pick<WorkerOptions, 'sink
   return !o.tracing && traced ? { sinks: { exporter: { export: { fn: () => undefined } } } } : {};
 }
 
+/**
+ * How long one workflow activation may run before the SDK cuts it short (its `isolateExecutionTimeout`, 5 s by
+ * default). Cutting it short is no clean task failure: Node's `vm` timeout fired while microtasks run can corrupt the
+ * async hook stack and abort the whole worker process, every workflow and activity on it. Workflow code here has no
+ * unbounded loop, so an activation over 5 s is a starved or replaying worker, not a stuck one; the server's workflow
+ * task timeout (10 s) already fails such a task cleanly and retries it. A minute keeps the guard for a real loop
+ * without turning a slow task into a crash loop (docs/operations.md, "Worker sizing").
+ */
+export const WORKFLOW_ISOLATE_TIMEOUT = '60s';
+
 /** The longest a changed heartbeat detail waits before the worker sends it to the server. */
 export const HEARTBEAT_THROTTLE = '2s';
 
@@ -109,6 +120,7 @@ export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> 
     activities: {
       ...createActivities(o.engine, o.activities),
       ...createControlActivities(o.temporalClient),
+      ...createPoolActivities(o.temporalClient),
       ...createImportActivities(o.engine),
     },
     maxConcurrentActivityTaskExecutions: o.maxConcurrentActivityTaskExecutions ?? DEFAULT_MAX_CONCURRENT_ACTIVITIES,
@@ -118,6 +130,9 @@ export async function createLbaasWorker(o: LbaasWorkerOptions): Promise<Worker> 
     // `apply --wait` and the Web UI read it: details reach the server at most this long after a change (the SDK's
     // default, 80 % of the 15 s heartbeat timeout, left the live view 12 s behind).
     maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
+    // Not in WorkerOptions' type (the SDK reads it from the options all the same, over its default): hence the spread;
+    // test/ops/worker-isolate-timeout.test.ts checks the compiled value, so an SDK that stops reading it fails there.
+    ...({ isolateExecutionTimeout: WORKFLOW_ISOLATE_TIMEOUT } as Partial<WorkerOptions>),
     shutdownGraceTime: o.shutdownGraceTime ?? DEFAULT_SHUTDOWN_GRACE,
     ...(o.identity ? { identity: o.identity } : {}),
     workerDeploymentOptions: {

@@ -64,8 +64,13 @@ export const PASS_TYPES: readonly string[] = [
   workflowTypes.releaseServiceVips,
   workflowTypes.fullResync,
 ];
-/** The long-lived entities: reset onto the current build instead of ended (their state is in their input). */
-export const ENTITY_TYPES: readonly string[] = [workflowTypes.serviceController, workflowTypes.serverPool];
+/**
+ * The long-lived entities, and a pool's delivery round: reset onto the current build instead of ended (their state
+ * is in their input). A round ended would leave its revision undelivered to the services it had not reached yet
+ * (the pool does not wait for it); reset, it runs again from its input's page (signals carry the revision, so a
+ * service signalled twice takes it once).
+ */
+export const ENTITY_TYPES: readonly string[] = [workflowTypes.serviceController, workflowTypes.serverPool, workflowTypes.poolRound];
 
 const NOT_FOUND = 5;
 const WORKFLOW_TASK_COMPLETED = temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED;

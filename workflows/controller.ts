@@ -34,6 +34,7 @@ import {
   startChild,
   isCancellation,
   ParentClosePolicy,
+  proxyActivities,
   setCurrentDetails,
   setHandler,
   TerminatedFailure,
@@ -52,9 +53,6 @@ import {
   PASS_TERMINATED,
   poolMembersSignal,
   supersededCreatesSignal,
-  poolReportSignal,
-  poolSubscribeSignal,
-  poolUnsubscribeSignal,
   resyncPassUpdate,
   resyncSignal,
   searchAttributes,
@@ -67,7 +65,6 @@ import {
   type PassResult,
   type Phase,
   type PoolMembers,
-  type PoolReport,
   type ReconcileServiceResult,
 } from '../contract';
 import { advancePoolIndex, isServiceUid, membersOf, SERVICE_UID_RULE, withOnlyServers, type DeltaPlan, type ObjectStatus, type PoolIndex } from '../domain';
@@ -77,6 +74,17 @@ import { runsPreviousLoop } from './legacy/dispatch';
 import { reconcileService } from './reconcile-service';
 import { RequestTraces } from './trace-context';
 import { causeOf, childFailureOfType, failureDetails } from './failures';
+import type { PoolActivities } from '../activities/pools';
+
+/**
+ * Reading a pool's members (activities/pools.ts): a few attempts, then the service's revision fails naming the
+ * pool and the cause (an apply or a resync tries again), rather than a loop stuck where a delete cannot reach it.
+ */
+const poolRead = proxyActivities<PoolActivities>({
+  startToCloseTimeout: '1m',
+  heartbeatTimeout: '20s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 5 },
+});
 
 /** The steps of the controller loop (the state diagram is in docs/architecture.md and at the top of this file). */
 type Step = 'idle' | 'reconcile' | 'delete' | 'rotate';
@@ -100,14 +108,18 @@ export async function serviceController(input: ServiceControllerInput): Promise<
   const uid = input.serviceUid;
   const historyLimit = optionalInteger(input as unknown as Record<string, unknown>, 'historyLimit', 'serviceController', 20, 50_000) ?? CONTINUE_AS_NEW_EVENTS;
   const st = new ControllerState(uid, input.state, () => Date.now());
+  // A new run reads its pool again: a delivery round listing visibility while this run's record was not there yet
+  // (between the previous run's close and this one's start) did not signal it.
+  if (input.state) st.pool.resync();
   // The request each pass is traced under (trace-context.ts).
   const traces = new RequestTraces();
 
   // Defined before the handlers: update-with-start delivers the first apply in the very first activation.
-  let published: { phase: Phase; lbs: string } | null = null;
+  let published: { phase: Phase; lbs: string; poolRevision: number | null } | null = null;
   let publishedPool: string | null = null;
   const publish = () => {
-    // Only controllers that use (or used) a pool upsert LbaasServerPool: the others replay unchanged.
+    // Only controllers that use (or used) a pool upsert LbaasServerPool: the others replay unchanged. Upserted before
+    // the pool's members are read (syncPool): the order a pool's delivery rounds rely on (activities/pools.ts).
     if (st.poolName !== publishedPool) {
       upsertSearchAttributes([{ key: searchAttributes.serverPool, value: st.poolName }]);
       publishedPool = st.poolName;
@@ -115,12 +127,18 @@ export async function serviceController(input: ServiceControllerInput): Promise<
     const phase = st.phase;
     const lbs = st.loadBalancers();
     const key = lbs.join(',');
-    if (!published || published.phase !== phase || published.lbs !== key) {
+    // The pool revision the last finished pass reconciled, with the phase in the same upsert: a pool's convergence
+    // is counted from the two (client/pool-client.ts).
+    const last = st.lastResult?.pool;
+    const poolRevision = last && last.name === st.poolName ? last.revision : null;
+    if (!published || published.phase !== phase || published.lbs !== key || published.poolRevision !== poolRevision) {
+      const withPool = poolRevision !== null || (published?.poolRevision ?? null) !== null;
       upsertSearchAttributes([
         { key: searchAttributes.phase, value: phase },
         { key: searchAttributes.loadBalancers, value: lbs },
+        ...(withPool ? [{ key: searchAttributes.poolRevision, value: poolRevision }] : []),
       ]);
-      published = { phase, lbs: key };
+      published = { phase, lbs: key, poolRevision };
     }
     setCurrentDetails(st.details());
   };
@@ -259,11 +277,11 @@ export async function serviceController(input: ServiceControllerInput): Promise<
         step = await idle();
         break;
       case 'reconcile': {
-        // Only the pool's members changed since the last converged pass: write just that (reconcile-delta.ts). A delta
-        // that finds its knowledge stale returns null, and the full pass follows at once.
+        // Only the pool's members changed since the last converged pass (whether the round's signal or this
+        // controller's own read brought them): write just that (reconcile-delta.ts). A delta that finds its knowledge
+        // stale returns null, and the full pass follows at once.
         const delta = st.poolDelta();
         const result = delta ? await runDelta(st, delta) : await runPass(st, { teardown: false });
-        if (result) await reportToPool(result);
         publish();
         step = result ? afterWork() : 'idle';
         break;
@@ -277,7 +295,6 @@ export async function serviceController(input: ServiceControllerInput): Promise<
           break;
         }
         st.finishDelete(result);
-        if (st.pool.subscribed !== null) await signalPool(st.pool.subscribed, 'unsubscribe');
         publish();
         await condition(allHandlersFinished);
         return result;
@@ -412,37 +429,28 @@ export async function serviceController(input: ServiceControllerInput): Promise<
     return result;
   }
 
-  /** Subscribes to the spec's pool (and unsubscribes from a pool the spec no longer names). */
+  /**
+   * Starts using the spec's pool (or stops using one the spec no longer names): the pool keeps no subscribers, so
+   * joining is reading its members, after this run's LbaasServerPool is visible (activities/pools.ts says why that
+   * order leaves no service on an old revision). Newer members arrive later by a delivery round's signal.
+   */
   async function syncPool(): Promise<void> {
     const { leave, join } = st.pool.step();
-    if (leave !== null) {
-      st.pool.left();
-      await signalPool(leave, 'unsubscribe');
-    }
+    if (leave !== null) st.pool.left();
     if (join !== null) {
-      if (await signalPool(join, 'subscribe')) st.pool.joined(join);
-      else st.poolFailed(join, `serverPool ${join}: no such server pool (create it with: lbaas pool set -f FILE)`);
+      publish();
+      const info = workflowInfo();
+      try {
+        const members = await poolRead.readServerPool.executeWithOptions({ summary: `read server pool ${join}` }, [{ pool: join, workflowId: info.workflowId, runId: info.runId }]);
+        if (members) {
+          st.pool.joined(join);
+          st.receiveMembers(members);
+        } else st.poolFailed(join, `serverPool ${join}: no such server pool (create it with: lbaas pool set -f FILE)`);
+      } catch (err) {
+        st.poolFailed(join, `serverPool ${join}: could not read the pool's members (${causeOf(err)}); lbaas resync ${uid} tries again`);
+      }
     }
     publish();
-  }
-
-  /** Tells the pool how the pass for its revision ended (its status and `pool status --wait` show it). */
-  async function reportToPool(result: PassResult): Promise<void> {
-    if (!result.pool || result.error === 'superseded' || st.pool.subscribed !== result.pool.name) return;
-    const report: PoolReport = { serviceUid: uid, revision: result.pool.revision, converged: result.converged, ...(result.error ? { error: result.error } : {}) };
-    await signalPool(result.pool.name, 'report', report);
-  }
-
-  /** Signals a pool; false when it does not exist (ended or never created). */
-  async function signalPool(pool: string, what: 'subscribe' | 'unsubscribe' | 'report', report?: PoolReport): Promise<boolean> {
-    const handle = getExternalWorkflowHandle(workflowIds.pool(pool));
-    try {
-      if (what === 'report') await handle.signal(poolReportSignal, { v: SCHEMA_VERSION, ...(report as PoolReport) });
-      else await handle.signal(what === 'subscribe' ? poolSubscribeSignal : poolUnsubscribeSignal, { v: SCHEMA_VERSION, serviceUid: uid });
-      return true;
-    } catch {
-      return false;
-    }
   }
 }
 

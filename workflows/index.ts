@@ -9,6 +9,7 @@ export { planService } from './plan-service';
 export { serviceController } from './controller';
 export { fullResync } from './full-resync';
 export { serverPool } from './pool';
+export { poolRound } from './pool-round';
 export { importServices } from './import';
 export { discoverCluster } from './discover-cluster';
 export { allocateServiceVips, releaseServiceVips } from './service-vip';

@@ -124,9 +124,11 @@ export class PoolSubscription {
     if (known?.pool === m.pool && known.revision >= m.revision) return 'ignored';
     let servers = m.servers;
     if (servers === undefined) {
-      // Changes since a revision this controller does not hold (a message lost with a run, or never received): ask
-      // the pool for every member again instead of guessing.
-      if (!m.delta || known?.pool !== m.pool || known.revision !== m.delta.base) {
+      // Changes since a revision this controller is past or at apply to what it holds: they carry the final value of
+      // every member changed since, and name every member removed since (a delivery round merges the changes since
+      // its previous round, workflows/pool-members.ts). Changes since a revision it does not hold yet (a round
+      // superseded before reaching it, a message lost with a run): read every member again instead of guessing.
+      if (!m.delta || known?.pool !== m.pool || known.revision < m.delta.base) {
         this.#resubscribe = true;
         return 'resubscribe';
       }

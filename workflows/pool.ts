@@ -1,33 +1,35 @@
 /**
  * serverPool: the long-lived workflow of one server pool (id `lbaas-pool/<name>`). It holds the members and a
- * revision that grows with every real change, knows the services whose controllers subscribed, and sends every
- * change to each of them (contract/messages.ts has the protocol; docs/architecture.md, "Server pools", the design).
+ * revision that grows with every real change, and nothing about the services using it: each revision is sent to them
+ * by a delivery round, a child workflow that finds them through visibility (workflows/pool-round.ts), and a service
+ * starting to use the pool reads the members itself (activities/pools.ts). docs/architecture.md, "Server pools", has
+ * the design and the ordering argument.
  *
- *   idle ──change, subscribe or resync──▶ deliver a round (one signal to each of at most `deliveryRound` subscribers
- *        owed, concurrently) ──▶ idle
- *   idle ──delete accepted (no subscribers)──▶ end
- *   idle ──history long──▶ continue-as-new (members, subscribers and what is still owed carried over), between
- *        rounds too (a pool with thousands of subscribers joining never stops owing someone), and also while a
- *        `waitConverged` waits: Temporal fails that wait, and the client sends it again to the new run
- *   idle or between rounds ──a new target build──▶ continue-as-new onto that build (waits as on a long history)
+ *   idle ──change or resync, no round running──▶ start a round for the current revision ──▶ idle
+ *   idle ──the running round ended (its roundEnded signal), a change made meanwhile──▶ start the next round ──▶ idle
+ *   idle ──delete accepted──▶ end
+ *   idle ──history long, or a new target build──▶ continue-as-new (members, revision, the newest round carried over)
  *
  * PINNED (workflows/versioning.ts), and it moves to a new build by continue-as-new as the controller does
- * (workflows/controller.ts): only the input and the messages cross builds (contract/schema.ts), so this loop carries
- * no patch. Inputs without `v: 2` are runs of the previous release and run its loop (workflows/legacy/pool.ts).
+ * (workflows/controller.ts): only the input and the messages cross builds (contract/schema.ts). Inputs without `v: 2`
+ * are runs of the previous release and run its loop (workflows/legacy/pool.ts); its continue-as-new input (members,
+ * revision and subscribers) is read here, the subscribers dropped (workflows/pool-members.ts).
  */
-import { HandlerUnfinishedPolicy } from '@temporalio/common';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   allHandlersFinished,
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
   makeContinueAsNewFunc,
+  ParentClosePolicy,
   setCurrentDetails,
   setHandler,
+  startChild,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { concurrencyLimit, formatIssues, isPoolName, POOL_NAME_RULE, SPEC_LIMITS, validateMembers, type ServerSpec } from '../domain';
+import { formatIssues, isPoolName, POOL_NAME_RULE, SPEC_LIMITS, validateMembers, type ServerSpec } from '../domain';
 import { invalidInput, optionalInteger } from './input';
 import { runsPreviousLoop } from './legacy/dispatch';
 import { legacyServerPool } from './legacy/pool';
@@ -38,37 +40,44 @@ import {
   poolRemoveUpdate,
   poolReportSignal,
   poolResyncSignal,
+  poolRoundEndedSignal,
   poolSetUpdate,
   poolStatusQuery,
   poolSubscribeSignal,
   poolUnsubscribeSignal,
-  poolWaitUpdate,
   searchAttributes,
   poolWakeSignal,
   workflowIds,
-  readPoolReport,
   readServiceRef,
   SCHEMA_VERSION,
 } from '../contract';
-import { PoolState } from './pool-state';
+import { PoolMembersState } from './pool-members';
+import { poolRound } from './pool-round';
 import type { ServerPoolInput } from './entity-inputs';
 
 export type { ServerPoolInput } from './entity-inputs';
 
-/**
- * A change to 300 subscribers costs about 600 events (a signal initiated and completed each), so pools rotate at
- * the same 2,000 events as controllers: a few fan-outs per run, replays stay short.
- */
+/** A pool's history grows by a handful of events per change: rotating at 2,000 keeps replays short. */
 export const POOL_CONTINUE_AS_NEW_EVENTS = 2_000;
 
 /**
- * A pool has at most MAX_SIGNALS_AT_ONCE signals to controllers pending: Temporal refuses more than 2,000 pending
- * signals per workflow (`limit.numPendingSignals.error`), and a pool with more subscribers than that would fail its
- * workflow task for good. A delivery round takes at most this many owed subscribers, and a long history rotates
- * between rounds, so that a pool with thousands of subscribers joining (which never stops owing someone) still stays
- * under 2,000 events per run (docs/scaling.md).
+ * The youngest a run continues as new. Temporal holds back the first workflow task of a run whose predecessor lived
+ * less than `history.continueAsNewMinInterval` (1 s by default) for the rest of that second, and the signals sent
+ * meanwhile pile up for that task: hundreds under a stream of them. A task that slow lets more than the server's
+ * 100 buffered events (`history.maximumBufferedEventsBatch`) arrive while it runs, the server fails it, and every
+ * retry replays the longer run (docs/architecture.md, "Server pools").
  */
-export const MAX_SIGNALS_AT_ONCE = 500;
+export const POOL_MIN_RUN_MS = 1_000;
+
+/**
+ * A young run waits for its second only while its history is this short. Under a stream of signals the wait gathers
+ * them in many short tasks, and the rotation after it (a task that completes the run) fails as soon as one more
+ * signal arrives while it runs; the worker then replays the whole run, and a replay of a few hundred events outlasts
+ * the next 100 buffered events, so every attempt is force-closed (docs/architecture.md, "Server pools"). At 100 a
+ * run of 94 events still replayed for 1.5 s on a loaded machine. Past this length the run rotates at once, young or
+ * not: its successor's held-back first task costs less than that replay.
+ */
+export const POOL_YOUNG_RUN_MAX_EVENTS = 50;
 
 export async function serverPool(input: ServerPoolInput): Promise<{ name: string; revision: number }> {
   const v = (input as { v?: unknown } | undefined)?.v;
@@ -78,8 +87,12 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
   if (!isPoolName(input?.name)) throw invalidInput(`serverPool: name: ${POOL_NAME_RULE}`);
   const name = input.name;
   const historyLimit = optionalInteger(input as unknown as Record<string, unknown>, 'historyLimit', 'serverPool', 20, 50_000) ?? POOL_CONTINUE_AS_NEW_EVENTS;
-  const deliveryRound = optionalInteger(input as unknown as Record<string, unknown>, 'deliveryRound', 'serverPool', 1, MAX_SIGNALS_AT_ONCE) ?? MAX_SIGNALS_AT_ONCE;
-  const st = new PoolState(name, input.state);
+  const roundPageSize = optionalInteger(input as unknown as Record<string, unknown>, 'roundPageSize', 'serverPool', 1, 1_000);
+  const minRunMsKnob = optionalInteger(input as unknown as Record<string, unknown>, 'minRunMs', 'serverPool', 0, 60_000);
+  const minRunMs = minRunMsKnob ?? POOL_MIN_RUN_MS;
+  const st = new PoolMembersState(name, input.state);
+  // The first task's start: a run that began with a held-back task lived from here, as the server counts it.
+  const runBegan = Date.now();
   const publish = () => setCurrentDetails(st.details());
 
   const members = (value: unknown): ServerSpec[] => {
@@ -110,50 +123,28 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
       return { name, revision: st.revision };
     },
     {
-      validator: () => {
-        notDeleting();
-        const services = st.services();
-        if (services.length > 0) throw new Error(`server pool ${name} is used by ${services.length} ${services.length === 1 ? 'service' : 'services'}: ${services.join(', ')}; move them off the pool (or delete them) first`);
-      },
-      description: 'End the pool; refused while services use it.',
+      validator: notDeleting,
+      // The pool does not know its services: the client refuses a delete while visibility shows any
+      // (client/pool-client.ts), and a service that starts using the pool after it reads it missing.
+      description: 'End the pool (the client checks first that no service uses it).',
     },
   );
-  setHandler(
-    poolWaitUpdate,
-    async (revision) => {
-      await condition(() => st.settled(revision));
-      const services = st.serviceStatus();
-      return { name, revision: st.revision, converged: services.every((s) => (s.convergedRevision ?? 0) >= revision), services };
-    },
-    {
-      validator: (revision: number) => {
-        if (!Number.isInteger(revision) || revision < 0 || revision > st.revision) throw new Error(`revision: must be a revision of the pool from 0 to ${st.revision}`);
-      },
-      description: 'Wait until every service using the pool has finished a pass for this revision or a newer one.',
-      // A long history or a new build continues as new with waits open: their callers send them again.
-      unfinishedPolicy: HandlerUnfinishedPolicy.ABANDON,
-    },
-  );
-  setHandler(poolStatusQuery, () => st.status(), { description: 'Members, revision, and per service the pool revision it has converged.' });
-  setHandler(poolSubscribeSignal, (m) => {
+  setHandler(poolStatusQuery, () => st.status(), { description: 'Members, revision, and the newest delivery round.' });
+  setHandler(poolResyncSignal, () => done(st.resync()));
+  setHandler(poolRoundEndedSignal, (m) => {
+    if (typeof m?.round === 'string') done(st.roundEnded(m.round));
+  });
+  // A controller of the previous release subscribes and waits for the members: answered once, nothing kept.
+  setHandler(poolSubscribeSignal, async (m) => {
     const r = readServiceRef(m);
-    if (!r) return;
-    st.subscribe(r.serviceUid);
-    publish();
+    if (!r || st.revision === 0) return;
+    await getExternalWorkflowHandle(workflowIds.controller(r.serviceUid))
+      .signal(poolMembersSignal, { v: SCHEMA_VERSION, pool: name, revision: st.revision, servers: st.servers })
+      .catch(() => undefined);
   });
-  setHandler(poolUnsubscribeSignal, (m) => {
-    const r = readServiceRef(m);
-    if (!r) return;
-    st.unsubscribe(r.serviceUid);
-    publish();
-  });
-  setHandler(poolReportSignal, (m) => {
-    const r = readPoolReport(m);
-    if (!r) return;
-    st.report(r);
-    publish();
-  });
-  setHandler(poolResyncSignal, () => st.resync());
+  // Reports and unsubscribes of the previous release's controllers: nothing to keep (handled, so not buffered).
+  setHandler(poolReportSignal, () => undefined);
+  setHandler(poolUnsubscribeSignal, () => undefined);
   // A worker of a new Current Version wakes every entity still on another build (worker/wake.ts).
   setHandler(poolWakeSignal, () => undefined);
 
@@ -166,51 +157,57 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
   publish();
 
   const historyIsLong = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > historyLimit;
-  /** Another build is the target now: between delivery rounds, nothing is in flight that the snapshot does not carry. */
   const moved = () => workflowInfo().targetWorkerDeploymentVersionChanged;
-  const rotate = () => {
-    const next: ServerPoolInput = { v: SCHEMA_VERSION, name, state: st.snapshot(), ...(input.historyLimit ? { historyLimit } : {}), ...(input.deliveryRound ? { deliveryRound } : {}) };
-    if (moved()) return makeContinueAsNewFunc<typeof serverPool>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(next);
-    return continueAsNew<typeof serverPool>(next);
-  };
   const rotateNow = () => (historyIsLong() || moved()) && !st.deleting;
+  const youngFor = () => minRunMs - (Date.now() - runBegan);
+  // A long history (or a new build) rotates before another round starts; the round due is carried in the snapshot
+  // (`delivered` behind `revision`, or `resend`) and the next run starts it. A round's start takes workflow tasks of
+  // its own (the child's start, its end), in which more messages arrive: it must not stand between a long history and
+  // its rotation, nor run while a run too young to rotate waits (docs/architecture.md, "Server pools"). Starting
+  // rounds in that wait instead failed the storm of test/workflow/pool-updates-rotating.test.ts 4 times in 4.
   for (;;) {
-    await condition(() => st.owed.size > 0 || st.deleting || rotateNow());
-    if (st.owed.size > 0) {
-      // Between rounds a long history (or a new build) rotates, what is owed carried in the snapshot, waits open or
-      // not: Temporal fails the open waits and their callers send them again to the new run.
-      if (rotateNow()) return rotate();
-      await deliver(st.takeOwed(deliveryRound));
+    await condition(() => st.roundStartable() || st.deleting || rotateNow());
+    if (st.roundStartable() && !st.deleting && !rotateNow()) {
+      await startRound();
       publish();
       continue;
     }
-    // Deliveries go on while waiting for handlers: a waitConverged handler may be waiting for exactly those (their
-    // reports). A long history or a new build rotates meanwhile.
-    await condition(() => allHandlersFinished() || st.owed.size > 0 || rotateNow());
-    if (st.owed.size > 0) continue;
-    if (rotateNow()) return rotate();
-    // A deleting pool woke only once its handlers finished (rotateNow excludes it).
+    if (!st.deleting && youngFor() > 0 && workflowInfo().historyLength <= POOL_YOUNG_RUN_MAX_EVENTS) {
+      // Messages are handled meanwhile as they come, in short tasks; a history grown past the bound ends the wait.
+      await condition(() => workflowInfo().historyLength > POOL_YOUNG_RUN_MAX_EVENTS, youngFor());
+      continue;
+    }
+    // Handlers finish first: an update answered by this run is not left to the next one. Today's update handlers are
+    // synchronous; only the previous release's subscribe answer (one signal) can be running.
+    await condition(allHandlersFinished);
     if (st.deleting) return { name, revision: st.revision };
+    const next: ServerPoolInput = { v: SCHEMA_VERSION, name, state: st.snapshot(), ...(input.historyLimit ? { historyLimit } : {}), ...(roundPageSize ? { roundPageSize } : {}), ...(minRunMsKnob !== undefined ? { minRunMs: minRunMsKnob } : {}) };
+    if (moved()) return makeContinueAsNewFunc<typeof serverPool>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(next);
+    return continueAsNew<typeof serverPool>(next);
   }
 
   /**
-   * One signal per subscriber, each with what changed since the revision it was last sent, or every member when it
-   * is new, re-subscribing or too far behind (PoolState.messageFor); a change arriving meanwhile is owed again and
-   * sent next round: the latest revision always reaches everyone. A controller that is gone cannot be signalled; it is
-   * dropped from the subscribers.
+   * Starts the round of the current revision; no other round is running. The round outlives this run (ABANDON): a
+   * pool that continues as new does not cut it short, and the round's roundEnded signal reaches whichever run is
+   * current. This run also sees the end of its own round, however it ends (failed, terminated by hand), so a round
+   * that never signals does not hold the next one while this run lasts.
    */
-  async function deliver(uids: string[]): Promise<void> {
-    const limit = concurrencyLimit(MAX_SIGNALS_AT_ONCE);
-    await Promise.all(
-      uids.map((uid) =>
-        limit(async () => {
-          try {
-            await getExternalWorkflowHandle(workflowIds.controller(uid)).signal(poolMembersSignal, { v: SCHEMA_VERSION, ...st.messageFor(uid) });
-          } catch {
-            st.drop(uid);
-          }
-        }),
-      ),
-    );
+  async function startRound(): Promise<void> {
+    const chain = workflowInfo().firstExecutionRunId.slice(0, 8);
+    const { round, members } = st.beginRound((n) => workflowIds.poolRound(name, `${chain}-${n}`));
+    try {
+      const child = await startChild(poolRound, {
+        workflowId: round.workflowId,
+        args: [{ v: SCHEMA_VERSION, pool: name, revision: round.revision, ...members, ...(roundPageSize ? { pageSize: roundPageSize } : {}), ...(input.historyLimit ? { historyLimit } : {}) }],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        staticSummary: `server pool ${name}: deliver revision ${round.revision} (round ${round.number})`,
+        typedSearchAttributes: [{ key: searchAttributes.serverPool, value: name }],
+      });
+      const ended = () => done(st.roundEnded(round.workflowId));
+      child.result().then(ended, ended);
+    } catch (err) {
+      // Started already: this task ran before and its start went through (the round is running; nothing to redo).
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
   }
 }

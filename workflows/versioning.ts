@@ -14,6 +14,7 @@ import { fullResync } from './full-resync';
 import { importServices } from './import';
 import { planService } from './plan-service';
 import { serverPool } from './pool';
+import { poolRound } from './pool-round';
 import { reconcileLoadBalancer } from './reconcile-lb';
 import { reconcileService } from './reconcile-service';
 import { reconcilePoolDelta } from './reconcile-delta';
@@ -31,6 +32,7 @@ export const VERSIONING_BEHAVIORS = {
   releaseServiceVips: 'PINNED',
   serviceController: 'PINNED',
   serverPool: 'PINNED',
+  poolRound: 'PINNED',
 } as const satisfies Record<string, VersioningBehavior>;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- workflow functions of any signature
@@ -46,6 +48,7 @@ const workflows: Record<keyof typeof VERSIONING_BEHAVIORS, (...args: any[]) => P
   releaseServiceVips,
   serviceController,
   serverPool,
+  poolRound,
 };
 for (const name of Object.keys(VERSIONING_BEHAVIORS) as (keyof typeof VERSIONING_BEHAVIORS)[]) {
   setWorkflowOptions({ versioningBehavior: VERSIONING_BEHAVIORS[name] }, workflows[name]);

@@ -9,9 +9,9 @@ import { warnIfNoWorker, withTemporal, type Temporal } from '../connect';
 import { CliError, EXIT, invalid } from '../../common/errors';
 import { json, keyValues, table, type OutputFormat } from '../output';
 import { loadPoolFile } from '../../client/spec-file';
-import { PoolNotFoundError } from '../../client/pool-client';
+import { PoolInUseError, PoolNotFoundError } from '../../client/pool-client';
 import { formatDuration, formatIssues, isPoolName, POOL_NAME_RULE, validateMembers, type ServerSpec } from '../../domain';
-import { workflowIds, type PoolChangeResult, type PoolServiceStatus, type PoolStatus } from '../../contract';
+import { workflowIds, type PoolChangeResult, type PoolServiceCounts, type PoolServiceStatus, type PoolStatus } from '../../contract';
 import { parseDurationFlag } from '../views';
 import { waitWithProgress } from '../wait';
 
@@ -29,6 +29,7 @@ async function withPools<T>(io: CliIo, fn: (t: Temporal) => Promise<T>): Promise
       return await fn(t);
     } catch (err) {
       if (err instanceof PoolNotFoundError) throw invalid(err.message);
+      if (err instanceof PoolInUseError) throw invalid(`refused: ${err.message}`);
       if (err instanceof WorkflowUpdateFailedError) throw invalid(`refused: ${(err.cause as Error | undefined)?.message ?? err.message}`);
       throw err;
     }
@@ -42,8 +43,8 @@ function changeText(r: PoolChangeResult): string {
     r.removed.length > 0 ? `removed ${r.removed.join(', ')}` : '',
     r.readdressed.length > 0 ? `new address for ${r.readdressed.join(', ')}` : '',
   ].filter((p) => p !== '');
-  const n = r.services.length;
-  return `server pool ${r.name} revision ${r.revision}: ${parts.join('; ')}; sent to ${n} ${n === 1 ? 'service' : 'services'}\n`;
+  const n = r.services;
+  return `server pool ${r.name} revision ${r.revision}: ${parts.join('; ')}; delivering to ${n} ${n === 1 ? 'service' : 'services'} (lbaas pool status ${r.name} --wait follows them)\n`;
 }
 
 function printChange(r: PoolChangeResult, opts: Out, io: CliIo): void {
@@ -91,14 +92,18 @@ function statusText(s: PoolStatus): string {
   const rows = s.services.map((x) => [
     x.serviceUid,
     x.convergedRevision === null ? '-' : String(x.convergedRevision),
-    x.last === null ? 'waiting' : x.last.converged ? `converged ${x.last.revision}` : `failed ${x.last.revision}: ${x.last.error ?? ''}`,
+    x.last === null ? 'converging' : x.last.converged ? `converged ${x.last.revision}` : `failed ${x.last.revision}: ${x.last.error ?? `lbaas status ${x.serviceUid}`}`,
   ]);
+  const round = s.round
+    ? `round ${s.round.number} ${s.round.running ? 'sending' : 'sent'} revision ${s.round.revision} (${s.round.workflowId})${s.round.running && s.round.revision < s.revision ? `; revision ${s.revision} goes out when it ends` : ''}`
+    : 'none yet';
   return [
     keyValues([
       ['pool', s.name],
       ['revision', String(s.revision)],
       ['servers', s.servers.length === 0 ? 'none (services using the pool have no Server objects)' : String(s.servers.length)],
-      ['services', `${s.services.length}, ${s.services.filter((x) => x.convergedRevision === s.revision).length} converged on revision ${s.revision}`],
+      ['services', `${s.counts.services}: ${s.counts.converged} converged on revision ${s.revision}, ${s.counts.failed} failed, ${s.counts.pending} converging`],
+      ['delivery', round],
     ]),
     s.servers.length > 0 ? table(['server', 'address'], s.servers.map((m) => [m.name, m.address])) : '',
     rows.length > 0 ? table(['service', 'converged revision', 'last pass'], rows) : 'no services use this pool\n',
@@ -111,12 +116,11 @@ function statusText(s: PoolStatus): string {
 export const FAILED_NAMED = 10;
 
 /**
- * The error of a `pool status --wait` whose revision failed on some services: each named with its error, at most
- * FAILED_NAMED of them (an Engine outage fails them all). A pool keeps only some error texts across continue-as-new
- * (workflows/pool-state.ts); the service's own status has every one.
+ * The error of a `pool status --wait` whose revision failed on some services: each named, at most FAILED_NAMED of
+ * them (an Engine outage fails them all). The pool keeps no error texts: each service's own status has its error.
  */
 export function failedOn(pool: string, revision: number, failed: PoolServiceStatus[]): string {
-  const named = failed.slice(0, FAILED_NAMED).map((x) => `${x.serviceUid} (${x.last?.error ?? `error not kept by the pool: lbaas status ${x.serviceUid}`})`);
+  const named = failed.slice(0, FAILED_NAMED).map((x) => `${x.serviceUid} (${x.last?.error ?? `its error: lbaas status ${x.serviceUid}`})`);
   const more = failed.length > FAILED_NAMED ? `, and ${failed.length - FAILED_NAMED} more (lbaas pool status ${pool} lists them)` : '';
   return `revision ${revision} of pool ${pool} failed on ${failed.length === 1 ? '1 service' : `${failed.length} services`}: ${named.join(', ')}${more}`;
 }
@@ -128,15 +132,13 @@ export async function poolStatus(name: string, opts: { wait?: boolean; timeout: 
     let s = await t.lbaas.pools.status(name);
     if (opts.wait) {
       const revision = s.revision;
+      // The wait counts the services' own state (client/pool-client.ts); its latest count is the progress shown.
+      let counts: PoolServiceCounts | null = null;
       const outcome = await waitWithProgress({
         client: t.client,
-        run: () => t.lbaas.pools.waitConverged(name, revision),
+        run: () => t.lbaas.pools.waitConverged(name, revision, (c) => (counts = c)),
         timeoutMs,
-        progress: async () => {
-          const now = await t.lbaas.pools.status(name);
-          const behind = now.services.filter((x) => (x.convergedRevision ?? 0) < revision);
-          return behind.length === 0 ? [] : [`${behind.length} of ${now.services.length} services not yet on revision ${revision}`];
-        },
+        progress: async () => (counts === null || counts.pending === 0 ? [] : [countsText(name, counts)]),
         ...(opts.output === 'text' ? { print: (line: string) => io.stderr(`${line}\n`) } : {}),
         pickup: { workflowId: workflowIds.pool(name), taskQueue: t.settings.taskQueue, say: (line: string) => io.stderr(`${line}\n`) },
       });
@@ -154,10 +156,14 @@ export async function poolStatus(name: string, opts: { wait?: boolean; timeout: 
   });
 }
 
+function countsText(pool: string, c: PoolServiceCounts): string {
+  return `pool ${pool} revision ${c.revision}: ${c.converged} of ${c.services} services converged, ${c.failed} failed, ${c.pending} still to finish a pass for it`;
+}
+
 export async function poolList(opts: Out, io: CliIo): Promise<void> {
   await withPools(io, async (t) => {
     const pools = await t.lbaas.pools.list();
-    const view = pools.map((p) => ({ name: p.name, revision: p.revision, servers: p.servers.length, services: p.services.length }));
+    const view = pools.map((p) => ({ name: p.name, revision: p.revision, servers: p.servers.length, services: p.services }));
     if (opts.output === 'json') io.stdout(json(view));
     else io.stdout(view.length === 0 ? 'no server pools\n' : table(['pool', 'revision', 'servers', 'services'], view.map((p) => [p.name, String(p.revision), String(p.servers), String(p.services)])));
   });

@@ -59,7 +59,7 @@ test('pool set -f (a process) creates the pool and prints the change as JSON; ex
   const p = await file('pool.yaml', 'name: nodes\nservers:\n  - name: node-2\n    address: 10.0.0.12\n  - name: node-1\n    address: 10.0.0.11\n');
   const r = await proc(['pool', 'set', '-f', p, '-o', 'json']);
   exit(r, 0, 'pool set');
-  assert.deepEqual(JSON.parse(r.stdout), { name: 'nodes', revision: 1, changed: true, added: ['node-1', 'node-2'], removed: [], readdressed: [], services: [] });
+  assert.deepEqual(JSON.parse(r.stdout), { name: 'nodes', revision: 1, changed: true, added: ['node-1', 'node-2'], removed: [], readdressed: [], services: 0 });
   const again = await cli(['pool', 'set', '-f', p]);
   exit(again, 0, 'pool set again');
   assert.equal(again.stdout, 'server pool nodes: unchanged (revision 1)\n');
@@ -79,7 +79,7 @@ test('pool set refuses an invalid pool file with every issue at its path (a proc
 test('pool add: new servers, a repeated add is a no-op, bad --server and a missing pool are refused (exit 2)', async () => {
   const r = await cli(['pool', 'add', 'nodes', '--server', 'node-3=10.0.0.13', '--server', 'node-4=10.0.0.14', '-o', 'json']);
   exit(r, 0, 'add');
-  assert.deepEqual(JSON.parse(r.stdout), { name: 'nodes', revision: 2, changed: true, added: ['node-3', 'node-4'], removed: [], readdressed: [], services: [] });
+  assert.deepEqual(JSON.parse(r.stdout), { name: 'nodes', revision: 2, changed: true, added: ['node-3', 'node-4'], removed: [], readdressed: [], services: 0 });
   const same = await cli(['pool', 'add', 'nodes', '--server', 'node-3=10.0.0.13']);
   exit(same, 0, 'same add');
   assert.equal(same.stdout, 'server pool nodes: unchanged (revision 2)\n');
@@ -102,7 +102,7 @@ test('pool add: new servers, a repeated add is a no-op, bad --server and a missi
 test('pool remove: removes by name, says which names were not members; exit 0', async () => {
   const r = await cli(['pool', 'remove', 'nodes', 'node-4', 'ghost']);
   exit(r, 0, 'remove');
-  assert.equal(r.stdout, 'server pool nodes revision 3: removed node-4; sent to 0 services\n');
+  assert.equal(r.stdout, 'server pool nodes revision 3: removed node-4; delivering to 0 services (lbaas pool status nodes --wait follows them)\n');
   assert.equal(r.stderr, 'not members of nodes (nothing to remove): ghost\n');
 });
 

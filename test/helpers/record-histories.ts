@@ -22,12 +22,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
-import type * as proto from '@temporalio/proto';
 import { LbaasClient } from '../../client/service-client';
-import { loadBalancerStatusQuery, poolWaitUpdate, workflowIds, workflowTypes } from '../../contract';
+import { loadBalancerStatusQuery, workflowIds, workflowTypes } from '../../contract';
 import { formatIssues, validateSpec } from '../../domain';
 import { importServices } from '../../workflows/import';
-import type { serverPool } from '../../workflows/pool';
 import { admin, seedConverged, tagOf, type OracleSpec } from './engine-state';
 import { historyToJson } from './history-json';
 import { exampleSpec, seedLoadBalancer } from './fixtures';
@@ -50,7 +48,7 @@ export const RECORDED = [
   'service-controller-terminated-pass',
   'server-pool',
   'service-controller-pool',
-  'server-pool-wait-rotating',
+  'pool-round',
   'import-services',
   'reconcile-service-plan-first',
   'reconcile-service-plan-first-child',
@@ -70,12 +68,11 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
       if (name === 'service-controller') await recordController(stack, out);
       else if (name === 'service-controller-resync-pass') await recordResyncPass(stack, out);
       else if (name === 'service-controller-terminated-pass') await recordTerminatedPass(stack, out, name);
-      else if (name === 'server-pool' || name === 'service-controller-pool') await recordPool(stack, out);
-      else if (name === 'server-pool-wait-rotating') await recordPoolWaitRotating(stack, out, name);
+      else if (name === 'server-pool' || name === 'service-controller-pool' || name === 'pool-round') await recordPool(stack, out);
       else if (name === 'import-services') await recordImport(stack, out);
       else if (name === 'reconcile-service-plan-first' || name === 'reconcile-service-plan-first-child') await recordPlanFirst(stack, out);
       else if (name === 'service-controller-pool-delta' || name === 'reconcile-pool-delta') await recordPoolDelta(stack, out);
-      else throw new Error(`only service-controller, service-controller-resync-pass, service-controller-terminated-pass, server-pool, service-controller-pool, server-pool-wait-rotating, import-services, reconcile-service-plan-first(-child), service-controller-pool-delta and reconcile-pool-delta can be recorded alone (got ${name})`);
+      else throw new Error(`only service-controller, service-controller-resync-pass, service-controller-terminated-pass, server-pool, service-controller-pool, pool-round, import-services, reconcile-service-plan-first(-child), service-controller-pool-delta and reconcile-pool-delta can be recorded alone (got ${name})`);
     }
     return;
   }
@@ -183,7 +180,6 @@ async function record(stack: Stack, out: string, only: string[]): Promise<void> 
   await recordPlanFirst(stack, out);
   await recordPool(stack, out);
   await recordPoolDelta(stack, out);
-  await recordPoolWaitRotating(stack, out, 'server-pool-wait-rotating');
   await runs.terminateRunning();
 }
 
@@ -320,9 +316,9 @@ async function recordTerminatedPass(stack: Stack, out: string, file: string): Pr
 }
 
 /**
- * A server pool and a controller that uses it, both to the end: the pool is created, the service subscribes and
- * converges its members, a node is added (fan-out, report), the service is deleted (unsubscribe), the pool deleted.
- * Writes server-pool.json and service-controller-pool.json.
+ * A server pool and a controller that uses it, both to the end: the pool is created, the service reads its members
+ * and converges them, a node is added (a delivery round signals the service), the service is deleted, the pool
+ * deleted. Writes server-pool.json, service-controller-pool.json and pool-round.json (the round of the added node).
  */
 async function recordPool(stack: Stack, out: string): Promise<void> {
   const lbaas = new LbaasClient(stack.client, stack.taskQueue);
@@ -337,12 +333,15 @@ async function recordPool(stack: Stack, out: string): Promise<void> {
   await lbaas.waitConverged(uid, revision);
   const added = await lbaas.pools.add('record-pool', [{ name: 'node-2', address: '10.0.0.12' }]);
   await lbaas.pools.waitConverged('record-pool', added.revision);
+  const round = (await lbaas.pools.members('record-pool')).round;
+  if (round?.revision !== added.revision) throw new Error(`the pool names no round of revision ${added.revision}`);
   await lbaas.delete(uid);
-  await until('the unsubscribe', async () => (await lbaas.pools.status('record-pool')).services.length === 0);
+  await until('the service gone from visibility', async () => (await lbaas.pools.status('record-pool')).services.length === 0);
   await lbaas.pools.delete('record-pool');
   for (const [name, handle] of [
     ['service-controller-pool', lbaas.controller(uid)],
     ['server-pool', lbaas.pools.handle('record-pool')],
+    ['pool-round', stack.client.workflow.getHandle(round.workflowId)],
   ] as const) {
     await handle.result();
     const history = await handle.fetchHistory();
@@ -386,52 +385,6 @@ async function recordPoolDelta(stack: Stack, out: string): Promise<void> {
     writeFileSync(path.join(out, `${name}.json`), `${JSON.stringify(historyToJson(history), null, 1)}\n`);
     process.stderr.write(`recorded ${name}: ${history.events?.length ?? 0} events\n`);
   }
-}
-
-/**
- * A pool whose history is long while a `waitConverged` waits for a fan-out: the pool starts with the smallest history
- * limit it accepts and delivers to one subscriber per round, three services subscribe and converge, a node is added
- * and waited for. Writes `file` with the first run of the pool in which the wait was accepted (followed from the first
- * run through each continue-as-new): the run that meets a long history with an update handler running.
- */
-async function recordPoolWaitRotating(stack: Stack, out: string, file: string): Promise<void> {
-  const lbaas = new LbaasClient(stack.client, stack.taskQueue);
-  const lb = seedLoadBalancer(stack.sim, 'lb-pool-wait');
-  const pool = 'record-pool-wait';
-  const started = await stack.client.workflow.start<typeof serverPool>(workflowTypes.serverPool, {
-    workflowId: workflowIds.pool(pool),
-    taskQueue: stack.taskQueue,
-    args: [{ v: 2, name: pool, historyLimit: 20, deliveryRound: 1 }],
-  });
-  await lbaas.pools.set({ name: pool, servers: [{ name: 'node-1', address: '10.0.0.11' }] });
-  // Eight reports of about 4 events each: the run that accepts the wait passes 20 events before the last report.
-  const uids = Array.from({ length: 8 }, (_, i) => `record-pool-wait-${i}`);
-  await Promise.all(
-    uids.map(async (uid) => {
-      const raw = exampleSpec([lb], { serviceUid: uid, nameSuffix: uid, serverPool: pool });
-      delete raw.servers;
-      const r = validateSpec(raw);
-      if (!r.ok) throw new Error(formatIssues(r.issues));
-      const { revision } = await lbaas.apply(raw, r.spec);
-      await lbaas.waitConverged(uid, revision);
-    }),
-  );
-  const added = await lbaas.pools.add(pool, [{ name: 'node-2', address: '10.0.0.12' }]);
-  const done = await lbaas.pools.waitConverged(pool, added.revision);
-  if (!done.converged) throw new Error(`record ${file}: the pool's change did not converge: ${JSON.stringify(done.services)}`);
-  for (const uid of uids) await lbaas.delete(uid);
-  let runId: string | undefined = started.firstExecutionRunId;
-  while (runId) {
-    const history: proto.temporal.api.history.v1.IHistory = await stack.client.workflow.getHandle(workflowIds.pool(pool), runId).fetchHistory();
-    const events: proto.temporal.api.history.v1.IHistoryEvent[] = history.events ?? [];
-    if (events.some((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === poolWaitUpdate.name)) {
-      writeFileSync(path.join(out, `${file}.json`), `${JSON.stringify(historyToJson(history), null, 1)}\n`);
-      process.stderr.write(`recorded ${file}: ${events.length} events (run ${runId})\n`);
-      return;
-    }
-    runId = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
-  }
-  throw new Error(`record ${file}: no run of pool ${pool} accepted the wait`);
 }
 
 async function main(): Promise<void> {

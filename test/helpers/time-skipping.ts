@@ -14,7 +14,7 @@ import net from 'node:net';
 import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor, type ConnectionOptions } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
-import { SEARCH_ATTRIBUTES } from '../../dev/devserver';
+import { SEARCH_ATTRIBUTE_SDK_TYPES, SEARCH_ATTRIBUTES } from '../../dev/devserver';
 import { ensureTestServer } from '../../dev/test-server';
 
 export interface TimeSkippingServer {
@@ -160,7 +160,7 @@ export async function startTimeSkippingServer(): Promise<TimeSkippingServer> {
  */
 async function registerSearchAttributes(env: TestWorkflowEnvironment): Promise<void> {
   const searchAttributes = Object.fromEntries(
-    Object.entries(SEARCH_ATTRIBUTES).map(([name, type]) => [name, encodeSearchAttributeIndexedValueType(type === 'Keyword' ? 'KEYWORD' : 'KEYWORD_LIST') as number]),
+    Object.entries(SEARCH_ATTRIBUTES).map(([name, type]) => [name, encodeSearchAttributeIndexedValueType(SEARCH_ATTRIBUTE_SDK_TYPES[type]) as number]),
   );
   try {
     await env.connection.withDeadline(Date.now() + 2_000, () => env.connection.operatorService.addSearchAttributes({ namespace: env.namespace ?? 'default', searchAttributes }));

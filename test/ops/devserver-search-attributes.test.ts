@@ -38,11 +38,11 @@ test('namespace records are read again every 250 ms while the server starts, eve
 });
 
 for (const namespace of ['default', EXTRA]) {
-  test(`right after start, namespace ${namespace}: a query on every attribute is accepted, and a workflow started with all four shows them in describe and in its history`, async () => {
+  test(`right after start, namespace ${namespace}: a query on every attribute is accepted, and a workflow started with all five shows them in describe and in its history`, async () => {
     // No pause between start and first use: this is what a test or `lbaas dev` user does.
     const client = new Client({ connection, namespace });
-    const query = Object.keys(SEARCH_ATTRIBUTES)
-      .map((name) => `${name} = 'none'`)
+    const query = Object.entries(SEARCH_ATTRIBUTES)
+      .map(([name, type]) => `${name} = ${type === 'Int' ? '-1' : "'none'"}`)
       .join(' AND ');
     assert.equal(await client.workflow.count(query).then((c) => c.count), 0);
 
@@ -54,13 +54,14 @@ for (const namespace of ['default', EXTRA]) {
         { key: searchAttributes.loadBalancers, value: ['lb-a', 'lb-b'] },
         { key: searchAttributes.phase, value: 'Converging' },
         { key: searchAttributes.serverPool, value: 'pool-1' },
+        { key: searchAttributes.poolRevision, value: 7 },
       ],
     });
     try {
       const described = (await handle.describe()).typedSearchAttributes;
       assert.deepEqual(
-        [described.get(searchAttributes.serviceUid), described.get(searchAttributes.loadBalancers), described.get(searchAttributes.phase), described.get(searchAttributes.serverPool)],
-        ['svc-1', ['lb-a', 'lb-b'], 'Converging', 'pool-1'],
+        [described.get(searchAttributes.serviceUid), described.get(searchAttributes.loadBalancers), described.get(searchAttributes.phase), described.get(searchAttributes.serverPool), described.get(searchAttributes.poolRevision)],
+        ['svc-1', ['lb-a', 'lb-b'], 'Converging', 'pool-1', 7],
       );
       const history = await handle.fetchHistory();
       const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;

@@ -66,6 +66,7 @@ describe('docs/spec.md "Temporal surface" matches contract/', () => {
       reconcilePoolDelta: [workflowIds.pass('<uid>', 7).replace(/7$/, '<n>')],
       reconcileLoadBalancer: [workflowIds.loadBalancer('<uid>', '<loadBalancer>')],
       serverPool: [workflowIds.pool('<name>')],
+      poolRound: [workflowIds.poolRound('<name>', '<round>')],
       fullResync: [`${workflowIds.scheduledResync}-<UTC time>`, workflowIds.manualResync(new Date(0)).replace(iso, '<ISO time>')],
       planService: [workflowIds.plan('<uid>', '<random>')],
       importServices: [workflowIds.importRun('<random>')],
@@ -103,7 +104,7 @@ describe('docs/spec.md "Temporal surface" matches contract/', () => {
   });
 
   test('the search attributes table lists every attribute the contract defines, with its type', () => {
-    const typeName: Record<string, string> = { KEYWORD: 'Keyword', KEYWORD_LIST: 'KeywordList' };
+    const typeName: Record<string, string> = { KEYWORD: 'Keyword', KEYWORD_LIST: 'KeywordList', INT: 'Int' };
     const documented = tableRows(section(SURFACE, '### Search attributes')).map((r) => `${(r[0] ?? '').replace(/`/g, '')} ${r[1] ?? ''}`);
     const defined = Object.values(searchAttributes).map((k) => `${k.name} ${typeName[k.type] ?? k.type}`);
     assert.deepEqual([...documented].sort(), [...defined].sort());
@@ -113,7 +114,7 @@ describe('docs/spec.md "Temporal surface" matches contract/', () => {
 describe('docs/operations.md registers the same search attributes', () => {
   const ops = read('docs/operations.md');
   const defined = Object.values(searchAttributes);
-  const typeName: Record<string, string> = { KEYWORD: 'Keyword', KEYWORD_LIST: 'KeywordList' };
+  const typeName: Record<string, string> = { KEYWORD: 'Keyword', KEYWORD_LIST: 'KeywordList', INT: 'Int' };
 
   test('one `temporal operator search-attribute create` line per attribute, with its type', () => {
     const lines = [...ops.matchAll(/search-attribute create --namespace <ns> --name (\w+) --type (\w+)/g)].map((m) => `${m[1]} ${m[2]}`);

@@ -9,7 +9,7 @@ import { concurrencyLimit, type ObjectStatus } from '../../domain';
 import { withinPayloadLimit } from '../../activities/failures';
 import { ControllerState } from '../../workflows/controller-state';
 import { applyPoolDelta } from '../../domain';
-import { MAX_ERRORS_CARRIED, MAX_REPORT_ERROR, POOL_CHANGE_LOG, PoolState } from '../../workflows/pool-state';
+import { MAX_ERRORS_CARRIED, MAX_REPORT_ERROR, POOL_CHANGE_LOG, PoolState } from '../../workflows/legacy/pool-state';
 import { listedObjects } from '../../workflows/status-book';
 
 const node = (i: number, address = `10.0.0.${i}`) => ({ name: `node-${String(i).padStart(4, '0')}`, address });

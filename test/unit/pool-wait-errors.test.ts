@@ -13,8 +13,8 @@ test('one failed service: named with its error', () => {
   assert.equal(failedOn('nodes', 2, [failed('svc-a', 'Engine 503')]), 'revision 2 of pool nodes failed on 1 service: svc-a (Engine 503)');
 });
 
-test('a failed service whose error text the pool did not carry over: pointed to its own status', () => {
-  assert.equal(failedOn('nodes', 2, [failed('svc-a', 'Engine 503'), failed('svc-b')]), 'revision 2 of pool nodes failed on 2 services: svc-a (Engine 503), svc-b (error not kept by the pool: lbaas status svc-b)');
+test('a failed service read from visibility (no error text): pointed to its own status', () => {
+  assert.equal(failedOn('nodes', 2, [failed('svc-a', 'Engine 503'), failed('svc-b')]), 'revision 2 of pool nodes failed on 2 services: svc-a (Engine 503), svc-b (its error: lbaas status svc-b)');
 });
 
 test(`5,000 failed services (an Engine outage): the first ${FAILED_NAMED} named, the rest counted`, () => {

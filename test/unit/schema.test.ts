@@ -10,7 +10,8 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { knownSchema, readPoolMembers, readPoolReport, readServiceRef, readSupersededCreates, SCHEMA_VERSION } from '../../contract';
 import { ControllerState, type ControllerSnapshot } from '../../workflows/controller-state';
-import { PoolState, type PoolSnapshot } from '../../workflows/pool-state';
+import { PoolState, type PoolSnapshot } from '../../workflows/legacy/pool-state';
+import { PoolMembersState } from '../../workflows/pool-members';
 
 const DIR = path.resolve(__dirname, '..', '..', '..', 'test', 'fixtures', 'previous-release');
 const fixture = <T>(file: string) => {
@@ -73,4 +74,17 @@ test('the previous release\'s pool input (no v) restores the pool unchanged', ()
   assert.equal(st.revision, input.state.revision);
   assert.deepEqual(st.services(), Object.keys(input.state.subscribers).sort());
   assert.deepEqual(st.snapshot(), input.state);
+});
+
+test("the previous release's pool snapshot continues into today's thin pool: members and revision kept, subscribers dropped, a round of the current revision due to every member", () => {
+  const input = fixture<{ name: string; v?: number; state: PoolSnapshot }>('pool-input.json');
+  const st = new PoolMembersState(input.name, input.state);
+  assert.deepEqual({ servers: st.servers, revision: st.revision }, { servers: input.state.servers, revision: input.state.revision });
+  assert.equal(st.roundDue(), input.state.revision > 0);
+  const { round, members } = st.beginRound((n) => `round-${n}`);
+  assert.deepEqual(round, { workflowId: 'round-1', revision: input.state.revision, number: 1 });
+  assert.deepEqual(members, { servers: input.state.servers });
+  const snapshot = st.snapshot();
+  assert.equal('subscribers' in snapshot, false);
+  assert.deepEqual(new PoolMembersState(input.name, snapshot).snapshot(), snapshot);
 });

@@ -26,6 +26,7 @@ test('each registered workflow function carries exactly the versioning behavior 
     releaseServiceVips: 'PINNED',
     serviceController: 'PINNED',
     serverPool: 'PINNED',
+    poolRound: 'PINNED',
   });
   assert.deepEqual(Object.keys(VERSIONING_BEHAVIORS).sort(), Object.keys(seen).sort());
 });

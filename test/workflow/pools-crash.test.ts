@@ -1,9 +1,8 @@
 /**
  * A worker process SIGKILLed during a pool's fan-out loses nothing: a new worker finishes it, every service using
- * the pool converges the new revision with exactly its desired objects (no duplicate, nothing missing). And a pool
- * continuing as new between delivery rounds, with the services' reports arriving meanwhile, carries its members,
- * subscribers and what it still owes (the time-skipping server of test/fast loses a signal that races a
- * continue-as-new, so this stays on the dev server).
+ * the pool converges the new revision with exactly its desired objects (no duplicate, nothing missing). And a
+ * delivery round continuing as new between pages carries its place, and every service still gets the change (on the
+ * dev server: the round lists the services through visibility, which the time-skipping server of test/fast lacks).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -35,7 +34,7 @@ test('a worker SIGKILLed during the fan-out of a pool change: a new worker finis
 
   crash.stack.sim.resetStats();
   const change = await lbaas.pools.add('crash', [{ name: 'node-2', address: '10.0.0.12' }]);
-  assert.equal(change.services.length, uids.length);
+  assert.equal(change.services, uids.length);
   // Kill once the fan-out has reached the Engine, while Servers of the new node are still being created.
   await until('the fan-out creating Servers', () => (crash.stack.sim.stats().requests['POST /api/LBaaS/v1/server.json'] ?? 0) > 0, 30_000);
   const created = crash.stack.sim.stats().requests['POST /api/LBaaS/v1/server.json'] ?? 0;
@@ -66,13 +65,13 @@ test('a worker SIGKILLed during the fan-out of a pool change: a new worker finis
   }
 });
 
-test('a pool with a long history rotates between delivery rounds, carrying what it still owes; every service gets the change', async () => {
+test('a delivery round of one service per page and a short history continues as new mid-round; every service gets the change', async () => {
   const lbaas = new LbaasClient(crash.stack.client, crash.stack.taskQueue);
   const lb = seedLoadBalancer(crash.stack.sim, 'lb-pool-rounds');
   if (!crash.children.some((c) => c.process.exitCode === null && c.process.signalCode === null)) await childWorker('pool-rounds');
-  // One subscriber per round and the shortest history allowed: a change owed to 8 services takes 8 rounds, and the
-  // history is long after a few of them.
-  await crash.stack.client.workflow.start(serverPool, { taskQueue: crash.stack.taskQueue, workflowId: 'lbaas-pool/rounds', args: [{ v: 2, name: 'rounds', historyLimit: 20, deliveryRound: 1 }] });
+  // One service per page and the shortest history allowed: a round to 8 services takes 8 pages, and its history is
+  // long after a few of them.
+  await crash.stack.client.workflow.start(serverPool, { taskQueue: crash.stack.taskQueue, workflowId: 'lbaas-pool/rounds', args: [{ v: 2, name: 'rounds', historyLimit: 20, roundPageSize: 1 }] });
   await lbaas.pools.set({ name: 'rounds', servers: [{ name: 'r0', address: '10.0.2.0' }] });
   const uids = Array.from({ length: 8 }, (_, i) => `pool-rounds-${i}`);
   for (const uid of uids) {
@@ -85,18 +84,21 @@ test('a pool with a long history rotates between delivery rounds, carrying what 
   for (const uid of uids) assert.equal((await lbaas.waitConverged(uid, 1)).converged, true);
 
   const change = await lbaas.pools.add('rounds', [{ name: 'r1', address: '10.0.2.1' }]);
-  // Polled through the status query: a waitConverged update running would (rightly) hold the rotation off.
-  await until('every service converged on the change', async () => (await lbaas.pools.status('rounds')).services.every((s) => s.convergedRevision === change.revision), 60_000);
+  const done = await lbaas.pools.waitConverged('rounds', change.revision);
+  assert.equal(done.converged, true, JSON.stringify(done.services));
+  assert.deepEqual(done.services.map((s) => s.convergedRevision), uids.map(() => change.revision));
   for (const uid of uids) assert.deepEqual(taggedLines(crash.stack.sim, `anxccm-svc-uid=${uid}`).filter((l) => l.startsWith('server ')), [`server r0.http.${uid}`, `server r1.http.${uid}`], uid);
 
-  // Some run of the pool began with deliveries still owed: it was continued as new in the middle of a fan-out.
-  const owedAtStart: number[] = [];
-  for await (const run of crash.stack.client.workflow.list({ query: `WorkflowId = 'lbaas-pool/rounds'` })) {
+  // The change's round continued as new with its place (a page token) in its input: several runs, one round.
+  const round = (await lbaas.pools.members('rounds')).round;
+  assert.equal(round?.revision, change.revision);
+  const runs: { pages: number }[] = [];
+  for await (const run of crash.stack.client.workflow.list({ query: `WorkflowId = '${round?.workflowId}'` })) {
     const history = await crash.stack.client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
     const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
-    const input = payload ? (JSON.parse(Buffer.from(payload).toString('utf8')) as { state?: { owed?: string[] } }) : {};
-    owedAtStart.push(input.state?.owed?.length ?? 0);
+    const input = payload ? (JSON.parse(Buffer.from(payload).toString('utf8')) as { progress?: { pages: number } }) : {};
+    runs.push({ pages: input.progress?.pages ?? 0 });
   }
-  assert.ok(owedAtStart.length > 1, `the pool continued as new (runs: ${owedAtStart.length})`);
-  assert.ok(owedAtStart.some((n) => n > 0), `a run began with deliveries owed (owed at each run's start: ${owedAtStart.join(', ')})`);
+  assert.ok(runs.length > 1, `the round continued as new (runs: ${runs.length})`);
+  assert.ok(runs.some((r) => r.pages > 0), `a run began mid-round (pages done at each run's start: ${runs.map((r) => r.pages).join(', ')})`);
 });

@@ -12,6 +12,7 @@ import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import type { Client } from '@temporalio/client';
 import { createActivities } from '../../activities';
+import { createPoolActivities } from '../../activities/pools';
 import { createControlActivities } from '../../activities/control';
 import type { EngineClient } from '../../activities/engine';
 import { createImportActivities } from '../../activities/import';
@@ -67,7 +68,7 @@ async function replayError(history: JsonHistory, workflowId: string): Promise<un
   }
 }
 
-test('the committed histories are the ones record-histories.ts writes: both workflow types that change the Engine, converged and failed runs, planService, a controller from apply to delete, importServices, a server pool with a controller that uses it, a pool run that continued as new with a wait open, and a pool-delta pass with its controller', () => {
+test('the committed histories are the ones record-histories.ts writes: both workflow types that change the Engine, converged and failed runs, planService, a controller from apply to delete, importServices, a server pool with a controller that uses it and the delivery round of its change, and a pool-delta pass with its controller', () => {
   assert.deepEqual(FILES, RECORDED.map((name) => `${name}.json`).sort());
   const outcome = (file: string) => {
     const h = load(file);
@@ -77,12 +78,12 @@ test('the committed histories are the ones record-histories.ts writes: both work
   assert.deepEqual([...new Set(FILES.map(outcome))].sort(), [
     'importServices COMPLETED',
     'planService COMPLETED',
+    'poolRound COMPLETED',
     'reconcileLoadBalancer COMPLETED',
     'reconcileLoadBalancer FAILED',
     'reconcilePoolDelta COMPLETED',
     'reconcileService COMPLETED',
     'serverPool COMPLETED',
-    'serverPool CONTINUED_AS_NEW',
     'serviceController COMPLETED',
   ]);
 });
@@ -111,6 +112,7 @@ test('no workflow of today\'s code carries a patch (every type is PINNED, the en
     Object.keys({
       ...createActivities({} as EngineClient),
       ...createControlActivities({} as Client),
+      ...createPoolActivities({} as Client),
       ...createImportActivities({} as EngineClient),
     }),
   );
@@ -119,7 +121,7 @@ test('no workflow of today\'s code carries a patch (every type is PINNED, the en
   // Every type is PINNED now, the entities too: no history of today's code carries a marker but the entities' one
   // entity-loop-v2, written before their loop starts (workflows/legacy/controller.ts, ENTITY_LOOP_PATCH).
   const pinned = FILES.filter((f) => PINNED.has(typeOf(f)));
-  assert.deepEqual(new Set(pinned.map(typeOf)), new Set(['reconcileService', 'reconcileLoadBalancer', 'reconcilePoolDelta', 'planService', 'importServices', 'serviceController', 'serverPool']));
+  assert.deepEqual(new Set(pinned.map(typeOf)), new Set(['reconcileService', 'reconcileLoadBalancer', 'reconcilePoolDelta', 'planService', 'importServices', 'serviceController', 'serverPool', 'poolRound']));
   for (const file of pinned) assert.deepEqual(patches(file), ['serviceController', 'serverPool'].includes(typeOf(file)) ? [ENTITY_LOOP_PATCH] : [], file);
   for (const file of [...FILES, ...LEGACY]) {
     assert.deepEqual(activityTypes(file).filter((a) => !registered.has(a)), [], `${file} schedules an activity the worker no longer has`);
@@ -133,7 +135,7 @@ const inputOf = (file: string) => {
 };
 
 test('the entity histories: today\'s runs start with a v: 2 input and write only the entity-loop-v2 marker; legacy/ holds runs of the release before entities were PINNED and of the ones before it (inputs without v), with the markers their patches wrote, which workflows/legacy/ must still replay', () => {
-  for (const file of ['service-controller.json', 'service-controller-resync-pass.json', 'service-controller-terminated-pass.json', 'service-controller-pool.json', 'service-controller-pool-delta.json', 'server-pool.json', 'server-pool-wait-rotating.json']) {
+  for (const file of ['service-controller.json', 'service-controller-resync-pass.json', 'service-controller-terminated-pass.json', 'service-controller-pool.json', 'service-controller-pool-delta.json', 'server-pool.json']) {
     assert.equal(inputOf(file).v, 2, file);
     assert.deepEqual(patches(file), [ENTITY_LOOP_PATCH], file);
   }

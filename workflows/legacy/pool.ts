@@ -43,6 +43,7 @@ import {
   poolResyncSignal,
   poolSetUpdate,
   poolStatusQuery,
+  type PoolMembersStatus,
   poolSubscribeSignal,
   poolUnsubscribeSignal,
   poolWaitUpdate,
@@ -53,7 +54,7 @@ import {
 } from '../../contract';
 import { LEGACY_MOVE_PATCH } from './controller';
 import type { ServerPoolInput } from '../entity-inputs';
-import { PoolState, type PoolSnapshot } from '../pool-state';
+import { PoolState, type PoolSnapshot } from './pool-state';
 
 /** The previous release's input: no `v`. */
 export interface LegacyPoolInput {
@@ -166,7 +167,8 @@ export async function legacyServerPool(input: LegacyPoolInput): Promise<{ name: 
       unfinishedPolicy: HandlerUnfinishedPolicy.ABANDON,
     },
   );
-  setHandler(poolStatusQuery, () => st.status(), { description: 'Members, revision, and per service the pool revision it has converged.' });
+  // Its answer has the previous release's shape (workflows/legacy/pool-state.ts), which differs from today's type.
+  setHandler(poolStatusQuery, () => st.status() as unknown as PoolMembersStatus, { description: 'Members, revision, and per service the pool revision it has converged.' });
   setHandler(poolSubscribeSignal, ({ serviceUid }) => (st.subscribe(serviceUid), publish()));
   setHandler(poolUnsubscribeSignal, ({ serviceUid }) => (st.unsubscribe(serviceUid), publish()));
   setHandler(poolReportSignal, (report) => (st.report(report), publish()));

@@ -1,9 +1,25 @@
 /**
- * The entity state of one server pool: members, revision, subscribers and what each has converged, and the
- * deliveries still owed. Pure and deterministic; serializable for continue-as-new (nothing owed is lost across it).
+ * The previous release's entity state of one server pool: members, revision, subscribers and what each has converged,
+ * and the deliveries still owed. Only its loop (workflows/legacy/pool.ts) runs it; its snapshot is what that loop (and
+ * the pool loop of the build before thin pools) passes to today's loop, which keeps the members and revision of it and
+ * drops the rest (workflows/pool-members.ts). Goes with workflows/legacy/pool.ts.
  */
-import { addMembers, diffMembers, isNoChange, removeMembers, type MemberChange, type ServerSpec } from '../domain';
-import type { PoolChangeResult, PoolDelta, PoolMembersMessage, PoolReport, PoolServiceStatus, PoolStatus } from '../contract';
+import { addMembers, diffMembers, isNoChange, removeMembers, type MemberChange, type ServerSpec } from '../../domain';
+import type { PoolChange, PoolDelta, PoolMembersMessage, PoolReport, PoolServiceStatus } from '../../contract';
+
+/** What the previous release's member updates answered: the change and the subscribers it is sent to. */
+export type PoolChangeResult = PoolChange & { services: string[] };
+
+/** What the previous release's `status` query answered. */
+export interface PoolStatus {
+  name: string;
+  revision: number;
+  servers: ServerSpec[];
+  services: PoolServiceStatus[];
+  /** Subscribers that still have to be sent the current members. */
+  pendingDeliveries: number;
+  deleting: boolean;
+}
 
 /** One revision's changes, kept so that subscribers are sent what changed rather than every member. */
 interface LoggedChange {
