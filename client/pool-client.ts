@@ -146,7 +146,7 @@ export class PoolClient {
   /** The services using the pool, by uid: every running controller whose spec names it. */
   async services(name: string): Promise<PoolServiceStatus[]> {
     const out: PoolServiceStatus[] = [];
-    for await (const wf of this.client.workflow.list({ query: poolServicesQuery(this.taskQueue, name) })) {
+    for await (const wf of this.client.workflow.list({ query: poolServicesQuery(this.taskQueue, name), pageSize: VISIBILITY_PAGE_SIZE })) {
       const uid = wf.typedSearchAttributes.get(searchAttributes.serviceUid) ?? workflowIds.serviceOf(wf.workflowId) ?? wf.workflowId;
       const revision = wf.typedSearchAttributes.get(searchAttributes.poolRevision);
       const phase = wf.typedSearchAttributes.get(searchAttributes.phase) as Phase | undefined;

@@ -293,8 +293,12 @@ test('a young run under a stream of signals waits past its history limit, and co
     closed = await until(`signal ${i} handled`, async () => {
       const d = await run.describe();
       if (d.status.name !== 'RUNNING') return { status: d.status.name, events: d.historyLength };
+      // Handled: a workflow task completed after the signal, and none scheduled since (a completed task is followed
+      // by its commands' events, so the last event need not be the completion).
       const events = (await run.fetchHistory()).events ?? [];
-      if (events.at(-1)?.workflowTaskCompletedEventAttributes == null) return undefined;
+      const last = (has: (e: (typeof events)[number]) => boolean) => events.reduce((at, e, i) => (has(e) ? i : at), -1);
+      const completed = last((e) => e.workflowTaskCompletedEventAttributes != null);
+      if (completed < last((e) => e.workflowExecutionSignaledEventAttributes != null) || last((e) => e.workflowTaskScheduledEventAttributes != null) > completed) return undefined;
       if (events.length > 20) waitedPastLimit = true;
       return null;
     });
