@@ -29,6 +29,7 @@ import {
   type ChildWorkflowHandle,
   condition,
   continueAsNew,
+  log,
   makeContinueAsNewFunc,
   getExternalWorkflowHandle,
   startChild,
@@ -42,8 +43,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { checkApplied, ControllerState, passSpec, wasTerminated, type RunningPass } from './controller-state';
-import type { ServiceControllerInput } from './entity-inputs';
-import { invalidInput, MAX_KNOWN, optionalInteger } from './input';
+import { readControllerInput, type ServiceControllerInput } from './entity-inputs';
+import { invalidInput, MAX_KNOWN } from './input';
 import {
   applyAndWaitUpdate,
   applyUpdate,
@@ -61,13 +62,14 @@ import {
   workflowIds,
   readPoolMembers,
   readSupersededCreates,
+  readWake,
   SCHEMA_VERSION,
   type PassResult,
   type Phase,
   type PoolMembers,
   type ReconcileServiceResult,
 } from '../contract';
-import { advancePoolIndex, isServiceUid, membersOf, SERVICE_UID_RULE, withOnlyServers, type DeltaPlan, type ObjectStatus, type PoolIndex } from '../domain';
+import { advancePoolIndex, membersOf, withOnlyServers, type DeltaPlan, type ObjectStatus, type PoolIndex } from '../domain';
 import { reconcilePoolDelta, type ReconcilePoolDeltaResult } from './reconcile-delta';
 import { legacyServiceController } from './legacy/controller';
 import { runsPreviousLoop } from './legacy/dispatch';
@@ -102,15 +104,15 @@ export async function serviceController(input: ServiceControllerInput): Promise<
   // The previous release's runs, and `v: 2` runs it started, replay its loop (workflows/legacy/dispatch.ts).
   if (runsPreviousLoop(input)) return legacyServiceController(input as unknown as Parameters<typeof legacyServiceController>[0]);
   if (v !== SCHEMA_VERSION) throw invalidInput(`serviceController: v: this build reads schema version ${SCHEMA_VERSION} (or none: the previous release), got ${JSON.stringify(v)}`);
-  if (!isServiceUid(input?.serviceUid)) {
-    throw invalidInput(`serviceController: serviceUid: ${SERVICE_UID_RULE}`);
-  }
-  const uid = input.serviceUid;
-  const historyLimit = optionalInteger(input as unknown as Record<string, unknown>, 'historyLimit', 'serviceController', 20, 50_000) ?? CONTINUE_AS_NEW_EVENTS;
-  const st = new ControllerState(uid, input.state, () => Date.now());
+  // Any client may start a controller, and continue-as-new carries this input across builds: read strictly, the
+  // fields of the previous release's snapshots included (workflows/entity-inputs.ts).
+  const read = readControllerInput(input);
+  const uid = read.serviceUid;
+  const historyLimit = read.historyLimit ?? CONTINUE_AS_NEW_EVENTS;
+  const st = new ControllerState(uid, read.state, () => Date.now());
   // A new run reads its pool again: a delivery round listing visibility while this run's record was not there yet
   // (between the previous run's close and this one's start) did not signal it.
-  if (input.state) st.pool.resync();
+  if (read.state) st.pool.resync();
   // The request each pass is traced under (trace-context.ts).
   const traces = new RequestTraces();
 
@@ -223,20 +225,27 @@ export async function serviceController(input: ServiceControllerInput): Promise<
       description: 'Reconcile now against what the Engine has; returns the result of the pass that did it.',
     },
   );
+  // A signal's payload that does not read is dropped with a warning: a handler that threw would fail the workflow
+  // task, and the entity with it.
+  const dropped = (r: { ok: false; error: string }) => log.warn(`serviceController ${uid}: signal dropped: ${r.error}`, { serviceUid: uid });
   setHandler(supersededCreatesSignal, (m) => {
     const r = readSupersededCreates(m);
-    if (r) st.noteSupersededCreates(r.identifiers);
+    if (r.ok) st.noteSupersededCreates(r.value.identifiers);
+    else dropped(r);
   });
   setHandler(poolMembersSignal, (m) => {
     const r = readPoolMembers(m);
-    if (!r) return;
-    st.receiveMembers(r);
+    if (!r.ok) return dropped(r);
+    st.receiveMembers(r.value);
     traces.note();
     publish();
   });
   // A worker of a new Current Version wakes every entity still on another build (worker/wake.ts): the workflow task
   // is what matters, where the loop reads targetWorkerDeploymentVersionChanged.
-  setHandler(wakeSignal, () => undefined);
+  setHandler(wakeSignal, (m) => {
+    const r = readWake(m);
+    if (!r.ok) dropped(r);
+  });
   setHandler(controllerStatusQuery, () => st.status(), { description: 'Phase, revision, status, per load balancer and per object.' });
 
   upsertSearchAttributes([{ key: searchAttributes.serviceUid, value: uid }]);

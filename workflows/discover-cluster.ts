@@ -6,7 +6,7 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ClusterDiscovery, DiscoverClusterInput } from '../contract';
-import { invalidInput } from './input';
+import { fieldsOf, invalidInput, onlyKnownFields } from './input';
 import { ENGINE_CALL } from './options';
 
 /** 13 attempts at 250 ms x 1.5 ride out about a minute of Engine trouble; longer, and the next interval tries again. */
@@ -16,10 +16,11 @@ const NAME = /^[^\s/]{1,128}$/;
 
 export async function discoverCluster(input: DiscoverClusterInput): Promise<ClusterDiscovery> {
   const where = `discoverCluster (${workflowInfo().workflowId})`;
-  if (typeof input !== 'object' || input === null) throw invalidInput(`${where}: input must be an object with "clusterName" and "tagPrefix"`);
-  const { clusterName, tagPrefix } = input as unknown as Record<string, unknown>;
-  if (typeof clusterName !== 'string' || !NAME.test(clusterName)) throw invalidInput(`${where}: clusterName must be 1-128 characters without whitespace or "/"`);
-  if (typeof tagPrefix !== 'string' || !NAME.test(tagPrefix)) throw invalidInput(`${where}: tagPrefix must be 1-128 characters without whitespace or "/"`);
+  const fields = fieldsOf(input, where, '"clusterName" and "tagPrefix"');
+  onlyKnownFields(fields, where, ['clusterName', 'tagPrefix']);
+  const { clusterName, tagPrefix } = fields;
+  if (typeof clusterName !== 'string' || !NAME.test(clusterName)) throw invalidInput(`${where}: clusterName: must be 1-128 characters without whitespace or "/"`);
+  if (typeof tagPrefix !== 'string' || !NAME.test(tagPrefix)) throw invalidInput(`${where}: tagPrefix: must be 1-128 characters without whitespace or "/"`);
   const engine = proxyActivities<Activities>(DISCOVERY_CALL);
   return engine.discoverCluster.executeWithOptions({ summary: `discover cluster ${clusterName}` }, [{ clusterName, tagPrefix }]);
 }

@@ -7,7 +7,7 @@
 import { executeChild, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ControlActivities } from '../activities/control';
-import { optionalBoolean } from './input';
+import { fieldsOf, onlyKnownFields, optionalBoolean } from './input';
 import { ENGINE_CALL } from './options';
 import { searchAttributes, workflowIds, type FullResyncInput, type FullResyncResult, type Orphan } from '../contract';
 import { formatIssues, validateSpec } from '../domain';
@@ -15,7 +15,10 @@ import { reconcileService } from './reconcile-service';
 import { recordResyncEnd } from './service-metrics';
 
 export async function fullResync(input: FullResyncInput = {}): Promise<FullResyncResult> {
-  const destroyOrphans = optionalBoolean((input ?? {}) as Record<string, unknown>, 'destroyOrphans', 'fullResync') ?? false;
+  // The schedule's action starts it with `{}` or `{destroyOrphans}`; a client may start it with no input at all.
+  const fields = input === undefined || input === null ? {} : fieldsOf(input, 'fullResync', '"destroyOrphans" or nothing');
+  onlyKnownFields(fields, 'fullResync', ['destroyOrphans']);
+  const destroyOrphans = optionalBoolean(fields, 'destroyOrphans', 'fullResync') ?? false;
   const engine = proxyActivities<Activities>(ENGINE_CALL);
   const control = proxyActivities<ControlActivities>(ENGINE_CALL);
 

@@ -9,7 +9,7 @@ import type { Activities } from '../activities';
 import type { ImportActivities } from '../activities/import';
 import { isServiceUid } from '../domain';
 import { reconstructService, servicesIn } from '../domain/import';
-import { invalidInput } from './input';
+import { fieldsOf, invalidInput, onlyKnownFields } from './input';
 import { ENGINE_CALL, short } from './options';
 import type { ImportServicesInput, ImportServicesResult } from '../contract';
 
@@ -55,8 +55,9 @@ export async function importServices(input: ImportServicesInput): Promise<Import
 
 function checkInput(input: unknown): { loadBalancers: string[]; serviceUids: string[] } {
   const name = `importServices (${workflowInfo().workflowId})`;
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw invalidInput(`${name}: input must be an object with "loadBalancers"`);
-  const { loadBalancers, serviceUids } = input as Record<string, unknown>;
+  const fields = fieldsOf(input, name, '"loadBalancers"');
+  onlyKnownFields(fields, name, ['loadBalancers', 'serviceUids']);
+  const { loadBalancers, serviceUids } = fields;
   if (!Array.isArray(loadBalancers) || loadBalancers.length === 0 || loadBalancers.length > MAX_IMPORT_LOAD_BALANCERS) {
     throw invalidInput(`${name}: loadBalancers: must be a list of 1 to ${MAX_IMPORT_LOAD_BALANCERS} identifiers`);
   }

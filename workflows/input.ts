@@ -14,8 +14,13 @@ export function invalidInput(message: string): ApplicationFailure {
 }
 
 function objectInput(input: unknown, workflow: string): Record<string, unknown> {
+  return fieldsOf(input, workflow, 'a "spec" field');
+}
+
+/** The fields of an input that must be an object (a JSON object, not a list or null); `what` says what it holds. */
+export function fieldsOf(input: unknown, workflow: string, what: string): Record<string, unknown> {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    throw invalidInput(`${workflow}: input must be an object with a "spec" field`);
+    throw invalidInput(`${workflow}: input must be an object with ${what}`);
   }
   return input as Record<string, unknown>;
 }

@@ -18,7 +18,7 @@ import { continueAsNew, getExternalWorkflowHandle, proxyActivities, setCurrentDe
 import type { PoolActivities } from '../activities/pools';
 import { poolRoundEndedSignal, SCHEMA_VERSION, workflowIds, type PoolDelta, type PoolRoundResult, type SchemaVersion } from '../contract';
 import { isPoolName, POOL_NAME_RULE, validateMembers, type ServerSpec } from '../domain';
-import { invalidInput, optionalInteger } from './input';
+import { fieldsOf, invalidInput, onlyKnownFields, optionalInteger } from './input';
 
 /**
  * Controllers listed and signalled per page: a visibility page of 500 is one query, and 500 signals at the
@@ -42,6 +42,24 @@ export interface PoolRoundInput {
   progress?: { pageToken: string; pages: number; listed: number; signalled: number; gone: number };
 }
 
+/** The fields of a round's input: what the pool starts it with, and `progress` that its continue-as-new adds. */
+export const POOL_ROUND_FIELDS = ['v', 'pool', 'revision', 'servers', 'delta', 'pageSize', 'historyLimit', 'progress'] as const;
+const PROGRESS_COUNTS = ['pages', 'listed', 'signalled', 'gone'] as const;
+
+/** `progress` of a round continued as new: where it is (absent in a round's first run). */
+function progressOf(v: unknown): PoolRoundInput['progress'] | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw invalidInput('poolRound: progress: must be {pageToken, pages, listed, signalled, gone}');
+  const fields = v as Record<string, unknown>;
+  onlyKnownFields(fields, 'poolRound: progress', ['pageToken', ...PROGRESS_COUNTS]);
+  if (typeof fields.pageToken !== 'string' || fields.pageToken === '') throw invalidInput("poolRound: progress.pageToken: must be the next page's token");
+  for (const name of PROGRESS_COUNTS) {
+    const n = fields[name];
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) throw invalidInput(`poolRound: progress.${name}: must be an integer from 0`);
+  }
+  return fields as unknown as PoolRoundInput['progress'];
+}
+
 const { deliverPoolPage } = proxyActivities<PoolActivities>({
   startToCloseTimeout: '2m',
   heartbeatTimeout: '30s',
@@ -50,16 +68,23 @@ const { deliverPoolPage } = proxyActivities<PoolActivities>({
 });
 
 export async function poolRound(input: PoolRoundInput): Promise<PoolRoundResult> {
-  if (input?.v !== SCHEMA_VERSION) throw invalidInput(`poolRound: v: this build reads schema version ${SCHEMA_VERSION}, got ${JSON.stringify(input?.v)}`);
+  const fields = fieldsOf(input, 'poolRound', '"v", "pool", "revision" and "servers" or "delta"');
+  onlyKnownFields(fields, 'poolRound', POOL_ROUND_FIELDS);
+  if (input.v !== SCHEMA_VERSION) throw invalidInput(`poolRound: v: this build reads schema version ${SCHEMA_VERSION}, got ${JSON.stringify(input.v)}`);
   if (!isPoolName(input.pool)) throw invalidInput(`poolRound: pool: ${POOL_NAME_RULE}`);
   if (!Number.isInteger(input.revision) || input.revision < 1) throw invalidInput('poolRound: revision: must be a pool revision from 1');
+  if (input.servers !== undefined && input.delta !== undefined) throw invalidInput('poolRound: servers or delta: give one, not both');
   const d = input.delta;
+  if (d !== undefined) {
+    if (typeof d !== 'object' || d === null || Array.isArray(d)) throw invalidInput('poolRound: delta: must be a change {base, upsert, remove}');
+    onlyKnownFields(d as unknown as Record<string, unknown>, 'poolRound: delta', ['base', 'upsert', 'remove']);
+  }
   const validDelta = d !== undefined && Number.isInteger(d.base) && d.base >= 0 && d.base < input.revision && validateMembers(d.upsert).ok && Array.isArray(d.remove);
   if (input.servers === undefined ? !validDelta : !validateMembers(input.servers).ok) throw invalidInput('poolRound: servers or delta: must be the members of the pool, or a change since a revision before this one');
   const members = input.servers !== undefined ? { servers: input.servers } : { delta: d as PoolDelta };
   const pageSize = optionalInteger(input as unknown as Record<string, unknown>, 'pageSize', 'poolRound', 1, 1_000) ?? ROUND_PAGE_SIZE;
   const historyLimit = optionalInteger(input as unknown as Record<string, unknown>, 'historyLimit', 'poolRound', 20, 50_000) ?? ROUND_CONTINUE_AS_NEW_EVENTS;
-  const p = { pageToken: null as string | null, pages: 0, listed: 0, signalled: 0, gone: 0, ...input.progress };
+  const p = { pageToken: null as string | null, pages: 0, listed: 0, signalled: 0, gone: 0, ...progressOf(fields.progress) };
   const show = (state: string) =>
     setCurrentDetails(`**revision ${input.revision}** of server pool ${input.pool} — ${state}\n\n${p.signalled} services signalled in ${p.pages} pages (${p.gone} had ended)`);
 

@@ -21,6 +21,7 @@ import {
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
+  log,
   makeContinueAsNewFunc,
   ParentClosePolicy,
   setCurrentDetails,
@@ -29,8 +30,8 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { formatIssues, isPoolName, POOL_NAME_RULE, SPEC_LIMITS, validateMembers, type ServerSpec } from '../domain';
-import { invalidInput, optionalInteger } from './input';
+import { formatIssues, SPEC_LIMITS, validateMembers, type ServerSpec } from '../domain';
+import { invalidInput } from './input';
 import { runsPreviousLoop } from './legacy/dispatch';
 import { legacyServerPool } from './legacy/pool';
 import {
@@ -48,12 +49,15 @@ import {
   searchAttributes,
   poolWakeSignal,
   workflowIds,
+  readPoolReport,
+  readRoundEnded,
   readServiceRef,
+  readWake,
   SCHEMA_VERSION,
 } from '../contract';
 import { PoolMembersState } from './pool-members';
 import { poolRound } from './pool-round';
-import type { ServerPoolInput } from './entity-inputs';
+import { readPoolInput, type ServerPoolInput } from './entity-inputs';
 
 export type { ServerPoolInput } from './entity-inputs';
 
@@ -84,13 +88,14 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
   // The previous release's runs, and `v: 2` runs it started, replay its loop (workflows/legacy/dispatch.ts).
   if (runsPreviousLoop(input)) return legacyServerPool(input as unknown as Parameters<typeof legacyServerPool>[0]);
   if (v !== SCHEMA_VERSION) throw invalidInput(`serverPool: v: this build reads schema version ${SCHEMA_VERSION} (or none: the previous release), got ${JSON.stringify(v)}`);
-  if (!isPoolName(input?.name)) throw invalidInput(`serverPool: name: ${POOL_NAME_RULE}`);
-  const name = input.name;
-  const historyLimit = optionalInteger(input as unknown as Record<string, unknown>, 'historyLimit', 'serverPool', 20, 50_000) ?? POOL_CONTINUE_AS_NEW_EVENTS;
-  const roundPageSize = optionalInteger(input as unknown as Record<string, unknown>, 'roundPageSize', 'serverPool', 1, 1_000);
-  const minRunMsKnob = optionalInteger(input as unknown as Record<string, unknown>, 'minRunMs', 'serverPool', 0, 60_000);
+  // Read strictly, the fields the previous release's pool loop wrote included (workflows/entity-inputs.ts).
+  const read = readPoolInput(input);
+  const name = read.name;
+  const historyLimit = read.historyLimit ?? POOL_CONTINUE_AS_NEW_EVENTS;
+  const roundPageSize = read.roundPageSize;
+  const minRunMsKnob = read.minRunMs;
   const minRunMs = minRunMsKnob ?? POOL_MIN_RUN_MS;
-  const st = new PoolMembersState(name, input.state);
+  const st = new PoolMembersState(name, read.state);
   // The first task's start: a run that began with a held-back task lived from here, as the server counts it.
   const runBegan = Date.now();
   const publish = () => setCurrentDetails(st.details());
@@ -131,22 +136,31 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
   );
   setHandler(poolStatusQuery, () => st.status(), { description: 'Members, revision, and the newest delivery round.' });
   setHandler(poolResyncSignal, () => done(st.resync()));
+  // A signal's payload that does not read is dropped with a warning: a handler that threw would fail the workflow
+  // task, and the pool with it.
+  const dropped = (r: { ok: boolean; error?: string }) => {
+    if (!r.ok) log.warn(`serverPool ${name}: signal dropped: ${r.error}`, { pool: name });
+  };
   setHandler(poolRoundEndedSignal, (m) => {
-    if (typeof m?.round === 'string') done(st.roundEnded(m.round));
+    const r = readRoundEnded(m);
+    if (r.ok) done(st.roundEnded(r.value.round));
+    else dropped(r);
   });
   // A controller of the previous release subscribes and waits for the members: answered once, nothing kept.
   setHandler(poolSubscribeSignal, async (m) => {
-    const r = readServiceRef(m);
-    if (!r || st.revision === 0) return;
-    await getExternalWorkflowHandle(workflowIds.controller(r.serviceUid))
+    const r = readServiceRef(m, 'subscribe');
+    if (!r.ok) return dropped(r);
+    if (st.revision === 0) return;
+    await getExternalWorkflowHandle(workflowIds.controller(r.value.serviceUid))
       .signal(poolMembersSignal, { v: SCHEMA_VERSION, pool: name, revision: st.revision, servers: st.servers })
       .catch(() => undefined);
   });
-  // Reports and unsubscribes of the previous release's controllers: nothing to keep (handled, so not buffered).
-  setHandler(poolReportSignal, () => undefined);
-  setHandler(poolUnsubscribeSignal, () => undefined);
+  // Reports and unsubscribes of the previous release's controllers: nothing to keep (handled, so not buffered); read
+  // only to warn of a payload that does not.
+  setHandler(poolReportSignal, (m) => dropped(readPoolReport(m)));
+  setHandler(poolUnsubscribeSignal, (m) => dropped(readServiceRef(m, 'unsubscribe')));
   // A worker of a new Current Version wakes every entity still on another build (worker/wake.ts).
-  setHandler(poolWakeSignal, () => undefined);
+  setHandler(poolWakeSignal, (m) => dropped(readWake(m)));
 
   function done<T>(result: T): T {
     publish();

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { knownSchema, readPoolMembers, readPoolReport, readServiceRef, readSupersededCreates, SCHEMA_VERSION } from '../../contract';
+import { knownSchema, readPoolMembers as membersRead, readPoolReport as reportRead, readRoundEnded, readServiceRef as refRead, readSupersededCreates as createsRead, readWake, SCHEMA_VERSION, type Read } from '../../contract';
 import { ControllerState, type ControllerSnapshot } from '../../workflows/controller-state';
 import { PoolState, type PoolSnapshot } from '../../workflows/legacy/pool-state';
 import { PoolMembersState } from '../../workflows/pool-members';
@@ -19,6 +19,15 @@ const fixture = <T>(file: string) => {
   assert.match(f.recordedFrom, /^88e5a3a \(88e5a3a[0-9a-f]{33}\)$/, `${file} was recorded from the previous release`);
   return f.value;
 };
+/** A reader's value, or null where it refused the message (the reason is tested below). */
+const valueOf = <T>(read: (raw: unknown) => Read<T>) => (raw: unknown): T | null => {
+  const r = read(raw);
+  return r.ok ? r.value : null;
+};
+const readServiceRef = valueOf(refRead);
+const readPoolMembers = valueOf(membersRead);
+const readPoolReport = valueOf(reportRead);
+const readSupersededCreates = valueOf(createsRead);
 const messages = fixture<Record<'subscribe' | 'unsubscribe' | 'report' | 'poolMembersServers' | 'poolMembersDelta', Record<string, unknown>>>('messages.json');
 
 test('the previous release\'s signals (no v) are read as they were sent', () => {
@@ -87,4 +96,44 @@ test("the previous release's pool snapshot continues into today's thin pool: mem
   const snapshot = st.snapshot();
   assert.equal('subscribers' in snapshot, false);
   assert.deepEqual(new PoolMembersState(input.name, snapshot).snapshot(), snapshot);
+});
+
+/** The error of a refused message, or the value as a failure message when it was read. */
+const errorOf = <T>(r: Read<T>) => (r.ok ? `read: ${JSON.stringify(r.value)}` : r.error);
+
+test('a message with a field its reader does not know is refused, naming the message and the field', () => {
+  assert.equal(errorOf(membersRead({ ...messages.poolMembersServers, severs: [] })), 'poolMembers: severs: not a field of this message (it takes v, pool, revision, servers, delta)');
+  assert.equal(errorOf(membersRead({ ...messages.poolMembersDelta, delta: { base: 1, upsert: [], remove: [], extra: 1 } })), 'poolMembers: delta.extra: not a field of a delta (it takes base, upsert, remove)');
+  assert.equal(errorOf(refRead({ serviceUid: 'u', uid: 'u' }, 'unsubscribe')), 'unsubscribe: uid: not a field of this message (it takes v, serviceUid)');
+  assert.equal(errorOf(reportRead({ ...messages.report, convergd: true })), 'report: convergd: not a field of this message (it takes v, serviceUid, revision, converged, error)');
+  assert.equal(errorOf(createsRead({ v: 2, identifiers: [], ids: [] })), 'supersededCreates: ids: not a field of this message (it takes v, identifiers)');
+  assert.equal(errorOf(readRoundEnded({ v: 2, round: 'r', revision: 1, pool: 'p' })), 'roundEnded: pool: not a field of this message (it takes v, round, revision)');
+  assert.equal(errorOf(readWake({ v: 2, now: true })), 'wake: now: not a field of this message (it takes v)');
+});
+
+test('a message with a field of the wrong type, or without a required one, is refused naming the field', () => {
+  const cases: [Read<unknown>, string][] = [
+    [membersRead({ pool: 'p', revision: 1 }), 'poolMembers: servers: required (or delta)'],
+    [membersRead({ pool: 'p', revision: '1', servers: [] }), 'poolMembers: revision: must be a pool revision (an integer from 0)'],
+    [membersRead({ revision: 1, servers: [] }), 'poolMembers: pool: must be a pool name'],
+    [membersRead({ pool: 'p', revision: 1, delta: { base: 0, upsert: [], remove: [3] } }), 'poolMembers: delta.remove: must be a list of server names'],
+    [membersRead({ pool: 'p', revision: 1, delta: { upsert: [], remove: [] } }), 'poolMembers: delta.base: must be a pool revision (an integer from 0)'],
+    [refRead({ serviceUid: '' }), 'subscribe: serviceUid: must be a service uid'],
+    [reportRead({ serviceUid: 'u', revision: 1, converged: 'yes' }), 'report: converged: must be true or false'],
+    [createsRead({ identifiers: ['a', 7] }), 'supersededCreates: identifiers[1]: must be an Engine identifier'],
+    [createsRead({ v: 2 }), 'supersededCreates: identifiers: must be a list of Engine identifiers'],
+    [readRoundEnded({ v: 2, revision: 1 }), "roundEnded: round: must be the round's workflow id"],
+    [readRoundEnded({ v: 3, round: 'r', revision: 1 }), 'roundEnded: v: this build reads schema version 2 (or none: the previous release), got 3'],
+    [readWake('now'), 'wake: must be an object with v'],
+  ];
+  for (const [r, error] of cases) assert.equal(errorOf(r), error);
+  const badMember = errorOf(membersRead({ pool: 'p', revision: 1, servers: [{ name: 'n1', adress: '10.0.0.1' }] }));
+  assert.match(badMember, /^poolMembers: .*servers\[0\]\.adress/);
+  assert.match(errorOf(membersRead({ pool: 'p', revision: 1, delta: { base: 0, upsert: [{ name: 'n1' }], remove: [] } })), /^poolMembers: .*delta\.upsert\[0\]\.address/);
+});
+
+test("this build's messages read: roundEnded, wake, a members message listing no member (every member removed)", () => {
+  assert.deepEqual(readRoundEnded({ v: SCHEMA_VERSION, round: 'lbaas-pool/p/round/3', revision: 4 }), { ok: true, value: { round: 'lbaas-pool/p/round/3', revision: 4 } });
+  assert.deepEqual(readWake({ v: SCHEMA_VERSION }), { ok: true, value: {} });
+  assert.deepEqual(membersRead({ v: SCHEMA_VERSION, pool: 'p', revision: 2, servers: [] }), { ok: true, value: { pool: 'p', revision: 2, servers: [] } });
 });

@@ -82,6 +82,6 @@ test('bad input fails at once as non-retryable InvalidInput naming the field, wi
   const err = await failureOf(handle.result());
   const cause = chainOf(err).find((l) => l.type === FAILURE_TYPES.invalidInput);
   assert.ok(cause, JSON.stringify(chainOf(err)));
-  assert.match(cause.message, /clusterName must be 1-128 characters/);
+  assert.match(cause.message, /clusterName: must be 1-128 characters/);
   assert.equal(stack.sim.stats().total, 0);
 });

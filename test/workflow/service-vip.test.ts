@@ -92,10 +92,10 @@ test("the release deletes the Service's tagged address and nothing else; a secon
 test('bad input fails at once as non-retryable InvalidInput naming the field, with no Engine request', async () => {
   stack.sim.resetStats();
   for (const [args, message] of [
-    [{ serviceUid: 'a uid', prefixes: PREFIXES(), reserved: [] }, /serviceUid must be 1-128 characters/],
-    [{ serviceUid: 'u', prefixes: [], reserved: [] }, /prefixes must list 1 or 2 prefixes/],
-    [{ serviceUid: 'u', prefixes: [{ identifier: prefix, cidr: 'ten', family: 4 }], reserved: [] }, /prefixes\[0\] must be \{identifier, cidr, family: 4 \| 6\}/],
-    [{ serviceUid: 'u', prefixes: PREFIXES(), reserved: [7] }, /reserved must be a list of addresses/],
+    [{ serviceUid: 'a uid', prefixes: PREFIXES(), reserved: [] }, /serviceUid: must be 1-128 characters/],
+    [{ serviceUid: 'u', prefixes: [], reserved: [] }, /prefixes: must list 1 or 2 prefixes/],
+    [{ serviceUid: 'u', prefixes: [{ identifier: prefix, cidr: 'ten', family: 4 }], reserved: [] }, /prefixes\[0\]: must be \{identifier, cidr, family: 4 \| 6\}/],
+    [{ serviceUid: 'u', prefixes: PREFIXES(), reserved: [7] }, /reserved: must be a list of addresses/],
   ] as const) {
     const handle = await stack.client.workflow.start(workflowTypes.allocateServiceVips, { workflowId: `lbaas-vip/bad/${Date.now()}`, taskQueue: stack.taskQueue, args: [args] });
     const cause = chainOf(await failureOf(handle.result())).find((l) => l.type === FAILURE_TYPES.invalidInput);
