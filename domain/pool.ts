@@ -40,7 +40,8 @@ export function validatePoolFile(input: unknown): PoolFileResult {
 export function validateMembers(value: unknown, base = 'servers'): { ok: true; servers: ServerSpec[] } | { ok: false; issues: SpecIssue[] } {
   const issues = new IssueList();
   const servers = checkServers(value, issues, base);
-  return servers === null ? { ok: false, issues: issues.issues } : { ok: true, servers: sortMembers(servers) };
+  // An unknown key is an issue that leaves the member itself readable (checkServers returns it): refused all the same.
+  return servers === null || issues.issues.length > 0 ? { ok: false, issues: issues.issues } : { ok: true, servers: sortMembers(servers) };
 }
 
 export { isPoolName, POOL_NAME_RULE };

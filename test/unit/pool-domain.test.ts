@@ -9,6 +9,7 @@ import {
   resolvePool,
   sameMembers,
   validatePoolFile,
+  validateMembers,
   validateSpec,
   type ServiceSpec,
   type ValidatedSpec,
@@ -126,4 +127,10 @@ describe('member changes', () => {
     assert.equal(sameMembers(current, [...current].reverse()), true);
     assert.equal(sameMembers(current, [current[0]!, { name: 'n2', address: '10.0.0.3' }]), false);
   });
+});
+
+test('validateMembers refuses a member with a key it does not take, naming it (the member is otherwise readable)', () => {
+  const r = validateMembers([{ name: 'n1', address: '10.0.0.1', weight: 1 }]);
+  assert.equal(r.ok, false);
+  assert.match(r.ok ? '' : formatIssues(r.issues), /servers\[0\]\.weight: unknown key/);
 });

@@ -2,8 +2,9 @@
  * The bad-input corpus (those specs that parse) sent by a raw Temporal client, skipping the CLI's validation:
  * reconcileLoadBalancer, reconcileService and planService started with `{ spec }` fail in their first workflow task,
  * non-retryably, with an ApplicationFailure of type InvalidInput naming the field; serviceController's `apply` update
- * is rejected by its validator, naming the field, and leaves nothing in the controller's history. The Engine is never
- * asked anything.
+ * is rejected by its validator, naming the field, and leaves nothing in the controller's history. Every other workflow
+ * started with a field it does not take, of the wrong type or missing, fails the same way naming the workflow and the
+ * field; the entities drop a signal whose payload does not read, and keep running. The Engine is never asked anything.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -12,8 +13,8 @@ import path from 'node:path';
 import { after, afterEach, before, test } from 'node:test';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { MAX_SPEC_BYTES, parseSpec } from '../../client/spec-file';
-import { applyUpdate, controllerStatusQuery } from '../../contract';
-import { serviceController } from '../../workflows';
+import { applyUpdate, controllerStatusQuery, poolMembersSignal, poolReportSignal, poolRoundEndedSignal, poolSetUpdate, poolStatusQuery, poolSubscribeSignal, poolWakeSignal, supersededCreatesSignal, wakeSignal } from '../../contract';
+import { serviceController, type serverPool } from '../../workflows';
 import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
 import { committedBadSpecs, eachLimit, generatedBadSpecs, names, type Expectation } from '../cli/bad-specs';
 import { startStack, stopTemporalServer, type Stack } from '../helpers/stack';
@@ -204,4 +205,97 @@ test('serviceController started with a bad serviceUid fails at once with Invalid
     assert.match(chain[0]?.message ?? '', /^serviceController: serviceUid: /);
     assert.deepEqual(await eventTypes(handle), FIRST_TASK_FAILS);
   }
+});
+
+test('each other workflow started with a field it does not take, a field of the wrong type or without a required one fails at once, non-retryably, type InvalidInput, naming the workflow and the field; no Engine request', async () => {
+  stack.sim.resetStats();
+  const prefix = { identifier: 'p'.repeat(32), cidr: '198.51.100.0/24', family: 4 };
+  const snapshot = { spec: null, revision: 0, passCount: 0, lastResult: null };
+  const cases: [string, unknown, string][] = [
+    ['serviceController', { v: 2, serviceUid: 'svc-bad-field', historyLimt: 50 }, 'historyLimt: not a field of its input'],
+    ['serviceController', { v: 2, serviceUid: 'svc-bad-field', state: { ...snapshot, revision: '1' } }, 'state.revision: must be an integer from 0'],
+    ['serviceController', { v: 2, serviceUid: 'svc-bad-field', state: { ...snapshot, phase: 'idle' } }, 'state.phase: not a field of its snapshot'],
+    ['serviceController', { v: 2 }, 'serviceUid: '],
+    ['serverPool', { v: 2, name: 'pool-bad-field', roundPagesize: 5 }, 'roundPagesize: not a field of its input'],
+    ['serverPool', { v: 2, name: 'pool-bad-field', state: { servers: [] } }, 'state.revision: required'],
+    ['serverPool', { v: 2, name: 'pool-bad-field', minRunMs: 'soon' }, 'minRunMs: must be an integer from 0 to 60000'],
+    ['poolRound', { v: 2, pool: 'pool-bad-field', revision: 1, servers: [], pagesize: 5 }, 'pagesize: not a field of its input'],
+    ['poolRound', { v: 2, pool: 'pool-bad-field', revision: 1, servers: [], progress: { pageToken: 't', pages: 1, listed: 0, signalled: 0 } }, 'progress.gone: must be an integer from 0'],
+    ['poolRound', { v: 2, pool: 'pool-bad-field', servers: [] }, 'revision: must be a pool revision from 1'],
+    ['importServices', { loadBalancers: ['lb-1'], serviceUid: ['svc-1'] }, 'serviceUid: not a field of its input'],
+    ['importServices', { serviceUids: ['svc-1'] }, 'loadBalancers: must be a list of 1 to 64 identifiers'],
+    ['discoverCluster', { clusterName: 'c1', tagPrefix: 'anx', tagprefix: 'anx' }, 'tagprefix: not a field of its input'],
+    ['discoverCluster', { clusterName: 'c1' }, 'tagPrefix: must be 1-128 characters'],
+    ['fullResync', { destroyOrphans: false, dryRun: true }, 'dryRun: not a field of its input'],
+    ['fullResync', { destroyOrphans: 'yes' }, 'destroyOrphans: must be true or false'],
+    ['allocateServiceVips', { serviceUid: 'u1', prefixes: [prefix], reserved: [], family: 4 }, 'family: not a field of its input'],
+    ['allocateServiceVips', { serviceUid: 'u1', prefixes: [{ ...prefix, cidr4: 'x' }], reserved: [] }, 'prefixes[0]: cidr4: not a field of its input'],
+    ['releaseServiceVips', { serviceUid: 'u1', prefixes: [prefix] }, 'prefixes: not a field of its input'],
+    ['releaseServiceVips', {}, 'serviceUid: must be 1-128 characters'],
+  ];
+  const failures: string[] = [];
+  await eachLimit(cases, 6, async ([workflowType, input, field]) => {
+    const handle = await runs.raw(workflowType, input);
+    const chain = chainOf(await failureOf(handle.result()));
+    const first = chain[0];
+    // importServices, discoverCluster and the VIP workflows name their workflow id beside the workflow type.
+    const named = new RegExp(`^${workflowType}( \\([^)]*\\))?: ${field.replace(/[[\]().]/g, '\\$&')}`);
+    if (chain.length !== 1 || first?.type !== 'InvalidInput' || first.nonRetryable !== true || !named.test(first.message)) {
+      failures.push(`${workflowType} ${JSON.stringify(input)}: ${JSON.stringify(chain)}`);
+      return;
+    }
+    // The entities' first task writes which loop runs (workflows/legacy/dispatch.ts: a patch marker and its search
+    // attribute) before it reads the rest of the input.
+    const expected = ['serviceController', 'serverPool'].includes(workflowType) ? [...FIRST_TASK_FAILS.slice(0, -1), 'markerRecorded', 'upsertWorkflowSearchAttributes', 'workflowExecutionFailed'] : FIRST_TASK_FAILS;
+    const types = await eventTypes(handle);
+    if (JSON.stringify(types) !== JSON.stringify(expected)) failures.push(`${workflowType} ${JSON.stringify(input)}: history ${types.join(', ')}`);
+  });
+  assert.deepEqual(failures, []);
+  assert.equal(stack.sim.stats().total, 0, 'no Engine request');
+});
+
+/**
+ * Workflow task failures in a run's history (a handler that threw would show here), once a workflow task has
+ * completed after the last signal, or failed: read before that, a signal not handled yet would pass unseen.
+ */
+async function taskFailures(h: WorkflowHandle): Promise<string[]> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const types = await eventTypes(h);
+    const failed = types.filter((t) => t === 'workflowTaskFailed');
+    if (failed.length > 0 || types.lastIndexOf('workflowTaskCompleted') > types.lastIndexOf('workflowExecutionSignaled')) return failed;
+    if (Date.now() > deadline) throw new Error(`no workflow task completed after the signals: ${types.join(', ')}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+test('serviceController drops signals whose payload does not read (an unknown field, a wrong type) and keeps running: nothing taken, no workflow task failed', async () => {
+  const handle = await runs.raw('serviceController', { v: 2, serviceUid: 'bad-signals' });
+  await handle.signal(poolMembersSignal, { v: 2, pool: 'pool-a', revision: 1, servers: [], membres: [] } as never);
+  await handle.signal(poolMembersSignal, { v: 2, pool: 'pool-a', revision: 1, servers: [{ name: 'n1', address: '10.0.0.1', weight: 1 }] } as never);
+  await handle.signal(supersededCreatesSignal, { v: 2, identifiers: [7] } as never);
+  await handle.signal(wakeSignal, { v: 2, now: true } as never);
+  assert.deepEqual(await taskFailures(handle), []);
+  const status = await handle.query(controllerStatusQuery);
+  assert.equal(status.revision, 0);
+  assert.equal(status.lastPass, null);
+  const { status: run } = await handle.describe();
+  assert.equal(run.name, 'RUNNING');
+});
+
+test('serverPool drops signals whose payload does not read and keeps running; its set update rejects a member with a field it does not take, naming it, and records nothing', async () => {
+  const handle = (await runs.raw('serverPool', { v: 2, name: 'pool-bad-signals' })) as WorkflowHandle<typeof serverPool>;
+  await handle.signal(poolRoundEndedSignal, { v: 2, round: 7, revision: 1 } as never);
+  await handle.signal(poolSubscribeSignal, { v: 2, serviceUid: 'svc', since: 1 } as never);
+  await handle.signal(poolReportSignal, { v: 2, serviceUid: 'svc', revision: 1, converged: 'yes' } as never);
+  await handle.signal(poolWakeSignal, { v: 3 } as never);
+  assert.deepEqual(await taskFailures(handle), []);
+  await assert.rejects(
+    handle.executeUpdate(poolSetUpdate, { args: [[{ name: 'n1', address: '10.0.0.1', weight: 1 }]] }),
+    (err: unknown) => err instanceof WorkflowUpdateFailedError && /servers\[0\]\.weight/.test((err.cause as Error).message),
+  );
+  const status = await handle.query(poolStatusQuery);
+  assert.equal(status.revision, 0);
+  assert.equal((await handle.describe()).status.name, 'RUNNING');
+  assert.deepEqual((await eventTypes(handle)).filter((t) => /update/i.test(t)), [], 'the rejected update left no trace in history');
 });
