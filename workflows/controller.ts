@@ -43,7 +43,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { checkApplied, ControllerState, passSpec, wasTerminated, type RunningPass } from './controller-state';
-import { readControllerInput, type ServiceControllerInput } from './entity-inputs';
+import { readControllerInput, readEntityInput, type ServiceControllerInput } from './entity-inputs';
 import { invalidInput, MAX_KNOWN } from './input';
 import {
   applyAndWaitUpdate,
@@ -103,10 +103,12 @@ export async function serviceController(input: ServiceControllerInput): Promise<
   const v = (input as { v?: unknown } | undefined)?.v;
   // The previous release's runs, and `v: 2` runs it started, replay its loop (workflows/legacy/dispatch.ts).
   if (runsPreviousLoop(input)) return legacyServiceController(input as unknown as Parameters<typeof legacyServiceController>[0]);
-  if (v !== SCHEMA_VERSION) throw invalidInput(`serviceController: v: this build reads schema version ${SCHEMA_VERSION} (or none: the previous release), got ${JSON.stringify(v)}`);
   // Any client may start a controller, and continue-as-new carries this input across builds: read strictly, the
   // fields of the previous release's snapshots included (workflows/entity-inputs.ts).
-  const read = readControllerInput(input);
+  const read = readEntityInput(() => {
+    if (v !== SCHEMA_VERSION) throw invalidInput(`serviceController: v: this build reads schema version ${SCHEMA_VERSION} (or none: the previous release), got ${JSON.stringify(v)}`);
+    return readControllerInput(input);
+  });
   const uid = read.serviceUid;
   const historyLimit = read.historyLimit ?? CONTINUE_AS_NEW_EVENTS;
   const st = new ControllerState(uid, read.state, () => Date.now());

@@ -3,7 +3,9 @@
  * contract/messages.ts). Here, apart from the loops, so that the loops of the previous release (workflows/legacy/) and
  * today's both name them without importing each other.
  */
-import type { SchemaVersion } from '../contract';
+import { ApplicationFailure } from '@temporalio/common';
+import { workflowInfo } from '@temporalio/workflow';
+import { FAILURE_TYPES, type SchemaVersion } from '../contract';
 import { formatIssues, isPoolName, isServiceUid, POOL_NAME_RULE, SERVICE_UID_RULE, validateMembers } from '../domain';
 import { fieldsOf, invalidInput, onlyKnownFields, optionalInteger } from './input';
 import type { ControllerSnapshot } from './controller-state';
@@ -162,4 +164,22 @@ export function readPoolInput(input: unknown): { name: string; state?: ServerPoo
     ...(roundPageSize !== undefined ? { roundPageSize } : {}),
     ...(minRunMs !== undefined ? { minRunMs } : {}),
   };
+}
+
+/**
+ * Reads an entity's input, refusing what does not read (InvalidInput, which fails the run) when a client started the
+ * run. The input of a run that continued as new is the snapshot the entity's previous run wrote: a refusal there is not
+ * a caller's mistake but a build that cannot read its own entity's state (a release that skipped the one that learnt
+ * a new field, or a roll-back past it). Failing the run would lose the entity with its spec, revision and pending
+ * work; a plain error fails only the workflow task instead, which the server retries and the Web UI shows with this
+ * message, until a worker of a build that reads the snapshot takes the run (docs/architecture.md, where it says which forms each build reads).
+ */
+export function readEntityInput<T>(read: () => T): T {
+  if (workflowInfo().continuedFromExecutionRunId === undefined) return read();
+  try {
+    return read();
+  } catch (err) {
+    if (!(err instanceof ApplicationFailure) || err.type !== FAILURE_TYPES.invalidInput) throw err;
+    throw new Error(`${err.message} (in the input its previous run wrote when it continued as new: this build cannot read it; the workflow task is retried until a worker of a build that reads it takes the run)`);
+  }
 }

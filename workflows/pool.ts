@@ -57,7 +57,7 @@ import {
 } from '../contract';
 import { PoolMembersState } from './pool-members';
 import { poolRound } from './pool-round';
-import { readPoolInput, type ServerPoolInput } from './entity-inputs';
+import { readEntityInput, readPoolInput, type ServerPoolInput } from './entity-inputs';
 
 export type { ServerPoolInput } from './entity-inputs';
 
@@ -87,9 +87,11 @@ export async function serverPool(input: ServerPoolInput): Promise<{ name: string
   const v = (input as { v?: unknown } | undefined)?.v;
   // The previous release's runs, and `v: 2` runs it started, replay its loop (workflows/legacy/dispatch.ts).
   if (runsPreviousLoop(input)) return legacyServerPool(input as unknown as Parameters<typeof legacyServerPool>[0]);
-  if (v !== SCHEMA_VERSION) throw invalidInput(`serverPool: v: this build reads schema version ${SCHEMA_VERSION} (or none: the previous release), got ${JSON.stringify(v)}`);
   // Read strictly, the fields the previous release's pool loop wrote included (workflows/entity-inputs.ts).
-  const read = readPoolInput(input);
+  const read = readEntityInput(() => {
+    if (v !== SCHEMA_VERSION) throw invalidInput(`serverPool: v: this build reads schema version ${SCHEMA_VERSION} (or none: the previous release), got ${JSON.stringify(v)}`);
+    return readPoolInput(input);
+  });
   const name = read.name;
   const historyLimit = read.historyLimit ?? POOL_CONTINUE_AS_NEW_EVENTS;
   const roundPageSize = read.roundPageSize;

@@ -8,6 +8,9 @@
  * core sends the child's cancel request before the child exists on the server; the server usually starts the child
  * first and the request lands, but nothing orders the two, and a request taken first fails as not found. The
  * controller therefore requests the cancel again once the start is recorded (workflows/controller.ts, supersedeWatch).
+ *
+ * The same bundle (one per file) carries a second test-only interceptor, test/helpers/corrupt-continue.ts, for the
+ * last test: a controller that continues as new with a field this build cannot read.
  */
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -17,7 +20,7 @@ import { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, NativeConnection, Worker, type InjectedSinks } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
 import { LbaasClient } from '../../client/service-client';
-import { applyUpdate, workflowIds } from '../../contract';
+import { applyUpdate, SCHEMA_VERSION, wakeSignal, workflowIds } from '../../contract';
 import { validateSpec } from '../../domain';
 import { startDevServer, type DevServer } from '../../dev/devserver';
 import { workflowsPath } from '../../worker/main';
@@ -27,6 +30,7 @@ import { exampleSpec } from '../helpers/fixtures';
 import { namespaceOfTestFile } from '../helpers/namespace';
 import { until } from '../helpers/workflows';
 import type { HoldSinks } from '../helpers/hold-child-start';
+import { UNREADABLE_PREFIX } from '../helpers/corrupt-continue';
 
 const LB = 'fa5700000000000000000000000000bb';
 const engine = new FakeEngine();
@@ -35,6 +39,7 @@ let server: { address: string; namespace: string; own: DevServer | null };
 let client: Client;
 let lbaas: LbaasClient;
 let worker: Worker;
+let taskQueue: string;
 let running: Promise<void>;
 let connections: { close(): Promise<void> }[] = [];
 /** Child starts the interceptor reported, and the gate that holds the task of the one named `held`. */
@@ -54,7 +59,7 @@ before(async () => {
   const native = await NativeConnection.connect({ address: server.address });
   connections = [connection, native];
   client = new Client({ connection, namespace: server.namespace });
-  const taskQueue = `supersede-starting-${randomUUID()}`;
+  taskQueue = `supersede-starting-${randomUUID()}`;
   const version = { deploymentName: taskQueue, buildId: 'test' };
   const sinks: InjectedSinks<HoldSinks> = {
     childStart: {
@@ -72,7 +77,7 @@ before(async () => {
     taskQueue,
     workflowBundle: await bundleWorkflowCode({
       workflowsPath,
-      workflowInterceptorModules: [path.join(__dirname, '../helpers/hold-child-start.js')],
+      workflowInterceptorModules: [path.join(__dirname, '../helpers/hold-child-start.js'), path.join(__dirname, '../helpers/corrupt-continue.js')],
       logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never,
     }),
     activities: engine.activities(),
@@ -166,4 +171,37 @@ test("revision 2 applied while revision 1's pass is starting its child: the pass
   assert.equal(requests.filter((i) => i < childStarted).length, 1, 'one cancel request while the start was pending');
   assert.equal(requests.filter((i) => i > childStarted && i < childCancelled).length, 1, 'one again once the start was recorded');
   assert.deepEqual([result.revision, result.pass, result.converged], [2, 2, true]);
+});
+
+test('a controller whose continue-as-new input this build cannot read (a field of a newer build): the new run fails its workflow task, retried, naming the field, and is not failed: the entity and its state stay', async () => {
+  const uid = `${UNREADABLE_PREFIX}${randomUUID().slice(0, 8)}`;
+  const id = workflowIds.controller(uid);
+  const first = await client.workflow.start('serviceController', { args: [{ v: SCHEMA_VERSION, serviceUid: uid, historyLimit: 20 }], workflowId: id, taskQueue });
+  // Each signal taken in a workflow task of its own adds four events: past 20 the idle controller continues as new.
+  for (let i = 0; i < 10; i++) {
+    const d = await client.workflow.getHandle(id).describe();
+    if (d.runId !== first.firstExecutionRunId) break;
+    await client.workflow.getHandle(id).signal(wakeSignal, { v: SCHEMA_VERSION });
+    await until('the signal taken', async () => {
+      const now = await client.workflow.getHandle(id).describe();
+      return now.runId !== d.runId || now.historyLength >= d.historyLength + 4;
+    });
+  }
+  const T = temporal.api.enums.v1.EventType;
+  const failed = await until('the continued run failing a workflow task', async () => {
+    const d = await client.workflow.getHandle(id).describe();
+    if (d.runId === first.firstExecutionRunId) return undefined;
+    const events = (await client.workflow.getHandle(id, d.runId).fetchHistory()).events ?? [];
+    const f = events.find((e) => e.eventType === T.EVENT_TYPE_WORKFLOW_TASK_FAILED);
+    return f ? { d, f, events } : undefined;
+  });
+  assert.equal((await client.workflow.getHandle(id, first.firstExecutionRunId).describe()).status.name, 'CONTINUED_AS_NEW');
+  assert.equal(failed.d.status.name, 'RUNNING');
+  const message = failed.f.workflowTaskFailedEventAttributes?.failure?.message ?? '';
+  assert.match(message, /^serviceController: fromANewerBuild: /);
+  assert.match(message, /this build cannot read it; the workflow task is retried until a worker of a build that reads it takes the run\)$/);
+  // The snapshot is in the open run's input, untouched, for the build that reads it.
+  const started = failed.events[0]?.workflowExecutionStartedEventAttributes;
+  assert.ok(started?.continuedExecutionRunId);
+  await client.workflow.getHandle(id).terminate('test cleanup');
 });
