@@ -79,9 +79,13 @@ export class LbaasClient {
    * which resolves with the revision and the result of its pass. One update per apply instead of two: two history
    * events and a call fewer. A controller still running an earlier build without that update (until it
    * moves to the current one) gets `apply` and `waitConverged` instead.
+   *
+   * `poolKnown`: the caller has just created or read the spec's pool (lbaas kube keeps the node pool itself), so the
+   * describe that checks it exists is skipped: one Temporal request per apply. A pool deleted since still starts
+   * nothing on the Engine: the controller fails the revision naming the pool, as for a pool deleted after the check.
    */
-  async applyAccepted(raw: unknown, spec: ValidatedSpec): Promise<{ workflowId: string; converged: () => Promise<{ revision: number; result: PassResult }> }> {
-    if (spec.serverPool !== undefined) await this.pools.require(spec.serverPool);
+  async applyAccepted(raw: unknown, spec: ValidatedSpec, o: { poolKnown?: boolean } = {}): Promise<{ workflowId: string; converged: () => Promise<{ revision: number; result: PassResult }> }> {
+    if (spec.serverPool !== undefined && !o.poolKnown) await this.pools.require(spec.serverPool);
     const updateId = `apply-${randomUUID()}`;
     const handle = await untilAnswered(
       () => this.client.workflow.startUpdateWithStart(applyAndWaitUpdate, { args: [raw], updateId, waitForStage: 'ACCEPTED', startWorkflowOperation: this.#startController(spec) }),

@@ -179,3 +179,30 @@ export function mergePatch(mod: K8sModule) {
 export function strategicMergePatch(mod: K8sModule) {
   return mod.setHeaderOptions('Content-Type', mod.PatchStrategy.StrategicMergePatch);
 }
+
+type CallOptions = ReturnType<K8sModule['setHeaderOptions']>;
+
+/** What of a written object's answer metadataOnly keeps. */
+export type WrittenObject = { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string } };
+
+/**
+ * Options for a write whose answer is read for the resourceVersion it left at most (a Service patch, its status
+ * patch, an Event): a successful answer is cut down to the object's identity and resourceVersion before the client
+ * turns it into its model classes. That conversion of every written Service and Event (spec, status, dates) was a good
+ * part of lbaas kube's own CPU per Service besides the requests themselves. An error answer is left whole: its Status
+ * message is what the logs and Warnings say.
+ */
+export function metadataOnly(mod: K8sModule, opt?: CallOptions): CallOptions {
+  const trim: K8s.ObservableMiddleware = {
+    pre: (request) => new mod.Observable(Promise.resolve(request)),
+    post: (response) => new mod.Observable(response.httpStatusCode >= 200 && response.httpStatusCode <= 299 ? trimmed(mod, response) : Promise.resolve(response)),
+  };
+  return { ...opt, middleware: [...(opt?.middleware ?? []), trim], middlewareMergeStrategy: 'append' };
+}
+
+async function trimmed(mod: K8sModule, response: K8s.ResponseContext): Promise<K8s.ResponseContext> {
+  const whole = JSON.parse(await response.body.text()) as WrittenObject;
+  const m = whole.metadata ?? {};
+  const text = JSON.stringify({ apiVersion: whole.apiVersion, kind: whole.kind, metadata: { name: m.name, namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion } });
+  return new mod.ResponseContext(response.httpStatusCode, response.headers, { text: () => Promise.resolve(text), binary: () => Promise.resolve(Buffer.from(text)) });
+}

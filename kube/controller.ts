@@ -373,7 +373,10 @@ export class KubeController {
     }
     // One update that applies and answers when the pass has finished; the sync returns once it is accepted.
     const uid = svc.metadata.uid;
-    const applied = await this.pickup.during(key, { workflowId: workflowIds.controller(uid), service: svc, what: `applying to service ${uid}` }, () => this.lbaas.applyAccepted(mapped.spec, mapped.validated));
+    const applied = await this.pickup.during(key, { workflowId: workflowIds.controller(uid), service: svc, what: `applying to service ${uid}` }, () =>
+      // The node pool was created or read in this term (#syncPool): no describe of it per Service.
+      this.lbaas.applyAccepted(mapped.spec, mapped.validated, { poolKnown: true }),
+    );
     this.log(`${key}: applied to service ${uid}; waiting for its pass`);
     const w: Waiting = { kind: 'apply', hash, uid, revision: 0 };
     this.#wait(key, svc, w, `the pass of service ${uid}`, async () => {

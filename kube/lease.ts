@@ -2,7 +2,8 @@
  * Leader election on a coordination.k8s.io/v1 Lease, the way Kubernetes' own controllers do it, so that only one
  * `lbaas kube` acts at a time: the holder renews the Lease every `retryMs`; a candidate takes it over only after it has
  * seen the same record unchanged for a whole lease duration (measured on its own clock, so clock skew between pods
- * does not matter); every write carries the resourceVersion it read, so two candidates cannot both win. A holder that
+ * does not matter); every write carries the resourceVersion it read (or, renewing, the one its last write left), so two candidates cannot
+ * both win. A holder that
  * cannot renew within `renewDeadlineMs` stops acting before its Lease can expire, and a holder that stops releases the
  * Lease so that a standby takes over at once.
  */
@@ -30,6 +31,8 @@ export class LeaderElector {
   #lastRenew = 0;
   #stopped = false;
   #wake: (() => void) | null = null;
+  /** The Lease as this process last wrote it while holding it: the next renewal writes over it without a read. */
+  #written: V1Lease | null = null;
 
   constructor(
     readonly t: KubeTarget,
@@ -101,10 +104,26 @@ export class LeaderElector {
     const { mod } = this.t;
     const now = () => new mod.V1MicroTime();
     const durationSeconds = Math.max(1, Math.round(this.o.durationMs / 1000));
+    // A leader renews over the Lease it wrote last, as Kubernetes' own leader election does: one request per renewal,
+    // not a read and a write. Its resourceVersion makes a Lease changed since fail (409): then read it as a candidate.
+    const written = this.#written;
+    this.#written = null;
+    if (this.#leading && written?.spec?.holderIdentity === this.o.identity) {
+      try {
+        this.#written = await this.t.coordination.replaceNamespacedLease({
+          name: this.o.name,
+          namespace: this.o.namespace,
+          body: { ...written, spec: { ...written.spec, leaseDurationSeconds: durationSeconds, renewTime: now() } },
+        });
+        return true;
+      } catch (err) {
+        if (httpStatus(err) !== 409) throw err;
+      }
+    }
     const lease = await this.#read();
     if (lease === null) {
       try {
-        await this.t.coordination.createNamespacedLease({
+        this.#written = await this.t.coordination.createNamespacedLease({
           namespace: this.o.namespace,
           body: {
             metadata: { name: this.o.name, namespace: this.o.namespace },
@@ -140,7 +159,7 @@ export class LeaderElector {
       },
     };
     try {
-      await this.t.coordination.replaceNamespacedLease({ name: this.o.name, namespace: this.o.namespace, body });
+      this.#written = await this.t.coordination.replaceNamespacedLease({ name: this.o.name, namespace: this.o.namespace, body });
       return true;
     } catch (err) {
       if (httpStatus(err) === 409) return false; // Someone else wrote it since we read it.

@@ -4,7 +4,7 @@
  * Service. Metadata patches carry the resourceVersion they were computed from, so a concurrent change makes them fail
  * (409) instead of undoing it; the sync then runs again on the newer object.
  */
-import { mergePatch, strategicMergePatch, type KubeTarget } from './client';
+import { mergePatch, metadataOnly, strategicMergePatch, type KubeTarget } from './client';
 import { CLEANUP_FINALIZER, type IngressEntry } from './mapping';
 import { VIP_ADDRESSES_ANNOTATION } from './service-options';
 import type { KubeService } from './objects';
@@ -41,7 +41,7 @@ export class ServiceWrites {
   async #patchMeta(svc: KubeService, metadata: Record<string, unknown>): Promise<string | undefined> {
     const updated = await this.t.core.patchNamespacedService(
       { name: svc.metadata.name, namespace: svc.metadata.namespace, body: { metadata: { ...metadata, resourceVersion: svc.metadata.resourceVersion } } },
-      mergePatch(this.t.mod),
+      metadataOnly(this.t.mod, mergePatch(this.t.mod)),
     );
     return updated.metadata?.resourceVersion;
   }
@@ -69,7 +69,7 @@ export class ServiceWrites {
   async recordVips(svc: KubeService, addresses: string[]): Promise<string | undefined> {
     const updated = await this.t.core.patchNamespacedService(
       { name: svc.metadata.name, namespace: svc.metadata.namespace, body: { metadata: { annotations: { [VIP_ADDRESSES_ANNOTATION]: addresses.join(',') } } } },
-      mergePatch(this.t.mod),
+      metadataOnly(this.t.mod, mergePatch(this.t.mod)),
     );
     return updated.metadata?.resourceVersion;
   }
@@ -89,7 +89,7 @@ export class ServiceWrites {
   }
 
   async #patchStatus(svc: KubeService, status: Record<string, unknown>): Promise<string | undefined> {
-    const updated = await this.t.core.patchNamespacedServiceStatus({ name: svc.metadata.name, namespace: svc.metadata.namespace, body: { status } }, strategicMergePatch(this.t.mod));
+    const updated = await this.t.core.patchNamespacedServiceStatus({ name: svc.metadata.name, namespace: svc.metadata.namespace, body: { status } }, metadataOnly(this.t.mod, strategicMergePatch(this.t.mod)));
     return updated.metadata?.resourceVersion;
   }
 
@@ -118,6 +118,6 @@ export class ServiceWrites {
         lastTimestamp: now,
         count: 1,
       },
-    });
+    }, metadataOnly(this.t.mod));
   }
 }

@@ -5,9 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { V1Service } from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
-import { k8s, mergePatch } from '../../kube/client';
+import { k8s, loadTarget, mergePatch } from '../../kube/client';
+import { LeaderElector } from '../../kube/lease';
 import { writeRequests } from '../helpers/engine-state';
 import { LbaasClient } from '../../client/service-client';
 import { CLUSTER, EXTERNAL, LBAAS_BIN, kubeEvents, lbService, putNode, startSuite, until, type KubeProcess, type Suite } from './harness';
@@ -335,6 +337,53 @@ test('two lbaas kube at once act as one: the standby waits, and takes over when 
   assert.equal(taken.spec?.leaseTransitions, (lease.spec?.leaseTransitions ?? 0) + 1);
   await s.core.createNamespacedService({ namespace: 'default', body: lbService('after', [{ name: 'http', port: 8083 }]) });
   await until(() => ingressOf('after'), 'the ingress of after');
+});
+
+test('a leader renews its Lease with one write per renewal and no read; a Lease written by another since (409) is read again and the leader stops acting', async () => {
+  const target = await loadTarget(s.api.kubeconfig, {});
+  const calls: string[] = [];
+  const coordination = new Proxy(target.coordination, {
+    get(t, prop, receiver) {
+      const v = Reflect.get(t, prop, receiver) as unknown;
+      if (typeof v !== 'function' || typeof prop !== 'string') return v;
+      return (...args: unknown[]) => {
+        calls.push(prop);
+        return (v as (...a: unknown[]) => unknown).apply(t, args);
+      };
+    },
+  });
+  const name = `renew-${randomBytes(3).toString('hex')}`;
+  const lines: string[] = [];
+  const elector = new LeaderElector({ ...target, coordination }, { namespace: 'kube-system', name, identity: 'renewing', durationMs: 3_000, renewDeadlineMs: 2_000, retryMs: 200, log: (l) => lines.push(l) });
+  let started = 0;
+  let stopped = 0;
+  const done = elector.run(
+    () => started++,
+    async () => void stopped++,
+  );
+  await until(() => calls.filter((c) => c === 'replaceNamespacedLease').length >= 5, 'five renewals', 20_000);
+  assert.equal(started, 1);
+  // No Lease yet: one read and the create; then every renewal is a single write over the Lease it wrote last.
+  assert.deepEqual(calls.slice(0, 2), ['readNamespacedLease', 'createNamespacedLease']);
+  assert.deepEqual(new Set(calls.slice(2)), new Set(['replaceNamespacedLease']));
+  const renewed = await s.coordination.readNamespacedLease({ name, namespace: 'kube-system' });
+  assert.equal(renewed.spec?.holderIdentity, 'renewing');
+  assert.equal(renewed.spec?.leaseTransitions, 0);
+
+  // Another process takes the Lease (its write carries the resourceVersion it read; the leader may renew in between).
+  const mod = await k8s();
+  await until(async () => {
+    const l = await s.coordination.readNamespacedLease({ name, namespace: 'kube-system' });
+    await s.coordination.replaceNamespacedLease({ name, namespace: 'kube-system', body: { ...l, spec: { ...l.spec, holderIdentity: 'other', renewTime: new mod.V1MicroTime() } } });
+    return true;
+  }, 'the Lease written by another holder', 10_000);
+  const readsBefore = calls.filter((c) => c === 'readNamespacedLease').length;
+  await until(() => stopped === 1, 'the leader to stop acting', 10_000);
+  assert.ok(calls.filter((c) => c === 'readNamespacedLease').length > readsBefore, 'the renewal refused with 409 made it read the Lease');
+  assert.match(lines.join('\n'), /lost the lease kube-system\/renew-[0-9a-f]+: not renewed for \d+ s; stopping/);
+  elector.stop();
+  await done;
+  await s.coordination.deleteNamespacedLease({ name, namespace: 'kube-system' });
 });
 
 test('the hostname annotation turns the ingress into a hostname, with no Engine write', async () => {

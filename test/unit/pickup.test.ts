@@ -173,6 +173,28 @@ test('KubePickupWatch: one round of checks asks about the task queue and the Dep
   assert.deepEqual([count('describeTaskQueue'), count('describeWorkerDeployment')], [2, 2]);
 });
 
+test('KubePickupWatch: while no wait is known to be blocked a check looks at 5 waits, the least recently checked; once one is blocked, at 25', async () => {
+  const o: Parameters<typeof fake>[0] = { workflows: Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`lbaas/u${i}`, waiting(20_000)])), pollers: [versioned('b1')], current: 'b1' };
+  const f = fake(o);
+  const watch = new KubePickupWatch({ client: f.client, namespace: 'ns', taskQueue: 'q', log: () => undefined, event: async () => undefined });
+  for (let i = 0; i < 30; i++) watch.waiting(`default/s${i}`, { workflowId: `lbaas/u${i}`, what: `revision 1 of service u${i}` }, NOW - 20_000);
+  const ids = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `lbaas/u${from + i}`);
+  // Busy workers block nothing: 5 waits per check.
+  await watch.check(NOW);
+  assert.deepEqual(f.asked, ids(0, 5));
+  await watch.check(NOW + 5_000);
+  assert.deepEqual(f.asked.slice(5), ids(5, 10));
+  assert.equal(watch.counts().notPickedUp['workers-busy'], 10);
+  // The workers stop: the next 5 looked at find no worker, and the check after that looks at 25.
+  o.pollers = [];
+  await watch.check(NOW + 10_000);
+  assert.deepEqual(f.asked.slice(10), ids(10, 15));
+  assert.notEqual(watch.blocking(), null);
+  await watch.check(NOW + 15_000);
+  assert.deepEqual(f.asked.slice(15), [...ids(15, 30), ...ids(0, 10)]);
+  assert.equal(watch.counts().notPickedUp['no-worker'], 30, 'every wait has been looked at since the workers stopped');
+});
+
 test('KubePickupWatch: a wait younger than the report delay is not even looked at', async () => {
   const f = fake({ workflows: { 'lbaas/u': waiting(20_000) }, current: 'b1' });
   const watch = new KubePickupWatch({ client: f.client, namespace: 'ns', taskQueue: 'q', log: () => undefined, event: async () => undefined });

@@ -211,6 +211,21 @@ test('safety: a spec naming a missing pool starts nothing; deleting a pool in us
   assert.equal(await lbaas.pools.exists('other'), false);
 });
 
+test('applyAccepted told the pool is known sends no check of it: a pool gone since fails the revision naming it, and nothing is written', async () => {
+  const raw = spec('pool-known-missing', { serverPool: 'no-such-pool' });
+  const r = validateSpec(raw);
+  if (!r.ok) throw new Error(JSON.stringify(r.issues));
+  await assert.rejects(lbaas.applyAccepted(raw, r.spec), (err) => err instanceof PoolNotFoundError);
+  stack.sim.resetStats();
+  const applied = await lbaas.applyAccepted(raw, r.spec, { poolKnown: true });
+  const { result } = await applied.converged();
+  assert.equal(result.converged, false);
+  assert.equal(result.error, 'serverPool no-such-pool: no such server pool (create it with: lbaas pool set -f FILE)');
+  assert.deepEqual(writeRequests(stack.sim.stats()), {});
+  assert.deepEqual(tagged('pool-known-missing'), []);
+  await lbaas.delete('pool-known-missing');
+});
+
 async function until(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!(await check())) {
