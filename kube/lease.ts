@@ -2,10 +2,9 @@
  * Leader election on a coordination.k8s.io/v1 Lease, the way Kubernetes' own controllers do it, so that only one
  * `lbaas kube` acts at a time: the holder renews the Lease every `retryMs`; a candidate takes it over only after it has
  * seen the same record unchanged for a whole lease duration (measured on its own clock, so clock skew between pods
- * does not matter); every write carries the resourceVersion it read (or, renewing, the one its last write left), so two candidates cannot
- * both win. A holder that
- * cannot renew within `renewDeadlineMs` stops acting before its Lease can expire, and a holder that stops releases the
- * Lease so that a standby takes over at once.
+ * does not matter); every write carries the resourceVersion it read (or, renewing, the one its last write left), so
+ * two candidates cannot both win. A holder that cannot renew within `renewDeadlineMs` stops acting before its Lease
+ * can expire, and a holder that stops releases the Lease so that a standby takes over at once.
  */
 import type { V1Lease } from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { httpStatus, statusMessage, type KubeTarget } from './client';

@@ -32,16 +32,21 @@ export function appliedHash(svc: KubeService): string | undefined {
 export const EVENT_SOURCE = 'lbaas-kube';
 
 export class ServiceWrites {
+  /** The call options of each kind of write, made once: every answer trimmed to what is read of it (metadataOnly). */
+  readonly #opts: { merge: ReturnType<typeof metadataOnly>; strategic: ReturnType<typeof metadataOnly>; create: ReturnType<typeof metadataOnly> };
+
   constructor(
     readonly t: KubeTarget,
     readonly identity: string,
-  ) {}
+  ) {
+    this.#opts = { merge: metadataOnly(t.mod, mergePatch(t.mod)), strategic: metadataOnly(t.mod, strategicMergePatch(t.mod)), create: metadataOnly(t.mod) };
+  }
 
   /** Returns the resourceVersion the write left, for a write right after it that must not undo it. */
   async #patchMeta(svc: KubeService, metadata: Record<string, unknown>): Promise<string | undefined> {
     const updated = await this.t.core.patchNamespacedService(
       { name: svc.metadata.name, namespace: svc.metadata.namespace, body: { metadata: { ...metadata, resourceVersion: svc.metadata.resourceVersion } } },
-      metadataOnly(this.t.mod, mergePatch(this.t.mod)),
+      this.#opts.merge,
     );
     return updated.metadata?.resourceVersion;
   }
@@ -69,7 +74,7 @@ export class ServiceWrites {
   async recordVips(svc: KubeService, addresses: string[]): Promise<string | undefined> {
     const updated = await this.t.core.patchNamespacedService(
       { name: svc.metadata.name, namespace: svc.metadata.namespace, body: { metadata: { annotations: { [VIP_ADDRESSES_ANNOTATION]: addresses.join(',') } } } },
-      metadataOnly(this.t.mod, mergePatch(this.t.mod)),
+      this.#opts.merge,
     );
     return updated.metadata?.resourceVersion;
   }
@@ -89,7 +94,7 @@ export class ServiceWrites {
   }
 
   async #patchStatus(svc: KubeService, status: Record<string, unknown>): Promise<string | undefined> {
-    const updated = await this.t.core.patchNamespacedServiceStatus({ name: svc.metadata.name, namespace: svc.metadata.namespace, body: { status } }, metadataOnly(this.t.mod, strategicMergePatch(this.t.mod)));
+    const updated = await this.t.core.patchNamespacedServiceStatus({ name: svc.metadata.name, namespace: svc.metadata.namespace, body: { status } }, this.#opts.strategic);
     return updated.metadata?.resourceVersion;
   }
 
@@ -118,6 +123,6 @@ export class ServiceWrites {
         lastTimestamp: now,
         count: 1,
       },
-    }, metadataOnly(this.t.mod));
+    }, this.#opts.create);
   }
 }
