@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import type { Client } from '@temporalio/client';
@@ -54,18 +54,60 @@ interface JsonHistory {
 
 const load = (file: string) => JSON.parse(readFileSync(path.join(DIR, file), 'utf8')) as JsonHistory;
 
+/**
+ * One replay worker for the whole file (Worker.runReplayHistories), fed one history at a time: a worker per history
+ * (Worker.runReplayHistory) loaded the bundle again for each of the file's two dozen replays.
+ */
+const replayer = (() => {
+  const waiting: Array<(item: { history: ReturnType<typeof historyFromJson>; workflowId: string } | null) => void> = [];
+  const queued: Array<{ history: ReturnType<typeof historyFromJson>; workflowId: string } | null> = [];
+  async function* source() {
+    for (;;) {
+      const item = queued.shift() ?? (await new Promise<(typeof queued)[number]>((r) => waiting.push(r)));
+      if (item === null) return;
+      yield item;
+    }
+  }
+  const push = (item: (typeof queued)[number]) => {
+    const w = waiting.shift();
+    if (w) w(item);
+    else queued.push(item);
+  };
+  let results: AsyncIterableIterator<Awaited<ReturnType<AsyncIterableIterator<unknown>['next']>>['value']> | null = null;
+  let chain: Promise<unknown> = Promise.resolve();
+  return {
+    /** The error the replay of `history` ends with (DeterminismViolationError or ReplayError), or null. */
+    replay(history: JsonHistory, workflowId: string): Promise<unknown> {
+      const run = chain.then(async () => {
+        results ??= Worker.runReplayHistories({ workflowBundle: await workflowBundle() }, source()) as never;
+        push({ history: historyFromJson(history), workflowId });
+        const next = await results!.next();
+        if (next.done) throw new Error(`the replay worker ended before ${workflowId} replayed`);
+        const { workflowId: replayed, error } = next.value as { workflowId: string; error?: unknown };
+        assert.equal(replayed, workflowId);
+        return error ?? null;
+      });
+      chain = run.catch(() => undefined);
+      return run;
+    },
+    async close(): Promise<void> {
+      await chain;
+      if (!results) return;
+      push(null);
+      await results.return?.(undefined);
+    },
+  };
+})();
+after(() => replayer.close());
+
 async function replay(history: JsonHistory, workflowId: string): Promise<void> {
-  await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, historyFromJson(history), workflowId);
+  const err = await replayer.replay(history, workflowId);
+  if (err !== null) throw err;
 }
 
 /** The error a replay ends with, or null when it succeeds. */
 async function replayError(history: JsonHistory, workflowId: string): Promise<unknown> {
-  try {
-    await replay(history, workflowId);
-    return null;
-  } catch (err) {
-    return err;
-  }
+  return replayer.replay(history, workflowId);
 }
 
 test('the committed histories are the ones record-histories.ts writes: both workflow types that change the Engine, converged and failed runs, planService, a controller from apply to delete, importServices, a server pool with a controller that uses it and the delivery round of its change, and a pool-delta pass with its controller', () => {
