@@ -13,7 +13,6 @@ import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { Agent, interceptors, request } from 'undici';
 import { goInstall, INSTALL_DIR_PREFIX, installAtomically, isExecutable, MIN_GO } from './go-install';
 import { withInstallLock } from './install-lock';
 
@@ -185,6 +184,9 @@ function releasePlatform(): { os: string; arch: string } {
 }
 
 async function fetchBytes(url: string): Promise<Buffer> {
+  // Loaded here, not at the top: every `lbaas` command imports this file (`lbaas temporal-path`), and only a download
+  // needs an HTTP client (undici took about a sixth of the CLI's start-up).
+  const { Agent, interceptors, request } = await import('undici');
   // Release assets answer with a redirect to their storage; undici 7 follows redirects only through this interceptor.
   const dispatcher = new Agent({ headersTimeout: DOWNLOAD_TIMEOUT_MS, bodyTimeout: 120_000 }).compose(interceptors.redirect({ maxRedirections: 5 }));
   try {
