@@ -78,7 +78,10 @@ for (const workflowType of ['reconcileLoadBalancer', 'reconcileService', 'planSe
     const failures: string[] = [];
     await eachLimit(parsed, 6, async (p) => {
       const input = workflowType === 'reconcileLoadBalancer' ? { spec: p.raw, loadBalancer: 'lb-bad-input-1' } : { spec: p.raw };
-      const handle = await runs.raw(workflowType, input);
+      // A workflow task timeout longer than Temporal's 10 s: the largest specs (a 1 MB name, 100,000 load balancers),
+      // six at a time on a loaded 2-core machine, once took longer than 10 s from the task's start to its failure, and
+      // Temporal's retry of a timed-out task is not what this test is about (the failure must not be retried by us).
+      const handle = await runs.raw(workflowType, input, undefined, { workflowTaskTimeout: '60s' });
       const err = await failureOf(handle.result());
       const chain = chainOf(err);
       const first = chain[0];
