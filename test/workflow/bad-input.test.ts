@@ -57,6 +57,14 @@ after(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
+/**
+ * The runs whose history is checked start with a workflow task timeout longer than Temporal's 10 s: on an overloaded
+ * 2-core machine a first task (the largest specs, a 1 MB name or 100,000 load balancers, six at a time; once even
+ * small inputs) outlived 10 s, and Temporal's retry of a timed-out task is not what these tests are about (the
+ * workflow must not retry the failure itself).
+ */
+const LONG_TASK = { workflowTaskTimeout: '60s' };
+
 /** A history that failed in its first workflow task: no retried task, no activity, no timer. */
 const FIRST_TASK_FAILS = ['workflowExecutionStarted', 'workflowTaskScheduled', 'workflowTaskStarted', 'workflowTaskCompleted', 'workflowExecutionFailed'];
 
@@ -78,10 +86,7 @@ for (const workflowType of ['reconcileLoadBalancer', 'reconcileService', 'planSe
     const failures: string[] = [];
     await eachLimit(parsed, 6, async (p) => {
       const input = workflowType === 'reconcileLoadBalancer' ? { spec: p.raw, loadBalancer: 'lb-bad-input-1' } : { spec: p.raw };
-      // A workflow task timeout longer than Temporal's 10 s: the largest specs (a 1 MB name, 100,000 load balancers),
-      // six at a time on a loaded 2-core machine, once took longer than 10 s from the task's start to its failure, and
-      // Temporal's retry of a timed-out task is not what this test is about (the failure must not be retried by us).
-      const handle = await runs.raw(workflowType, input, undefined, { workflowTaskTimeout: '60s' });
+      const handle = await runs.raw(workflowType, input, undefined, LONG_TASK);
       const err = await failureOf(handle.result());
       const chain = chainOf(err);
       const first = chain[0];
@@ -200,7 +205,7 @@ test("serviceController's apply update rejects each bad spec in its validator, n
 test('serviceController started with a bad serviceUid fails at once with InvalidInput naming serviceUid', async () => {
   const inputs: unknown[] = [{}, { serviceUid: 42 }, { serviceUid: 'has space' }, { serviceUid: '-dash' }, { serviceUid: 'u'.repeat(129) }, null];
   for (const input of inputs) {
-    const handle = await runs.raw('serviceController', input);
+    const handle = await runs.raw('serviceController', input, undefined, LONG_TASK);
     const chain = chainOf(await failureOf(handle.result()));
     assert.equal(chain.length, 1, JSON.stringify(chain));
     assert.equal(chain[0]?.type, 'InvalidInput');
@@ -238,7 +243,7 @@ test('each other workflow started with a field it does not take, a field of the 
   ];
   const failures: string[] = [];
   await eachLimit(cases, 6, async ([workflowType, input, field]) => {
-    const handle = await runs.raw(workflowType, input);
+    const handle = await runs.raw(workflowType, input, undefined, LONG_TASK);
     const chain = chainOf(await failureOf(handle.result()));
     const first = chain[0];
     // importServices, discoverCluster and the VIP workflows name their workflow id beside the workflow type.
