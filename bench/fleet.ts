@@ -19,6 +19,7 @@ import type { MsRange, SimAdmin } from './sim-process';
 import { FLEET_DEPLOY_MS, measurePhase, type FleetBenchOptions, type PhaseCost } from './phase';
 import { mapLimit, procMemory, quantile, sleep } from './util';
 import { CORE_SHAPE, fleetSpec, SERVERS } from './workload';
+import { devServerRequests, requestsBetween, SETTLE_MS as REQUESTS_SETTLE_MS } from './temporal-requests';
 
 /** Client calls in flight at once (applies, status queries, deletes): a CLI fleet rollout would not send more. */
 const CLIENT_CONCURRENCY = 32;
@@ -37,6 +38,8 @@ export interface FleetResult {
   objects: number;
   deployMs: MsRange;
   apply: FleetPhaseFigures;
+  /** The Temporal frontend's requests during the apply, by operation (bench/temporal-requests.ts); absent when not read. */
+  applyTemporalRequests?: Record<string, number>;
   servicesPerMinute: number;
   /** Per service: from its apply to its converged pass. */
   serviceP50Ms: number;
@@ -97,6 +100,7 @@ export async function runFleet(o: FleetBenchOptions, onPhase: PhaseListener = ()
     const perService: number[] = [];
     // Each controller's pass number after the apply: the resync phase ends when every controller has passed it.
     const before = new Map<string, number>();
+    const requestsBefore = o.pids.temporal === undefined ? null : await devServerRequests(o.pids.temporal);
     onPhase('apply');
     const apply = await phase(o.admin, pids, async () => {
       const applied = await mapLimit(specs, CLIENT_CONCURRENCY, async (s) => ({ s, started: Date.now(), ...(await lbaas.apply(s.raw, s.spec)) }));
@@ -107,6 +111,9 @@ export async function runFleet(o: FleetBenchOptions, onPhase: PhaseListener = ()
         before.set(a.s.spec.serviceUid, r.pass);
       });
     });
+    if (requestsBefore !== null) await sleep(REQUESTS_SETTLE_MS);
+    const requestsAfter = requestsBefore === null || o.pids.temporal === undefined ? null : await devServerRequests(o.pids.temporal);
+    const applyTemporalRequests = requestsBefore && requestsAfter ? requestsBetween(requestsBefore, requestsAfter) : undefined;
     const afterApply = procMemory(o.worker.pid);
     o.log(`fleet: converged in ${(apply.wallMs / 1000).toFixed(1)} s, ${apply.requests} requests; worker peak RSS so far ${((afterApply?.hwmBytes ?? 0) / 2 ** 20).toFixed(0)} MiB`);
 
@@ -173,6 +180,7 @@ export async function runFleet(o: FleetBenchOptions, onPhase: PhaseListener = ()
       objects: o.services * lbs.length * CORE_SHAPE.objectsPerLoadBalancer,
       deployMs: FLEET_DEPLOY_MS,
       apply,
+      ...(applyTemporalRequests ? { applyTemporalRequests } : {}),
       servicesPerMinute: (o.services / apply.wallMs) * 60_000,
       serviceP50Ms: quantile(perService, 0.5),
       serviceP95Ms: quantile(perService, 0.95),

@@ -41,6 +41,7 @@ import { factTable, gitRevision, loadText, mdTable, publish } from './publish';
 import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
 import { mapLimit, sleep } from './util';
 import { SERVERS } from './workload';
+import { devServerRequests, requestsBetween, SETTLE_MS as REQUESTS_SETTLE_MS } from './temporal-requests';
 
 const CLUSTER = 'bench';
 const POOL = `k8s-${CLUSTER}`;
@@ -65,6 +66,8 @@ export interface KubeBenchResult {
   objects: number;
   deployMs: { min: number; max: number };
   apply: KubePhase;
+  /** The Temporal frontend's requests during the apply, by operation (bench/temporal-requests.ts); absent when not read. */
+  applyTemporalRequests?: Record<string, number>;
   servicesPerMinute: number;
   join: KubePhase;
   /** The node join's Services that reported the pool revision (N expected). */
@@ -278,6 +281,7 @@ async function runKubePhases(o: { services: number; seed: number; log: (l: strin
     watched = await watchServices(mod, kc, core, log);
     const ours = () => [...(watched as WatchedServices).items.values()];
 
+    const requestsBefore = await devServerRequests(pids.temporal);
     log(`apply: creating ${services} Services at once`);
     const apply = await phase('apply', async () => {
       await mapLimit(
@@ -295,6 +299,9 @@ async function runKubePhases(o: { services: number; seed: number; log: (l: strin
       }
     });
 
+    if (requestsBefore !== null) await sleep(REQUESTS_SETTLE_MS);
+    const requestsAfter = requestsBefore === null ? null : await devServerRequests(pids.temporal);
+    const applyTemporalRequests = requestsBefore && requestsAfter ? requestsBetween(requestsBefore, requestsAfter) : undefined;
     log(`node join: ${JOINING.name}`);
     let joinServices = 0;
     const join = await phase('node join', async () => {
@@ -344,6 +351,7 @@ async function runKubePhases(o: { services: number; seed: number; log: (l: strin
       objects: services * lbs.length * 14,
       deployMs: FLEET_DEPLOY_MS,
       apply,
+      ...(applyTemporalRequests ? { applyTemporalRequests } : {}),
       servicesPerMinute: (services / apply.cost.wallMs) * 60_000,
       join,
       joinServices,
@@ -418,6 +426,7 @@ export function kubeSection(r: KubeBenchResult, command: string): string {
       true,
     ),
   ];
+  if (r.applyTemporalRequests) parts.push(temporalRequestsTable(r.applyTemporalRequests, r.services, f?.applyTemporalRequests, f?.services));
   if (f) {
     parts.push(
       mdTable(
@@ -433,6 +442,22 @@ export function kubeSection(r: KubeBenchResult, command: string): string {
   }
   parts.push(`\`${summaryLine(r)}\``);
   return parts.join('\n\n');
+}
+
+/**
+ * The Temporal frontend's requests during the apply by operation: lbaas kube's, the fleet's when it ran and was read,
+ * and the difference per Service (what the kube path asks of Temporal that the fleet's does not, or the reverse).
+ */
+export function temporalRequestsTable(kube: Record<string, number>, services: number, fleet?: Record<string, number>, fleetServices?: number): string {
+  const ops = [...new Set([...Object.keys(kube), ...Object.keys(fleet ?? {})])].sort((a, b) => (kube[b] ?? 0) + (fleet?.[b] ?? 0) - ((kube[a] ?? 0) + (fleet?.[a] ?? 0)) || a.localeCompare(b));
+  const per = (n: number | undefined, of: number) => (n ?? 0) / of;
+  const rows = ops.map((op) => [
+    op,
+    kube[op] ?? 0,
+    ...(fleet && fleetServices ? [fleet[op] ?? 0, (per(kube[op], services) - per(fleet[op], fleetServices)).toFixed(2)] : []),
+  ]);
+  const head = ['Temporal frontend requests, apply', '`lbaas kube`', ...(fleet ? ['`lbaas apply` fleet', 'kube - fleet per Service'] : [])];
+  return mdTable(head, rows, true);
 }
 
 export function summaryLine(r: KubeBenchResult): string {
