@@ -66,8 +66,6 @@ export interface DevServerOptions {
   progress?: (line: string) => void;
   /** Aborts the start: what has started is stopped, and the promise rejects with DevServerAbortedError. */
   signal?: AbortSignal;
-  /** Environment variables for the server process only, over this process's (`npm test` sets its Go collector). */
-  serverEnv?: Readonly<Record<string, string>>;
 }
 
 /** startDevServer was aborted through its `signal`; nothing it started still runs. */
@@ -389,8 +387,8 @@ interface Spawned {
 }
 
 /** Starts a process whose output goes to the log file and into memory (its first and last 64 KiB). */
-function spawnLogged(file: string, args: string[], logStream: WriteStream | null, env?: Readonly<Record<string, string>>): Spawned {
-  const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(env ? { env: { ...process.env, ...env } } : {}) });
+function spawnLogged(file: string, args: string[], logStream: WriteStream | null): Spawned {
+  const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let tail = '';
   let head = '';
   const onData = (chunk: Buffer) => {
@@ -450,7 +448,7 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   let logStream: WriteStream | null = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a' }) : null;
   const args = ['--config-file', configFile, '--allow-no-auth', 'start'];
   if (opts.dbFile) await writeFile(membershipPortsFile(opts.dbFile), `${JSON.stringify(membership)}\n`);
-  const server = spawnLogged(serverPath, args, logStream, opts.serverEnv);
+  const server = spawnLogged(serverPath, args, logStream);
   // The server's join retries (30 s each, up to five) would otherwise pass in silence, also once the frontend answers
   // (another of its services may be the one that cannot join). Watched before any await: output may come then.
   const onJoinFailure = (chunk: Buffer) => {

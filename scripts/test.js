@@ -90,8 +90,6 @@ const LONGEST = [
   'cli/bad-input.test.js',
   'ops/tracing.test.js',
 ];
-/** The heap size at which the shared dev server's Go runtime collects garbage (scripts/test.js starts it so). */
-const SERVER_MEMORY_LIMIT = '2GiB';
 const ORDER = ['chaos', 'ops', 'cli', 'workflow', 'fast', 'contract', 'unit'];
 
 async function main() {
@@ -133,10 +131,7 @@ async function main() {
       const { ensureTemporalServer } = require('../dist/dev/temporal-server.js');
       const { server: serverPath } = await ensureTemporalServer({ which: ['server'], progress });
       const namespaces = needServer.map((f) => namespaceOfTestFile(f)).filter((n) => n !== null);
-      // The shared server collects garbage only as its heap nears SERVER_MEMORY_LIMIT (GOGC=off with GOMEMLIMIT): Go's
-      // collector at its default pace took a tenth of the server's CPU in a run (its CPU profile: gcBgMarkWorker 10 %,
-      // 1.3 % with this), and the server is the largest single consumer of the suite's CPU.
-      server = await startDevServer({ serverPath, extraNamespaces: namespaces, progress, serverEnv: { GOGC: 'off', GOMEMLIMIT: SERVER_MEMORY_LIMIT } });
+      server = await startDevServer({ serverPath, extraNamespaces: namespaces, progress });
       progress(`Temporal dev server: ${server.address} (${namespaces.length} namespaces)`);
       Object.assign(env, { TEMPORAL_CLI_PATH: temporalPath, LBAAS_TEST_TEMPORAL_ADDRESS: server.address });
     }

@@ -32,18 +32,11 @@ async function flakyCli(failures: number): Promise<{ cli: string; runs: () => nu
   return { cli, runs: () => readFileSync(count, 'utf8').split('\n').filter(Boolean).length };
 }
 
-test('a dev server that panics during start-up is started again on other ports, and answers; serverEnv reaches the server process that answers', async () => {
+test('a dev server that panics during start-up is started again on other ports, and answers', async () => {
   const { cli, runs } = await flakyCli(DEV_SERVER_START_ATTEMPTS - 1);
   const lines: string[] = [];
-  const serverEnv = { GOMEMLIMIT: '1GiB', LBAAS_TEST_SERVER_ENV: 'only-the-server' };
-  const server = await startDevServer({ serverPath: cli, progress: (l) => lines.push(l), serverEnv });
+  const server = await startDevServer({ serverPath: cli, progress: (l) => lines.push(l) });
   try {
-    assert.equal(process.env.LBAAS_TEST_SERVER_ENV, undefined);
-    const environ = readFileSync(`/proc/${server.process.pid}/environ`, 'utf8').split('\0');
-    assert.deepEqual(
-      environ.filter((v) => v.startsWith('GOMEMLIMIT=') || v.startsWith('LBAAS_TEST_SERVER_ENV=')).sort(),
-      ['GOMEMLIMIT=1GiB', 'LBAAS_TEST_SERVER_ENV=only-the-server'],
-    );
     assert.equal(runs(), DEV_SERVER_START_ATTEMPTS);
     assert.equal(lines.filter((l) => /exited during start-up .*starting it again on other ports/.test(l)).length, DEV_SERVER_START_ATTEMPTS - 1);
     assert.match(server.address, /^127\.0\.0\.1:\d+$/);
