@@ -38,8 +38,8 @@ export class Runs {
   }
 
   /** Any workflow type by name with any input: how a client that skips our typings would start one. */
-  raw(workflowType: string, input: unknown, workflowId = `raw-${randomUUID()}`, opts: { workflowTaskTimeout?: string } = {}) {
-    return this.#track(this.client.workflow.start(workflowType, { taskQueue: this.taskQueue, workflowId, args: [input], ...opts })) as Promise<WorkflowHandle>;
+  raw(workflowType: string, input: unknown, workflowId = `raw-${randomUUID()}`) {
+    return this.#track(this.client.workflow.start(workflowType, { taskQueue: this.taskQueue, workflowId, args: [input] })) as Promise<WorkflowHandle>;
   }
 
   async #track<H extends AnyHandle>(started: Promise<H>): Promise<H> {

@@ -57,23 +57,39 @@ after(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-/**
- * The runs whose history is checked start with a workflow task timeout longer than Temporal's 10 s: on an overloaded
- * 2-core machine a first task (the largest specs, a 1 MB name or 100,000 load balancers, six at a time; once even
- * small inputs) outlived 10 s, and Temporal's retry of a timed-out task is not what these tests are about (the
- * workflow must not retry the failure itself).
- */
-const LONG_TASK = { workflowTaskTimeout: '60s' };
-
 /** A history that failed in its first workflow task: no retried task, no activity, no timer. */
 const FIRST_TASK_FAILS = ['workflowExecutionStarted', 'workflowTaskScheduled', 'workflowTaskStarted', 'workflowTaskCompleted', 'workflowExecutionFailed'];
 
-/** Each event's type, by the attributes it carries (`workflowTaskStarted`, `activityTaskScheduled`, ...). */
+/**
+ * `types` without the workflow tasks that Temporal timed out (scheduled, started, timed out): the server's retry of a
+ * task no worker answered in time, not a retry of the workflow's. On a loaded 2-core machine the first task of the
+ * largest specs (a 1 MB name, six at a time) outlived its timeout in CI (Node 24), even at a 60 s task timeout; what
+ * these tests prove is that the workflow fails in the task that completes, and never retries the failure itself.
+ */
+function withoutTimedOutTasks(types: string[]): string[] {
+  const out: string[] = [];
+  for (const t of types) {
+    if (t === 'workflowTaskTimedOut' && out.at(-1) === 'workflowTaskStarted' && out.at(-2) === 'workflowTaskScheduled') out.splice(-2);
+    else out.push(t);
+  }
+  return out;
+}
+
+/** Each event's type, by the attributes it carries (`workflowTaskStarted`, `activityTaskScheduled`, ...), without timed-out workflow tasks. */
 const eventTypes = async (h: WorkflowHandle) =>
-  (await eventsOf(h)).map((e) => {
-    const key = Object.keys(e).find((k) => k.endsWith('EventAttributes') && (e as Record<string, unknown>)[k] != null);
-    return key ? key.replace(/EventAttributes$/, '') : `unknown(${String(e.eventType)})`;
-  });
+  withoutTimedOutTasks(
+    (await eventsOf(h)).map((e) => {
+      const key = Object.keys(e).find((k) => k.endsWith('EventAttributes') && (e as Record<string, unknown>)[k] != null);
+      return key ? key.replace(/EventAttributes$/, '') : `unknown(${String(e.eventType)})`;
+    }),
+  );
+
+test('a workflow task that Temporal timed out is not counted as a retry of ours: the history CI saw reads as one failed first task; a failed task still shows', () => {
+  const seen = ['workflowExecutionStarted', 'workflowTaskScheduled', 'workflowTaskStarted', 'workflowTaskTimedOut', 'workflowTaskScheduled', 'workflowTaskStarted', 'workflowTaskCompleted', 'workflowExecutionFailed'];
+  assert.deepEqual(withoutTimedOutTasks(seen), FIRST_TASK_FAILS);
+  const failedTask = ['workflowExecutionStarted', 'workflowTaskScheduled', 'workflowTaskStarted', 'workflowTaskFailed', 'workflowTaskScheduled', 'workflowTaskStarted', 'workflowTaskCompleted', 'workflowExecutionFailed'];
+  assert.deepEqual(withoutTimedOutTasks(failedTask), failedTask);
+});
 
 test('the corpus reaches the workflows: most bad specs parse, and those that do not are the unparseable documents', () => {
   assert.ok(parsed.length >= 50, `${parsed.length} parse`);
@@ -86,7 +102,7 @@ for (const workflowType of ['reconcileLoadBalancer', 'reconcileService', 'planSe
     const failures: string[] = [];
     await eachLimit(parsed, 6, async (p) => {
       const input = workflowType === 'reconcileLoadBalancer' ? { spec: p.raw, loadBalancer: 'lb-bad-input-1' } : { spec: p.raw };
-      const handle = await runs.raw(workflowType, input, undefined, LONG_TASK);
+      const handle = await runs.raw(workflowType, input);
       const err = await failureOf(handle.result());
       const chain = chainOf(err);
       const first = chain[0];
@@ -205,7 +221,7 @@ test("serviceController's apply update rejects each bad spec in its validator, n
 test('serviceController started with a bad serviceUid fails at once with InvalidInput naming serviceUid', async () => {
   const inputs: unknown[] = [{}, { serviceUid: 42 }, { serviceUid: 'has space' }, { serviceUid: '-dash' }, { serviceUid: 'u'.repeat(129) }, null];
   for (const input of inputs) {
-    const handle = await runs.raw('serviceController', input, undefined, LONG_TASK);
+    const handle = await runs.raw('serviceController', input);
     const chain = chainOf(await failureOf(handle.result()));
     assert.equal(chain.length, 1, JSON.stringify(chain));
     assert.equal(chain[0]?.type, 'InvalidInput');
@@ -243,7 +259,7 @@ test('each other workflow started with a field it does not take, a field of the 
   ];
   const failures: string[] = [];
   await eachLimit(cases, 6, async ([workflowType, input, field]) => {
-    const handle = await runs.raw(workflowType, input, undefined, LONG_TASK);
+    const handle = await runs.raw(workflowType, input);
     const chain = chainOf(await failureOf(handle.result()));
     const first = chain[0];
     // importServices, discoverCluster and the VIP workflows name their workflow id beside the workflow type.
