@@ -13,16 +13,19 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { freePort } from '../../dev/devserver';
 import { cliEnv, runCli, runInProcess } from '../helpers/cli';
 import { exampleSpec } from '../helpers/fixtures';
 
 let dir: string;
 let env: NodeJS.ProcessEnv;
-let closedAddress: string;
+/**
+ * An address no Temporal (nor anything else) listens on: port 1 of the loopback, outside the ephemeral range that
+ * freePort() and every other test's servers draw from. A free port taken at the file's start was, by the time its test
+ * ran, listened on by another file's process (a CI run at 12 files at a time: "accepts TCP connections").
+ */
+const closedAddress = '127.0.0.1:1';
 before(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'lbaas-cli-input-'));
-  closedAddress = `127.0.0.1:${await freePort()}`;
   env = cliEnv({ address: closedAddress });
 });
 after(async () => {
