@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { Worker } from '@temporalio/worker';
+import { Worker, type ReplayResult } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
-import type { Client } from '@temporalio/client';
+import type { Client, HistoryAndWorkflowId } from '@temporalio/client';
 import { createActivities } from '../../activities';
 import { createPoolActivities } from '../../activities/pools';
 import { createControlActivities } from '../../activities/control';
@@ -59,31 +59,32 @@ const load = (file: string) => JSON.parse(readFileSync(path.join(DIR, file), 'ut
  * (Worker.runReplayHistory) loaded the bundle again for each of the file's two dozen replays.
  */
 const replayer = (() => {
-  const waiting: Array<(item: { history: ReturnType<typeof historyFromJson>; workflowId: string } | null) => void> = [];
-  const queued: Array<{ history: ReturnType<typeof historyFromJson>; workflowId: string } | null> = [];
+  type Item = HistoryAndWorkflowId | null;
+  const waiting: Array<(item: Item) => void> = [];
+  const queued: Item[] = [];
   async function* source() {
     for (;;) {
-      const item = queued.shift() ?? (await new Promise<(typeof queued)[number]>((r) => waiting.push(r)));
+      const item = queued.shift() ?? (await new Promise<Item>((r) => waiting.push(r)));
       if (item === null) return;
       yield item;
     }
   }
-  const push = (item: (typeof queued)[number]) => {
+  const push = (item: Item) => {
     const w = waiting.shift();
     if (w) w(item);
     else queued.push(item);
   };
-  let results: AsyncIterableIterator<Awaited<ReturnType<AsyncIterableIterator<unknown>['next']>>['value']> | null = null;
+  let results: AsyncIterableIterator<ReplayResult> | null = null;
   let chain: Promise<unknown> = Promise.resolve();
   return {
     /** The error the replay of `history` ends with (DeterminismViolationError or ReplayError), or null. */
     replay(history: JsonHistory, workflowId: string): Promise<unknown> {
       const run = chain.then(async () => {
-        results ??= Worker.runReplayHistories({ workflowBundle: await workflowBundle() }, source()) as never;
+        results ??= Worker.runReplayHistories({ workflowBundle: await workflowBundle() }, source());
         push({ history: historyFromJson(history), workflowId });
-        const next = await results!.next();
+        const next = await results.next();
         if (next.done) throw new Error(`the replay worker ended before ${workflowId} replayed`);
-        const { workflowId: replayed, error } = next.value as { workflowId: string; error?: unknown };
+        const { workflowId: replayed, error } = next.value;
         assert.equal(replayed, workflowId);
         return error ?? null;
       });
