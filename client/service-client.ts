@@ -34,7 +34,7 @@ import type { ValidatedSpec } from '../domain/types';
 import { resolveSpecDocument } from '../domain';
 import { PoolClient } from './pool-client';
 import { passRateLimitedUntil } from './rate-limit';
-import { isUnknownUpdate, untilAnswered, updateUntilAnswered } from './update';
+import { isUnknownUpdate, untilAnswered, updateUntilAnswered, withinTurn } from './update';
 
 export interface ServiceSummary {
   serviceUid: string;
@@ -42,6 +42,15 @@ export interface ServiceSummary {
   loadBalancers: string[];
   workflowId: string;
   startTime: Date;
+}
+
+/** An apply the controller accepted (LbaasClient.applyAccepted), and how to learn how its pass ended. */
+export interface AcceptedApply {
+  workflowId: string;
+  /** The revision and the result of its pass, polled until it has finished. */
+  converged: () => Promise<{ revision: number; result: PassResult }>;
+  /** The same, or null when the pass has not finished within `withinMs`: one bounded poll (kube/pass-waits.ts). */
+  convergedWithin: (withinMs: number) => Promise<{ revision: number; result: PassResult } | null>;
 }
 
 export class LbaasClient {
@@ -84,25 +93,48 @@ export class LbaasClient {
    * describe that checks it exists is skipped: one Temporal request per apply. A pool deleted since still starts
    * nothing on the Engine: the controller fails the revision naming the pool, as for a pool deleted after the check.
    */
-  async applyAccepted(raw: unknown, spec: ValidatedSpec, o: { poolKnown?: boolean } = {}): Promise<{ workflowId: string; converged: () => Promise<{ revision: number; result: PassResult }> }> {
+  async applyAccepted(raw: unknown, spec: ValidatedSpec, o: { poolKnown?: boolean } = {}): Promise<AcceptedApply> {
     if (spec.serverPool !== undefined && !o.poolKnown) await this.pools.require(spec.serverPool);
     const updateId = `apply-${randomUUID()}`;
     const handle = await untilAnswered(
       () => this.client.workflow.startUpdateWithStart(applyAndWaitUpdate, { args: [raw], updateId, waitForStage: 'ACCEPTED', startWorkflowOperation: this.#startController(spec) }),
       { rpcTimeouts: 'throw' },
     );
+    // A controller of an earlier build refuses applyAndWait; then apply and waitConverged, started once.
+    let fallback: Promise<{ revision: number; result: PassResult }> | null = null;
+    const fallBack = (err: unknown) => {
+      // A refused update comes back as its outcome, which only the result reads.
+      if (!isUnknownUpdate(err, applyAndWaitUpdate.name)) throw err;
+      fallback ??= this.apply(raw, spec).then(async ({ revision }) => ({ revision, result: await this.waitConverged(spec.serviceUid, revision) }));
+      return fallback;
+    };
     const converged = async (): Promise<{ revision: number; result: PassResult }> => {
+      if (fallback) return fallback;
       try {
         // The poll for the outcome is sent again when its deadline passes: the pass may take longer than one.
         return await untilAnswered(() => handle.result());
       } catch (err) {
-        // A refused update comes back as its outcome, which only the result reads.
-        if (!isUnknownUpdate(err, applyAndWaitUpdate.name)) throw err;
-        const { revision } = await this.apply(raw, spec);
-        return { revision, result: await this.waitConverged(spec.serviceUid, revision) };
+        return fallBack(err);
       }
     };
-    return { workflowId: workflowIds.controller(spec.serviceUid), converged };
+    const convergedWithin = async (withinMs: number): Promise<{ revision: number; result: PassResult } | null> => {
+      let answer: Promise<{ revision: number; result: PassResult }> | null = fallback;
+      if (!answer) {
+        try {
+          return await withinTurn(this.client.connection, withinMs, () => handle.result());
+        } catch (err) {
+          answer = fallBack(err);
+        }
+      }
+      let timer: NodeJS.Timeout | undefined;
+      const ended = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), withinMs)));
+      try {
+        return await Promise.race([answer, ended]);
+      } finally {
+        clearTimeout(timer);
+      }
+    };
+    return { workflowId: workflowIds.controller(spec.serviceUid), converged, convergedWithin };
   }
 
   /** The start of a service's controller for an update-with-start: a new operation per send (one can be used once). */

@@ -89,3 +89,17 @@ export async function untilAnswered<R>(
     }
   }
 }
+
+/**
+ * One bounded wait for an update's outcome: `poll` (the handle's result) with a gRPC deadline `withinMs` away, and
+ * null when the deadline (or a server's cancel) ended the poll before the update finished. The caller decides when
+ * to poll again: lbaas kube gives others their turn meanwhile (kube/pass-waits.ts).
+ */
+export async function withinTurn<R>(connection: { withDeadline<T>(deadline: number | Date, fn: () => Promise<T>): Promise<T> }, withinMs: number, poll: () => Promise<R>): Promise<R | null> {
+  try {
+    return await connection.withDeadline(Date.now() + withinMs, () => untilAnswered(poll, { rpcTimeouts: 'throw' }));
+  } catch (err) {
+    if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return null;
+    throw err;
+  }
+}

@@ -6,7 +6,8 @@
  * to the Engine: the workers do. docs/kubernetes.md describes the behaviour; kube/mapping.ts the mapping.
  *
  * A sync is short and never waits for a pass: it applies (or starts a delete) and returns. A wait per service,
- * outside the work queue, learns when the pass has finished and queues the Service again; that sync reports the
+ * outside the work queue, learns when the pass has finished (in turns: a bounded number of Temporal polls at once,
+ * kube/pass-waits.ts) and queues the Service again; that sync reports the
  * result (ingress, Events) or fails with the Warning and the queue's backoff. So the sync slots go to the Services
  * that have something to do, not to those whose load balancers are deploying.
  */
@@ -16,7 +17,7 @@ import type { ListWatch, V1Node, V1Service } from '@kubernetes/client-node' with
 import { sameMembers, type ServerSpec } from '../domain';
 import { PoolNotFoundError } from '../client/pool-client';
 import type { LbaasClient } from '../client/service-client';
-import { untilAnswered } from '../client/update';
+import { untilAnswered, withinTurn } from '../client/update';
 import { deleteUpdate, type PassResult } from '../contract';
 import { httpStatus, statusMessage, type KubeTarget } from './client';
 import { CLEANUP_FINALIZER, HOSTNAME_ANNOTATION, ingressOf, intentOf, nodeExclusion, nodeMembers, nodePoolName, serviceKey, serviceSpec, type KubeSettings } from './mapping';
@@ -29,6 +30,7 @@ import { appliedHash, ServiceWrites } from './writes';
 import { workflowIds, type ClusterDiscovery } from '../contract';
 import { describeDiscovery, effectiveSettings, FIRST_DISCOVERY_RETRY_MS, runDiscovery } from './discovery';
 import { KubePickupWatch } from './pickup-watch';
+import { PassWaits, type Turn } from './pass-waits';
 
 /** The queue key of the node pool; Service keys are `namespace/name` and never start with a colon. */
 const POOL_KEY = ':node-pool';
@@ -78,6 +80,8 @@ export class KubeController {
   readonly #applied = new Map<string, string>();
   /** Per Service key, the pass being waited for; a newer apply replaces it (the older wait's outcome is dropped). */
   readonly #waiting = new Map<string, Waiting>();
+  /** The waits' turns: a bounded number of Temporal polls at once, oldest first (kube/pass-waits.ts). */
+  readonly #passWaits = new PassWaits();
   /** Per Service key, the unenforced options last said in a Warning (so a change is said once, not every sync). */
   readonly #noticed = new Map<string, string>();
   /**
@@ -224,6 +228,7 @@ export class KubeController {
     await Promise.race([this.queue.stop(), bounded]).finally(() => clearTimeout(timer));
     this.#applied.clear();
     this.#waiting.clear();
+    this.#passWaits.clear();
     this.#vips.clear();
     this.#pool = null;
     this.#discovered = null;
@@ -379,10 +384,11 @@ export class KubeController {
     );
     this.log(`${key}: applied to service ${uid}; waiting for its pass`);
     const w: Waiting = { kind: 'apply', hash, uid, revision: 0 };
-    this.#wait(key, svc, w, `the pass of service ${uid}`, async () => {
-      const { revision, result } = await applied.converged();
-      w.revision = revision;
-      return result;
+    this.#wait(key, svc, w, `the pass of service ${uid}`, async (withinMs) => {
+      const answer = await applied.convergedWithin(withinMs);
+      if (answer === null) return null;
+      w.revision = answer.revision;
+      return answer.result;
     });
     return 'done';
   }
@@ -478,7 +484,7 @@ export class KubeController {
       untilAnswered(() => this.lbaas.controller(uid).startUpdate(deleteUpdate, { waitForStage: 'ACCEPTED', updateId }), { rpcTimeouts: 'throw' }),
     );
     this.log(`${key}: deleting service ${uid}; waiting for its teardown`);
-    this.#wait(key, svc, { kind: 'delete', hash: '', uid, revision: 0 }, `deleting service ${uid}`, () => update.result());
+    this.#wait(key, svc, { kind: 'delete', hash: '', uid, revision: 0 }, `deleting service ${uid}`, (withinMs) => withinTurn(this.lbaas.client.connection, withinMs, () => update.result()));
     return 'done';
   }
 
@@ -516,25 +522,28 @@ export class KubeController {
   }
 
   /**
-   * Waits for a pass outside the work queue, then queues the Service so that a sync reports the outcome. An outcome
-   * that arrives after the wait was replaced or dropped (a newer apply, a delete, leadership lost) is ignored.
+   * Waits for a pass outside the work queue, in turns shared with the other Services' waits (kube/pass-waits.ts),
+   * then queues the Service so that a sync reports the outcome. A wait replaced or dropped (a newer apply, a delete,
+   * leadership lost) takes no further turn, and an outcome that arrives after that is ignored.
    */
-  #wait(key: string, svc: KubeService, w: Waiting, what: string, pass: () => Promise<PassResult>): void {
+  #wait(key: string, svc: KubeService, w: Waiting, what: string, turn: Turn<PassResult>): void {
     this.#waiting.set(key, w);
     // A pass whose workflow no worker picks up is said on the Service (kube/pickup-watch.ts) while it is waited for.
     this.pickup.waiting(key, { workflowId: workflowIds.controller(w.uid), service: svc, what });
     const term = this.#term;
-    void pass()
-      .then(
-        (result): Outcome => (result.converged ? { converged: true, result } : { converged: false, error: result.error ?? `the ${w.kind === 'delete' ? 'teardown' : 'pass'} did not converge` }),
-        (err: unknown): Outcome => ({ converged: false, error: `waiting for the ${w.kind === 'delete' ? 'teardown' : 'pass'}: ${statusMessage(err)}` }),
-      )
-      .then((outcome) => {
-        if (term !== this.#term || this.#waiting.get(key) !== w) return;
-        this.pickup.done(key);
-        w.outcome = outcome;
-        this.queue.add(key);
-      });
+    const live = () => term === this.#term && this.#waiting.get(key) === w;
+    const passName = w.kind === 'delete' ? 'teardown' : 'pass';
+    this.#passWaits.add(turn, live, (answer) => {
+      if (!live()) return;
+      const outcome: Outcome = !answer.ok
+        ? { converged: false, error: `waiting for the ${passName}: ${statusMessage(answer.error)}` }
+        : answer.value.converged
+          ? { converged: true, result: answer.value }
+          : { converged: false, error: answer.value.error ?? `the ${passName} did not converge` };
+      this.pickup.done(key);
+      w.outcome = outcome;
+      this.queue.add(key);
+    });
   }
 
   #stopWaiting(key: string): void {

@@ -334,9 +334,13 @@ describe('applyAndWait', () => {
     });
     await until('pass 1 observing', () => engine.of(uid).length === 1);
     assert.equal(answered, false, 'answered while its pass was blocked');
+    // One bounded turn of lbaas kube's waits (kube/pass-waits.ts): no outcome while the pass is blocked.
+    assert.equal(await applied.convergedWithin(300), null, 'a turn answered while its pass was blocked');
     engine.release(uid);
     const { revision, result } = await converged;
     assert.deepEqual({ revision, resultRevision: result.revision, pass: result.pass, converged: result.converged }, { revision: 1, resultRevision: 1, pass: 1, converged: true });
+    const turn = await applied.convergedWithin(300);
+    assert.deepEqual(turn && { revision: turn.revision, pass: turn.result.pass, converged: turn.result.converged }, { revision: 1, pass: 1, converged: true }, 'a turn after the pass answers with it');
 
     // The same apply as `lbaas apply --wait` sends it, on another service.
     const other = 'fast-apply-then-wait';
@@ -380,6 +384,8 @@ describe('applyAndWait', () => {
     if (!v.ok) throw new Error('bad test spec');
     const applied = await fast.lbaas.applyAccepted(raw, v.spec);
     await assert.rejects(applied.converged(), (e: unknown) => isUnknownUpdate(e, 'apply'));
+    // A bounded turn falls back the same way, and fails with the fallback's refusal, not with a turn of no outcome.
+    await assert.rejects(fast.lbaas.applyAccepted(raw, v.spec).then((a) => a.convergedWithin(5_000)), (e: unknown) => isUnknownUpdate(e, 'apply'));
 
     const known = await fast.lbaas.controller('fast-apply-wait').executeUpdate(applyAndWaitUpdate, { args: [{ serviceUid: 'another' }] }).then(
       () => assert.fail('a spec of another service was accepted'),
