@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- --kube [--services N] [--seed N] [--no-fleet] [--no-write] [--kube-log FILE] [--kube-cpu-prof DIR] [--save-json FILE]`: `lbaas kube` at cluster scale, on a
+ * `npm run bench -- --kube [--services N] [--seed N] [--no-fleet] [--fleet-first] [--no-write] [--kube-log FILE] [--kube-cpu-prof DIR] [--save-json FILE]`: `lbaas kube` at cluster scale, on a
  * real kube-apiserver (kube/local-apiserver.ts), beside the `lbaas apply` controller fleet of the same size.
  *
  * The cluster: 3 Nodes, N Services of type LoadBalancer created at once, each with 2 ports and both IP families
@@ -493,12 +493,16 @@ export async function runKubeBench(argv: string[]): Promise<void> {
     writeFileSync(bundlePath, bundle.code);
     const kubeLog = value('--kube-log');
     const cpuProf = value('--kube-cpu-prof');
-    const kube = await runKubePhases({ services, seed, log, bundlePath, dir, ...(kubeLog ? { kubeLog: path.resolve(kubeLog) } : {}), ...(cpuProf ? { cpuProfDir: path.resolve(cpuProf) } : {}) });
-    let fleet: FleetResult | undefined;
-    if (!argv.includes('--no-fleet')) {
+    const withFleet = !argv.includes('--no-fleet');
+    // --fleet-first: the fleet before lbaas kube, to see whether the order of the two runs moves their figures.
+    const fleetFirst = withFleet && argv.includes('--fleet-first');
+    const runFleetNow = () => {
       log(`the lbaas apply controller fleet of ${services} services`);
-      fleet = await runFleetBeside({ services, seed, log, bundlePath });
-    }
+      return runFleetBeside({ services, seed, log, bundlePath });
+    };
+    let fleet: FleetResult | undefined = fleetFirst ? await runFleetNow() : undefined;
+    const kube = await runKubePhases({ services, seed, log, bundlePath, dir, ...(kubeLog ? { kubeLog: path.resolve(kubeLog) } : {}), ...(cpuProf ? { cpuProfDir: path.resolve(cpuProf) } : {}) });
+    if (withFleet && !fleetFirst) fleet = await runFleetNow();
     const cpus = os.availableParallelism?.() ?? os.cpus().length;
     const r: KubeBenchResult = {
       ...kube,
@@ -508,7 +512,7 @@ export async function runKubeBench(argv: string[]): Promise<void> {
       machine: `${cpus} CPUs (${os.cpus()[0]?.model?.trim() ?? 'unknown'}), Node ${process.version}`,
       loadAvg: { start: loadStart, end: os.loadavg() },
     };
-    const command = `npm run bench -- --kube${services !== 1000 ? ` --services ${services}` : ''}${fleet ? '' : ' --no-fleet'}`;
+    const command = `npm run bench -- --kube${services !== 1000 ? ` --services ${services}` : ''}${fleet ? '' : ' --no-fleet'}${fleetFirst ? ' --fleet-first' : ''}`;
     const section = kubeSection(r, command);
     process.stdout.write(`${section}\n`);
     const save = value('--save-json');
