@@ -33,6 +33,9 @@ function pass(name: string, turns: string[], asked: number[] = []) {
   };
 }
 
+/** A settle callback that records each outcome: the value, or 'error'. */
+const recordTo = (settled: string[]) => (r: { ok: true; value: unknown } | { ok: false; error: unknown }) => void settled.push(r.ok ? String(r.value) : 'error');
+
 test('defaults: 32 turns at once, a turn as long as the server\'s 20 s long poll', () => {
   assert.equal(MAX_OPEN_TURNS, 32);
   assert.equal(TURN_MS, 20_000);
@@ -72,8 +75,8 @@ test('a turn that ends without an outcome goes to the back of the line; its pass
   const settled: string[] = [];
   const a = pass('a', turns);
   const b = pass('b', turns);
-  w.add(a.turn, () => true, (r) => settled.push(r.ok ? String(r.value) : 'error'));
-  w.add(b.turn, () => true, (r) => settled.push(r.ok ? String(r.value) : 'error'));
+  w.add(a.turn, () => true, recordTo(settled));
+  w.add(b.turn, () => true, recordTo(settled));
   await tick();
   assert.deepEqual(turns, ['a']);
   a.expire();
@@ -118,7 +121,7 @@ test('a wait no longer live takes no turn and is never settled; one that died du
   let aLive = true;
   w.add(a.turn, () => aLive, () => settled.push('a'));
   w.add(b.turn, () => false, () => settled.push('b'));
-  w.add(c.turn, () => true, (r) => settled.push(r.ok ? String(r.value) : 'error'));
+  w.add(c.turn, () => true, recordTo(settled));
   await tick();
   aLive = false;
   a.finish();
@@ -138,7 +141,7 @@ test('a turn that throws settles its wait with the error; the others go on', asy
     throw new Error('workflow not found');
   }, () => true, (r) => settled.push(r.ok ? 'ok' : (r.error as Error).message));
   const b = pass('b', turns);
-  w.add(b.turn, () => true, (r) => settled.push(r.ok ? String(r.value) : 'error'));
+  w.add(b.turn, () => true, recordTo(settled));
   await tick();
   await tick();
   assert.deepEqual(settled, ['workflow not found']);
@@ -154,7 +157,7 @@ test('clear() drops the waits in line: they take no turn; the turns running fini
   const settled: string[] = [];
   const a = pass('a', turns);
   const b = pass('b', turns);
-  w.add(a.turn, () => true, (r) => settled.push(r.ok ? String(r.value) : 'error'));
+  w.add(a.turn, () => true, recordTo(settled));
   w.add(b.turn, () => true, () => settled.push('b'));
   await tick();
   w.clear();
