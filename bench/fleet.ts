@@ -19,7 +19,7 @@ import type { MsRange, SimAdmin } from './sim-process';
 import { FLEET_DEPLOY_MS, measurePhase, type FleetBenchOptions, type PhaseCost } from './phase';
 import { mapLimit, procMemory, quantile, sleep } from './util';
 import { CORE_SHAPE, fleetSpec, SERVERS } from './workload';
-import { devServerRequests, requestsBetween, SETTLE_MS as REQUESTS_SETTLE_MS } from './temporal-requests';
+import { cacheBetween, devServerRequests, requestsBetween, SETTLE_MS as REQUESTS_SETTLE_MS, workerCacheCounts, type WorkflowCacheCounts } from './temporal-requests';
 
 /** Client calls in flight at once (applies, status queries, deletes): a CLI fleet rollout would not send more. */
 const CLIENT_CONCURRENCY = 32;
@@ -40,6 +40,8 @@ export interface FleetResult {
   apply: FleetPhaseFigures;
   /** The Temporal frontend's requests during the apply, by operation (bench/temporal-requests.ts); absent when not read. */
   applyTemporalRequests?: Record<string, number>;
+  /** The worker's workflow cache over the apply (bench/temporal-requests.ts), when its metrics were served. */
+  applyWorkflowCache?: WorkflowCacheCounts;
   servicesPerMinute: number;
   /** Per service: from its apply to its converged pass. */
   serviceP50Ms: number;
@@ -101,6 +103,7 @@ export async function runFleet(o: FleetBenchOptions, onPhase: PhaseListener = ()
     // Each controller's pass number after the apply: the resync phase ends when every controller has passed it.
     const before = new Map<string, number>();
     const requestsBefore = o.pids.temporal === undefined ? null : await devServerRequests(o.pids.temporal);
+    const cacheBefore = await workerCacheCounts(o.workerMetricsAddress);
     onPhase('apply');
     const apply = await phase(o.admin, pids, async () => {
       const applied = await mapLimit(specs, CLIENT_CONCURRENCY, async (s) => ({ s, started: Date.now(), ...(await lbaas.apply(s.raw, s.spec)) }));
@@ -114,6 +117,9 @@ export async function runFleet(o: FleetBenchOptions, onPhase: PhaseListener = ()
     if (requestsBefore !== null) await sleep(REQUESTS_SETTLE_MS);
     const requestsAfter = requestsBefore === null || o.pids.temporal === undefined ? null : await devServerRequests(o.pids.temporal);
     const applyTemporalRequests = requestsBefore && requestsAfter ? requestsBetween(requestsBefore, requestsAfter) : undefined;
+    const cacheAfter = await workerCacheCounts(o.workerMetricsAddress);
+    const applyWorkflowCache = cacheBefore && cacheAfter ? cacheBetween(cacheBefore, cacheAfter) : undefined;
+    if (applyWorkflowCache) o.log(`fleet: workflow cache over the apply: ${JSON.stringify(applyWorkflowCache)}`);
     const afterApply = procMemory(o.worker.pid);
     o.log(`fleet: converged in ${(apply.wallMs / 1000).toFixed(1)} s, ${apply.requests} requests; worker peak RSS so far ${((afterApply?.hwmBytes ?? 0) / 2 ** 20).toFixed(0)} MiB`);
 
@@ -181,6 +187,7 @@ export async function runFleet(o: FleetBenchOptions, onPhase: PhaseListener = ()
       deployMs: FLEET_DEPLOY_MS,
       apply,
       ...(applyTemporalRequests ? { applyTemporalRequests } : {}),
+      ...(applyWorkflowCache ? { applyWorkflowCache } : {}),
       servicesPerMinute: (o.services / apply.wallMs) * 60_000,
       serviceP50Ms: quantile(perService, 0.5),
       serviceP95Ms: quantile(perService, 0.95),

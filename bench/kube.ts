@@ -29,7 +29,7 @@ import { parseAllDocuments } from 'yaml';
 import type { CoreV1Api, KubeConfig, V1Service } from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { LbaasClient } from '../client/service-client';
 import { startChildWorker, type ChildWorker } from '../dev/child-worker';
-import { startDevServer, type DevServer } from '../dev/devserver';
+import { freePort, startDevServer, type DevServer } from '../dev/devserver';
 import { ensureTemporalServer } from '../dev/temporal-server';
 import { apiClients, k8s, type K8sModule } from '../kube/client';
 import { kubeconfigText, putNode, startLocalApiserver, type LocalApiserver } from '../kube/local-apiserver';
@@ -41,7 +41,7 @@ import { factTable, gitRevision, loadText, mdTable, publish } from './publish';
 import { BENCH_TOKEN, startSimProcess, type SimProcess } from './sim-process';
 import { mapLimit, sleep } from './util';
 import { SERVERS } from './workload';
-import { devServerRequests, requestsBetween, SETTLE_MS as REQUESTS_SETTLE_MS } from './temporal-requests';
+import { cacheBetween, devServerRequests, requestsBetween, SETTLE_MS as REQUESTS_SETTLE_MS, workerCacheCounts, type WorkflowCacheCounts } from './temporal-requests';
 
 const CLUSTER = 'bench';
 const POOL = `k8s-${CLUSTER}`;
@@ -68,6 +68,8 @@ export interface KubeBenchResult {
   apply: KubePhase;
   /** The Temporal frontend's requests during the apply, by operation (bench/temporal-requests.ts); absent when not read. */
   applyTemporalRequests?: Record<string, number>;
+  /** The worker's workflow cache over the apply (bench/temporal-requests.ts); absent when not read. */
+  applyWorkflowCache?: WorkflowCacheCounts;
   servicesPerMinute: number;
   join: KubePhase;
   /** The node join's Services that reported the pool revision (N expected). */
@@ -233,7 +235,9 @@ async function runKubePhases(o: { services: number; seed: number; log: (l: strin
       startLocalApiserver({ dir: path.join(o.dir, 'kube'), extraTokens: { [saToken]: SA_USER }, audit: { logPath: auditLog, users: [SA_USER] }, progress: log }),
     ]);
     const taskQueue = `bench-kube-${randomUUID().slice(0, 8)}`;
+    const workerMetrics = `127.0.0.1:${await freePort()}`;
     worker = await startChildWorker({
+      metricsAddress: workerMetrics,
       temporalAddress: server.address,
       namespace: server.namespace,
       taskQueue,
@@ -282,6 +286,7 @@ async function runKubePhases(o: { services: number; seed: number; log: (l: strin
     const ours = () => [...(watched as WatchedServices).items.values()];
 
     const requestsBefore = await devServerRequests(pids.temporal);
+    const cacheBefore = await workerCacheCounts(workerMetrics);
     log(`apply: creating ${services} Services at once`);
     const apply = await phase('apply', async () => {
       await mapLimit(
@@ -302,6 +307,9 @@ async function runKubePhases(o: { services: number; seed: number; log: (l: strin
     if (requestsBefore !== null) await sleep(REQUESTS_SETTLE_MS);
     const requestsAfter = requestsBefore === null ? null : await devServerRequests(pids.temporal);
     const applyTemporalRequests = requestsBefore && requestsAfter ? requestsBetween(requestsBefore, requestsAfter) : undefined;
+    const cacheAfter = await workerCacheCounts(workerMetrics);
+    const applyWorkflowCache = cacheBefore && cacheAfter ? cacheBetween(cacheBefore, cacheAfter) : undefined;
+    if (applyWorkflowCache) log(`apply: workflow cache ${JSON.stringify(applyWorkflowCache)}`);
     log(`node join: ${JOINING.name}`);
     let joinServices = 0;
     const join = await phase('node join', async () => {
@@ -352,6 +360,7 @@ async function runKubePhases(o: { services: number; seed: number; log: (l: strin
       deployMs: FLEET_DEPLOY_MS,
       apply,
       ...(applyTemporalRequests ? { applyTemporalRequests } : {}),
+      ...(applyWorkflowCache ? { applyWorkflowCache } : {}),
       servicesPerMinute: (services / apply.cost.wallMs) * 60_000,
       join,
       joinServices,
@@ -375,11 +384,12 @@ async function runFleetBeside(o: { services: number; seed: number; log: (l: stri
   const [srv, sim] = await Promise.all([startDevServer({ progress: o.log }), startSimProcess({ seed: o.seed, deployMs: FLEET_DEPLOY_MS })]);
   const connection = await Connection.connect({ address: srv.address });
   const taskQueue = `bench-ctl-${randomUUID().slice(0, 8)}`;
-  const worker = await startChildWorker({ temporalAddress: srv.address, namespace: srv.namespace, taskQueue, engineUrl: sim.url, token: BENCH_TOKEN, bundlePath: o.bundlePath, ...(WORKER_DEFAULTS.pacing ? { pacing: WORKER_DEFAULTS.pacing } : {}), heapMiB: WORKER_DEFAULTS.heapMiB });
+  const workerMetricsAddress = `127.0.0.1:${await freePort()}`;
+  const worker = await startChildWorker({ metricsAddress: workerMetricsAddress, temporalAddress: srv.address, namespace: srv.namespace, taskQueue, engineUrl: sim.url, token: BENCH_TOKEN, bundlePath: o.bundlePath, ...(WORKER_DEFAULTS.pacing ? { pacing: WORKER_DEFAULTS.pacing } : {}), heapMiB: WORKER_DEFAULTS.heapMiB });
   try {
     await worker.ready;
     const client = new Client({ connection, namespace: srv.namespace });
-    return { workerNodeHeapMiB: WORKER_DEFAULTS.heapMiB, ...(await runFleet({ client, admin: sim.admin, worker, taskQueue, services: o.services, seed: o.seed, pids: { temporal: srv.process.pid ?? -1, simulator: sim.child.pid ?? -1 }, log: o.log })) };
+    return { workerNodeHeapMiB: WORKER_DEFAULTS.heapMiB, ...(await runFleet({ client, admin: sim.admin, worker, taskQueue, services: o.services, seed: o.seed, pids: { temporal: srv.process.pid ?? -1, simulator: sim.child.pid ?? -1 }, log: o.log, workerMetricsAddress })) };
   } finally {
     await worker.stop().catch(() => {});
     await connection.close();
@@ -427,6 +437,20 @@ export function kubeSection(r: KubeBenchResult, command: string): string {
     ),
   ];
   if (r.applyTemporalRequests) parts.push(temporalRequestsTable(r.applyTemporalRequests, r.services, f?.applyTemporalRequests, f?.services));
+  if (r.applyWorkflowCache) {
+    const c = [r.applyWorkflowCache, ...(f?.applyWorkflowCache ? [f.applyWorkflowCache] : [])];
+    parts.push(
+      mdTable(
+        ["The worker's workflow cache, apply", '`lbaas kube`', ...(c.length > 1 ? ['`lbaas apply` fleet'] : [])],
+        [
+          ['workflow tasks on a cached run (hits)', ...c.map((x) => x.hits)],
+          ['runs rebuilt from their history (misses)', ...c.map((x) => x.misses)],
+          ['runs evicted to make room', ...c.map((x) => x.forcedEvictions)],
+        ],
+        true,
+      ),
+    );
+  }
   if (f) {
     parts.push(
       mdTable(

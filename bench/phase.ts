@@ -26,6 +26,8 @@ export interface FleetBenchOptions {
   /** Other processes whose CPU time to account: the Temporal server, the simulator. */
   pids: Record<string, number>;
   log: (line: string) => void;
+  /** `host:port` of the worker's SDK metrics (dev/child-worker.ts `metricsAddress`): its workflow cache per phase. */
+  workerMetricsAddress?: string;
 }
 
 export interface PhaseCost {

@@ -62,3 +62,50 @@ export async function devServerRequests(pid: number): Promise<Record<string, num
     return null;
   }
 }
+
+/**
+ * The worker's workflow cache over a phase, from the SDK's worker metrics (a child worker started with a
+ * `metricsAddress`, dev/child-worker.ts): workflow tasks that found their run cached (`hits`), tasks whose run had
+ * to be rebuilt from its history (`misses`: a replay of the whole history on the worker, and the full history sent by
+ * the server), and runs evicted to make room (`forcedEvictions`). What the same Temporal requests can cost twice.
+ */
+export interface WorkflowCacheCounts {
+  hits: number;
+  misses: number;
+  forcedEvictions: number;
+}
+
+const CACHE_COUNTERS: Record<string, keyof WorkflowCacheCounts> = {
+  temporal_sticky_cache_hit: 'hits',
+  temporal_sticky_cache_miss: 'misses',
+  temporal_sticky_cache_total_forced_eviction: 'forcedEvictions',
+};
+
+/** The workflow cache counters in a worker's Prometheus text, summed over their labels. */
+export function workflowCacheCounts(metricsText: string): WorkflowCacheCounts {
+  const out: WorkflowCacheCounts = { hits: 0, misses: 0, forcedEvictions: 0 };
+  for (const line of metricsText.split('\n')) {
+    const name = /^([a-z_]+)[{ ]/.exec(line)?.[1];
+    const key = name === undefined ? undefined : CACHE_COUNTERS[name];
+    if (key === undefined) continue;
+    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (Number.isFinite(value)) out[key] += value;
+  }
+  return out;
+}
+
+/** The worker's cache counters at `address` (`host:port`), or null when they cannot be read. */
+export async function workerCacheCounts(address: string | undefined): Promise<WorkflowCacheCounts | null> {
+  if (address === undefined) return null;
+  try {
+    const res = await fetch(`http://${address}/metrics`);
+    return res.ok ? workflowCacheCounts(await res.text()) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** `after` minus `before`. */
+export function cacheBetween(before: WorkflowCacheCounts, after: WorkflowCacheCounts): WorkflowCacheCounts {
+  return { hits: after.hits - before.hits, misses: after.misses - before.misses, forcedEvictions: after.forcedEvictions - before.forcedEvictions };
+}

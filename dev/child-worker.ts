@@ -40,6 +40,8 @@ export interface ChildWorkerOptions {
    * `lbaas worker` starts node with (worker/heap.ts) unless given here.
    */
   env?: Record<string, string>;
+  /** `host:port` where the child serves the SDK's worker metrics (Prometheus); none when absent. */
+  metricsAddress?: string;
   /** Every this many ms the child writes a `memory {...}` line (RSS, V8 heap, buffers in MiB) to its stderr. */
   memoryLogMs?: number;
   /** Also copy the child's output to ours (benchmarks); it is always kept for stderr(). */
@@ -78,6 +80,7 @@ export async function startChildWorker(o: ChildWorkerOptions): Promise<ChildWork
     ...(o.pacing ? { pacing: o.pacing } : {}),
     ...(o.maxCachedWorkflows ? { maxCachedWorkflows: o.maxCachedWorkflows } : {}),
     ...(o.memoryLogMs ? { memoryLogMs: o.memoryLogMs } : {}),
+    ...(o.metricsAddress ? { metricsAddress: o.metricsAddress } : {}),
   };
   const child = fork(path.join(__dirname, 'worker-process.js'), [], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, LBAAS_CHILD_WORKER: JSON.stringify(config), ...nativeMemoryEnv(o.env ?? {}), ...o.env },

@@ -37,6 +37,8 @@ export interface ChildWorkerConfig {
   maxCachedWorkflows?: number;
   /** Every this many ms, one `memory {...}` line on stderr (dev/memory-probe.ts): RSS, both threads' V8 heaps, buffers, in MiB. */
   memoryLogMs?: number;
+  /** `host:port` of a Prometheus endpoint for the SDK's worker metrics (its workflow cache's hits and misses); none when absent. */
+  metricsAddress?: string;
 }
 
 /** Raw samples since the last reset; the reader computes whatever statistics it reports. */
@@ -106,8 +108,14 @@ class Samples {
 
 async function main(): Promise<void> {
   // Core's WARN about the shutdown RPC racing the closing connection is noise here; errors still show.
-  Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, console: {} } } });
   const cfg = JSON.parse(process.env.LBAAS_CHILD_WORKER ?? '{}') as ChildWorkerConfig;
+  Runtime.install({
+    logger: new DefaultLogger('ERROR'),
+    telemetryOptions: {
+      logging: { filter: { core: 'ERROR', other: 'ERROR' }, console: {} },
+      ...(cfg.metricsAddress ? { metrics: { prometheus: { bindAddress: cfg.metricsAddress, countersTotalSuffix: false, unitSuffix: false, useSecondsForDurations: true } } } : {}),
+    },
+  });
   // Before the SDK starts its workflow thread, so that the thread's heap is in the memory lines too.
   if (cfg.memoryLogMs) installWorkflowHeapProbe();
   let samples = new Samples();

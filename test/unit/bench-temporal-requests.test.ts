@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { temporalRequestsTable } from '../../bench/kube';
-import { frontendRequests, metricsAddressOf, requestsBetween } from '../../bench/temporal-requests';
+import { cacheBetween, frontendRequests, metricsAddressOf, requestsBetween, workflowCacheCounts } from '../../bench/temporal-requests';
 import { renderDevServerConfig } from '../../dev/devserver';
 
 const METRICS = [
@@ -27,6 +27,21 @@ test('frontendRequests sums the frontend counter per operation over its other la
 
 test('requestsBetween keeps the operations that moved, by how much', () => {
   assert.deepEqual(requestsBetween({ A: 5, B: 2 }, { A: 5, B: 7, C: 1 }), { B: 5, C: 1 });
+});
+
+test('workflowCacheCounts sums the SDK worker\'s cache hit, miss and forced-eviction counters over their labels, nothing else', () => {
+  const text = [
+    '# TYPE temporal_sticky_cache_hit counter',
+    'temporal_sticky_cache_hit{namespace="default",task_queue="q",workflow_type="serviceController"} 40',
+    'temporal_sticky_cache_hit{namespace="default",task_queue="q",workflow_type="reconcileLoadBalancer"} 2',
+    'temporal_sticky_cache_miss{namespace="default",task_queue="q"} 5',
+    'temporal_sticky_cache_total_forced_eviction 3',
+    'temporal_sticky_cache_size 1344',
+    'temporal_sticky_cache_hits_other 9',
+  ].join('\n');
+  assert.deepEqual(workflowCacheCounts(text), { hits: 42, misses: 5, forcedEvictions: 3 });
+  assert.deepEqual(workflowCacheCounts(''), { hits: 0, misses: 0, forcedEvictions: 0 });
+  assert.deepEqual(cacheBetween({ hits: 2, misses: 1, forcedEvictions: 0 }, { hits: 44, misses: 6, forcedEvictions: 3 }), { hits: 42, misses: 5, forcedEvictions: 3 });
 });
 
 test('metricsAddressOf reads the listen address of the config the dev server is started with', () => {
