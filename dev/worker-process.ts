@@ -13,6 +13,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { DeployTimesOptions } from '../activities/deploy-times';
 import type { PacingOptions, RequestPacer } from '../activities/engine';
 import type { AwaitReadyOptions } from '../activities/objects';
+import { prometheusMetrics } from '../worker/metrics';
 import { startWorker } from '../worker/start';
 import { installWorkflowHeapProbe, memoryNow } from './memory-probe';
 
@@ -113,7 +114,7 @@ async function main(): Promise<void> {
     logger: new DefaultLogger('ERROR'),
     telemetryOptions: {
       logging: { filter: { core: 'ERROR', other: 'ERROR' }, console: {} },
-      ...(cfg.metricsAddress ? { metrics: { prometheus: { bindAddress: cfg.metricsAddress, countersTotalSuffix: false, unitSuffix: false, useSecondsForDurations: true } } } : {}),
+      ...(cfg.metricsAddress ? { metrics: prometheusMetrics(cfg.metricsAddress) } : {}),
     },
   });
   // Before the SDK starts its workflow thread, so that the thread's heap is in the memory lines too.

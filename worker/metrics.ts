@@ -25,14 +25,16 @@ export function installRuntime(o: { metricsAddress?: string | undefined; logging
       logging,
       ...(o.metricsAddress
         ? {
-            metrics: {
-              // Our names carry their own prefix and suffixes; keep Temporal's names as they are documented.
-              prometheus: { bindAddress: o.metricsAddress, countersTotalSuffix: false, unitSuffix: false, useSecondsForDurations: true },
-            },
+            metrics: prometheusMetrics(o.metricsAddress),
           }
         : {}),
     },
   });
+}
+
+/** The runtime's Prometheus exporter on `bindAddress`. Our names carry their own prefix and suffixes; Temporal's stay as documented. */
+export function prometheusMetrics(bindAddress: string) {
+  return { prometheus: { bindAddress, countersTotalSuffix: false, unitSuffix: false, useSecondsForDurations: true } };
 }
 
 /** Installs the runtime with a Prometheus exporter on `bindAddress` and the default log settings. */
