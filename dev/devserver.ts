@@ -296,13 +296,6 @@ export function renderDevDynamicConfig(o: { started?: boolean } = {}): string {
     // The tests and `lbaas list` read visibility often; the default 10/s per instance throttles a test run.
     'frontend.namespaceRPS.visibility': set(100),
     'limit.historyCount.error': set(51200),
-    // One partition per task queue instead of the server's 4. Partitions spread a busy task queue over matching
-    // hosts; a dev server has one, where they only add work: a task written to one partition and a poll waiting on
-    // another meet only when one is forwarded to the root partition. With one, `npm test` on a 2-CPU machine took
-    // about a tenth less CPU (docs/benchmarks.md, "Test suite time"). The local cluster (cluster/config.ts) keeps the
-    // server's default, as production does.
-    'matching.numTaskqueueReadPartitions': set(1),
-    'matching.numTaskqueueWritePartitions': set(1),
     ...Object.fromEntries(Object.entries(VERSIONING_DYNAMIC_CONFIG).map(([key, value]) => [key, set(value)])),
   });
 }

@@ -4,7 +4,7 @@
  * (it names the attributes in the events it hands out). On SQL visibility each service maps the names from its own copy
  * of the namespace record; the dev server no longer forces a re-read of the record for every use
  * (`system.forceSearchAttributesCacheRefreshOnRead`, which cost a persistence read per visibility row and failed large
- * listings with RESOURCE_EXHAUSTED), so start-up waits until the names are taken up. Its task queues have one partition each.
+ * listings with RESOURCE_EXHAUSTED), so start-up waits until the names are taken up.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -73,16 +73,3 @@ for (const namespace of ['default', EXTRA]) {
     }
   });
 }
-
-test('the dev server keeps one partition per task queue (the server default is 4): a started workflow task queue lists one workflow and one activity partition', async () => {
-  const client = new Client({ connection, namespace: 'default' });
-  const taskQueue = 'partition-probe';
-  const handle = await client.workflow.start('partitionProbe', { taskQueue, workflowId: 'partition-probe' });
-  try {
-    const r = await connection.workflowService.listTaskQueuePartitions({ namespace: 'default', taskQueue: { name: taskQueue } });
-    assert.equal(r.workflowTaskQueuePartitions?.length, 1);
-    assert.equal(r.activityTaskQueuePartitions?.length, 1);
-  } finally {
-    await handle.terminate();
-  }
-});
