@@ -90,7 +90,7 @@ async function shot(page: Page, name: string): Promise<string> {
 
 /** The UI renders user markdown (summaries, details) in frames loaded from `/render?content=...`. */
 async function renderedMarkdown(page: Page, count: number): Promise<{ text: string; items: string[] }[]> {
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + 45_000;
   for (;;) {
     const frames = page.frames().filter((f) => f.url().includes('/render?'));
     const rendered = await Promise.all(
@@ -120,11 +120,20 @@ async function appliedService(): Promise<void> {
   controllerRunId = (await lbaas.controller(uid).describe()).runId;
 }
 
+/**
+ * A page whose waits allow 45 s: under `npm test` Chromium, the UI server and the Temporal server share two CPUs
+ * with seven other test files, and a page that renders in a second alone has taken more than 15 s there. A wait that
+ * still runs out fails with what the page showed (its address and the start of its text) and a screenshot.
+ */
 async function withPage<T>(fn: (page: Page) => Promise<T>): Promise<T> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  page.setDefaultTimeout(15_000);
+  page.setDefaultTimeout(45_000);
   try {
     return await fn(page);
+  } catch (err) {
+    const text = (await page.locator('body').innerText({ timeout: 5_000 }).catch(() => '(unreadable)')).replace(/\s+/g, ' ').slice(0, 600);
+    const file = await shot(page, 'failure').catch(() => '(no screenshot)');
+    throw new Error(`${(err as Error).message}\n  page: ${page.url()}\n  showing: ${text}\n  screenshot: ${file}`, { cause: err });
   } finally {
     await page.close();
   }
@@ -162,7 +171,9 @@ test('Web UI: the LbaasServiceUid query lists the controller lbaas/<uid> and its
     for (const part of ['Converged — revision 1', 'last pass 1: converged']) assert.ok(details.text.includes(part), `current details show "${part}": ${details.text}`);
     assert.deepEqual(details.items, ['2001:db8::10: 80, 443', '203.0.113.10: 80, 443'], `per-address status rendered as a list: ${JSON.stringify(details.text)}`);
 
-    await page.goto(`${ui.url}/namespaces/${server.namespace}/workflows/${encodeURIComponent(`lbaas/${uid}/lb/${lb}`)}`);
+    // The load balancer's run, addressed by its run id (the address without one makes the UI look the latest run up first).
+    const lbRunId = (await lbaas.client.workflow.getHandle(`lbaas/${uid}/lb/${lb}`).describe()).runId;
+    await page.goto(`${ui.url}/namespaces/${server.namespace}/workflows/${encodeURIComponent(`lbaas/${uid}/lb/${lb}`)}/${lbRunId}`);
     await page.getByText('reconcileLoadBalancer', { exact: true }).first().waitFor();
     // Each Engine step is named: each port's Backend is created and awaited in a group of its own.
     for (const backend of [`http.${uid}`, `https.${uid}`]) await page.getByText(`create and await Backend ${backend} on ${lb.slice(0, 8)}…`).first().waitFor();
