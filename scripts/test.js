@@ -84,7 +84,6 @@ const LONGEST = [
   'cli/input.test.js',
   'ops/dev-interrupt.test.js',
   'ops/webui.test.js',
-  'workflow/destroy-conflict.test.js',
   'workflow/replay.test.js',
   'chaos/chaos-found.test.js',
   'workflow/reconcile-scope.test.js',

@@ -104,11 +104,13 @@ describe('retries', () => {
 });
 
 describe('supersede', () => {
-  test('an apply while a pass runs supersedes it: the running observation is cancelled, no failure is counted, and waitConverged(1) answers with the pass of revision 2', async () => {
+  test('an apply while a pass runs supersedes it: the status shows pass 1 running, the running observation is cancelled, no failure is counted, and waitConverged(1) answers with the pass of revision 2', async () => {
     const uid = 'fast-supersede';
     engine.set(uid, 'block');
     const r1 = await apply(spec(uid, 80));
     await until('pass 1 observing', () => engine.of(uid).length === 1);
+    const running = (await status(uid)).running;
+    assert.deepEqual(running && { pass: running.pass, revision: running.revision, teardown: running.teardown }, { pass: 1, revision: 1, teardown: false });
     const waiting = fast.lbaas.waitConverged(uid, r1);
     engine.set(uid, 'converge');
     const r2 = await apply(spec(uid, 8080));

@@ -1,10 +1,11 @@
 /**
- * The service controller as an operator meets it, on the real Engine simulator: applying over a running pass, Engine
- * 5xx during a pass, its status query, its search attributes, and the full-resync workflow with its orphan report.
- * In-process worker on the test stack (real dev server, simulator over HTTP). The controller loop's own behaviour
- * (retry delays, supersede, delete and its retries, resync, continue-as-new) is tested on the time-skipping server
- * in test/fast/controller.test.ts; a delete's and a resync's effect on the Engine in test/workflow/realistic-engine.test.ts,
- * test/cli/service.test.ts and test/cli/scripting.test.ts.
+ * The service controller as an operator meets it, on the real Engine simulator: Engine 5xx during a pass, its status
+ * query, its search attributes, and the full-resync workflow with its orphan report. In-process worker on the test
+ * stack (real dev server, simulator over HTTP). The controller loop's own behaviour (retry delays, supersede, delete
+ * and its retries, resync, continue-as-new) is tested on the time-skipping server in test/fast/controller.test.ts; a
+ * superseded pass's effect on the Engine in test/workflow/superseded-creates.test.ts and test/chaos/chaos-found.test.ts;
+ * a delete's and a resync's in test/workflow/realistic-engine.test.ts, test/cli/service.test.ts and
+ * test/cli/scripting.test.ts.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -30,43 +31,6 @@ after(async () => {
 });
 
 const oracle = (raw: Record<string, unknown>) => raw as unknown as OracleSpec;
-const engineLines = (lb: string) => describeObjects(objectsOn(stack.sim, lb), stack.sim);
-
-test('apply while a pass is running: the latest revision wins, waitConverged(1) answers with revision 2, the superseded pass is cancelled, the Engine holds exactly revision 2', async () => {
-  const uid = uniqueUid('ops-latest');
-  const lb = seedLoadBalancer(stack.sim, `lb-${uid}`);
-  // Slow deploys keep pass 1 busy waiting for readiness when revision 2 arrives.
-  stack.sim.setFaults({ deployMs: { min: 1000, max: 2000 } });
-  try {
-    const raw1 = serviceSpec(uid, [lb]);
-    assert.deepEqual(await lbaas.applyRaw(raw1), { revision: 1, workflowId: `lbaas/${uid}` });
-    await until('pass 1 to have created something', () => taggedOn(stack.sim, lb, uid).length > 0, 15_000);
-    const running = await lbaas.status(uid);
-    assert.deepEqual(running.running && { pass: running.running.pass, revision: running.running.revision, teardown: running.running.teardown }, { pass: 1, revision: 1, teardown: false });
-
-    const raw2 = serviceSpec(uid, [lb], { ports: { http: { external: 8080, internal: 30080 }, smtp: { external: 25, internal: 30025 } } });
-    assert.equal((await lbaas.applyRaw(raw2)).revision, 2);
-
-    const r = await lbaas.waitConverged(uid, 1);
-    assert.equal(r.revision, 2, 'waitConverged(1) must not answer with a result of the superseded revision');
-    assert.equal(r.pass, 2);
-    assert.equal(r.converged, true);
-    assert.deepEqual(r.status, { '2001:db8::10': [25, 8080], '203.0.113.10': [25, 8080] });
-    assert.deepEqual(await lbaas.waitConverged(uid, 2), r);
-
-    assert.deepEqual(engineLines(lb), expectedLines(oracle(raw2)));
-    assert.equal(taggedOn(stack.sim, lb, uid).length, 12);
-
-    const st = await lbaas.status(uid);
-    assert.equal(st.phase, 'Converged');
-    assert.equal(st.revision, 2);
-    assert.deepEqual(st.lastPass && { pass: st.lastPass.pass, revision: st.lastPass.revision, converged: st.lastPass.converged }, { pass: 2, revision: 2, converged: true });
-    const pass1 = await stack.client.workflow.getHandle(`lbaas/${uid}/pass/1`).describe();
-    assert.equal(pass1.status.name, 'CANCELLED');
-  } finally {
-    stack.sim.setFaults({});
-  }
-});
 
 test('Engine 5xx do not fail a pass: it stays running without counting a failure and converges once the Engine answers', async () => {
   const uid = uniqueUid('ops-5xx');

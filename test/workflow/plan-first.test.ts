@@ -65,11 +65,19 @@ test('a no-op pass on 2 converged load balancers is one list by tag and one GET 
   for (const lb of lbs) assert.equal(await hasRun(workflowIds.loadBalancer(uid, lb)), false, `no reconcileLoadBalancer ran on ${lb}`);
 });
 
-test('from empty, the observation that closes each round takes what the round watched to Deployed from those reads: after its deploy ends, each object is read once (the poll that saw it), and the next pass reads every object again', async () => {
-  const { lbs, spec } = fresh(2);
+test("from empty, each child acts on the outline of its parent's plan in its first round (no retrieveState before its first create, 3 lists by tag in all); the observation that closes each round takes what the round watched to Deployed from those reads: after its deploy ends, each object is read once (the poll that saw it), and the next pass reads every object again", async () => {
+  const { uid, lbs, spec } = fresh(2);
+  stack.sim.resetStats();
   const r = await reconcile(spec);
   assert.equal(r.converged, true);
   assert.equal(r.objects.length, 2 * PER_LB);
+  // The parent's observation (1), then each child's closing observation (1 each); no list at the end of the pass.
+  assert.equal(stack.sim.stats().requests[LIST_BY_TAG], 3);
+  for (const lb of lbs) {
+    const activities = scheduledActivities(await eventsOf(stack.client.workflow.getHandle(workflowIds.loadBalancer(uid, lb))));
+    assert.equal(activities[0], 'realizeObjects', `${lb}: first activity ${activities[0]}`);
+    assert.equal(activities.filter((a) => a === 'retrieveState').length, 1, `${lb}: one observation, after the creates`);
+  }
   // The simulator's log, in order: "deploy <Kind> <id> -> Deployed" when a deploy ends, "GET <path> -> <status>" per request.
   const readsAfterDeploy = (log: readonly string[]) => {
     const deployedAt = new Map<string, number>();
@@ -97,23 +105,6 @@ test('from empty, the observation that closes each round takes what the round wa
   assert.equal((await reconcile(spec)).converged, true);
   assert.equal(objectGets(stack.sim.stats().requests), 2 * PER_LB);
   for (const lb of lbs) assert.deepEqual(describeObjects(objectsOn(stack.sim, lb), stack.sim), expectedLines(ORACLE));
-});
-
-test("from empty, each child acts on the outline of its parent's plan in its first round: no retrieveState before its first create, 3 lists by tag in all", async () => {
-  const { uid, lbs, spec } = fresh(2);
-  stack.sim.resetStats();
-  const r = await reconcile(spec);
-  const stats = stack.sim.stats();
-
-  assert.equal(r.converged, true);
-  for (const lb of lbs) assert.deepEqual(describeObjects(objectsOn(stack.sim, lb), stack.sim), expectedLines(ORACLE));
-  // The parent's observation (1), then each child's closing observation (1 each); no list at the end of the pass.
-  assert.equal(stats.requests[LIST_BY_TAG], 3);
-  for (const lb of lbs) {
-    const activities = scheduledActivities(await eventsOf(stack.client.workflow.getHandle(workflowIds.loadBalancer(uid, lb))));
-    assert.equal(activities[0], 'realizeObjects', `${lb}: first activity ${activities[0]}`);
-    assert.equal(activities.filter((a) => a === 'retrieveState').length, 1, `${lb}: one observation, after the creates`);
-  }
 });
 
 /** The first payload of an event's input or result, parsed (the default JSON converter). */
@@ -190,23 +181,6 @@ test("no history of a pass carries a plan: the observation returns each plan's o
   // The bytes of each pass's histories, for the record (docs/scaling.md compares them across builds).
   const apply = historyBytes(events) + children.reduce((n, c) => n + historyBytes(c), 0);
   console.log(`# history bytes of the example service on 2 load balancers: apply ${apply} (reconcileService ${historyBytes(events)}, reconcileLoadBalancer ${children.map(historyBytes).join(' + ')}), no-op pass ${historyBytes(noOp)}`);
-});
-
-test('a load balancer that already matches and one that does not: only the second gets a child, and a dropped one is cleaned up from the same observation', async () => {
-  const { uid, lbs, spec } = fresh(2);
-  const [done, todo] = lbs as [string, string];
-  const dropped = seedLoadBalancer(stack.sim, 'lb-dropped');
-  seedConverged(stack.sim, done, ORACLE, { tags: [tagOf(uid)] });
-  seedConverged(stack.sim, dropped, ORACLE, { tags: [tagOf(uid)] });
-  const r = await runs.service({ spec }).then((h) => h.result());
-
-  assert.equal(r.converged, true);
-  assert.equal(await hasRun(workflowIds.loadBalancer(uid, done)), false, 'no child on the converged load balancer');
-  assert.equal(await hasRun(workflowIds.loadBalancer(uid, todo)), true);
-  assert.equal(r.loadBalancers[todo]?.created, PER_LB);
-  assert.deepEqual({ created: r.loadBalancers[dropped]?.created, destroyed: r.loadBalancers[dropped]?.destroyed, cleanup: r.loadBalancers[dropped]?.cleanup }, { created: 0, destroyed: PER_LB, cleanup: true });
-  assert.deepEqual(objectsOn(stack.sim, dropped), []);
-  for (const lb of lbs) assert.deepEqual(describeObjects(objectsOn(stack.sim, lb), stack.sim), expectedLines(ORACLE));
 });
 
 test("the orphan scan lists each skipped service by tag instead of reading its Backends' and Frontends' tags, and still reports every other tagged service", async () => {

@@ -200,17 +200,6 @@ test('an empty pool means no Server objects: Backends, Frontends and Binds stay'
   assert.equal(st.phase, 'Converged');
 });
 
-test('safety: a spec naming a missing pool starts nothing; deleting a pool in use is refused naming the services', async () => {
-  const raw = spec('pool-missing', { serverPool: 'no-such-pool' });
-  await assert.rejects(apply(raw), (err) => err instanceof PoolNotFoundError && /no server pool no-such-pool/.test(err.message));
-  await assert.rejects(lbaas.controller('pool-missing').describe(), /not found/i);
-  await assert.rejects(lbaas.pools.delete('other'), (err: Error) => /server pool other is used by 1 service: pool-other; move them off the pool/.test(String((err as { cause?: Error }).cause?.message ?? err.message)));
-  await lbaas.delete('pool-other');
-  await until(async () => (await lbaas.pools.status('other')).services.length === 0);
-  assert.deepEqual(await lbaas.pools.delete('other'), { name: 'other', revision: 2 });
-  assert.equal(await lbaas.pools.exists('other'), false);
-});
-
 test('applyAccepted told the pool is known sends no check of it: a pool gone since fails the revision naming it, and nothing is written', async () => {
   const raw = spec('pool-known-missing', { serverPool: 'no-such-pool' });
   const r = validateSpec(raw);

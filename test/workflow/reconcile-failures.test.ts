@@ -1,8 +1,8 @@
 /**
  * Reconciliations that must fail, and how (docs/spec.md#reconciliation-semantics): a 4xx that no retry can fix, a
- * destroy blocked by a foreign object, a refused token, one load balancer of two failing, a pass that cannot
- * converge, and inputs no workflow may accept. Each failure is non-retryable where retrying cannot help and names
- * what failed.
+ * destroy blocked by a foreign object or by an object of ours the pass did not observe, a refused token, one load
+ * balancer of two failing, a pass that cannot converge, and inputs no workflow may accept. Each failure is
+ * non-retryable where retrying cannot help and names what failed.
  *
  * Faults are injected by the simulator with fixed seeds; the file's tests run one after the other and each resets
  * the fault model and the request counters it measures.
@@ -14,6 +14,8 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { ApplicationFailure } from '@temporalio/common';
 import { EngineClient } from '../../activities/engine';
 import { type ReconcileServiceResult, workflowIds } from '../../contract';
+import type { PlanOutline } from '../../domain';
+import { reconcileLoadBalancer } from '../../workflows/reconcile-lb';
 import { reconcileService } from '../../workflows/reconcile-service';
 import { createLbaasWorker } from '../../worker/main';
 import {
@@ -23,7 +25,7 @@ import {
   seedConverged,
   writeRequests,
 } from '../helpers/engine-state';
-import { exampleSpec } from '../helpers/fixtures';
+import { exampleSpec, seedLoadBalancer } from '../helpers/fixtures';
 import { historyTexts, historyToJson } from '../helpers/history-json';
 import { assertConverged, FAULT_READINESS, freshOnOne, HTTP_ONLY, injected, n, ORACLE, POLICIES, runs, stack, STATUS, useReconcileStack } from '../helpers/reconcile-kit';
 import { workflowBundle } from '../helpers/stack';
@@ -77,6 +79,44 @@ test('a Backend to destroy that a foreign (untagged) Server still references: fa
     describeObjects(objectsOn(stack.sim, lb).filter((o) => o.tags.includes(tag)), stack.sim),
     [...expectedLines({ ...ORACLE, ports: HTTP_ONLY }), `Backend ${n('https')} mode=tcp health_check="adv_check": "tcp-check" load_balancer=LB`].sort(),
   );
+});
+
+test('a Backend whose own (tagged) Server the pass did not observe (a lagging tag index) fails the pass after the grace time, naming the Server, instead of waiting forever; the next pass removes the Server first, then the Backend', { timeout: 120_000 }, async () => {
+  const uid = `conflict-own-${randomUUID()}`;
+  const tag = `anxccm-svc-uid=${uid}`;
+  const lb = seedLoadBalancer(stack.sim, 'lb-conflict-own');
+  const backendFields = { name: 'http.svc.prod', mode: 'tcp', health_check: '"adv_check": "tcp-check"', load_balancer: lb } as const;
+  const backend = stack.sim.seedObject({ kind: 'backend', fields: backendFields, state: 'Deployed', tags: [tag] });
+  const server = stack.sim.seedObject({
+    kind: 'server',
+    fields: { name: 'node-1.http.svc.prod', ip: '10.0.0.1', port: 30080, check: 'enabled', backend },
+    state: 'Deployed',
+    tags: [tag],
+  });
+  // The service moved to another load balancer: this one is being emptied (cleanup).
+  const spec = exampleSpec([seedLoadBalancer(stack.sim, 'lb-conflict-next')], { serviceUid: uid, ports: HTTP_ONLY });
+  const removal = (outline?: PlanOutline) => ({
+    taskQueue: stack.taskQueue,
+    workflowId: workflowIds.loadBalancer(uid, lb),
+    args: [{ spec, loadBalancer: lb, cleanup: true, ...(outline ? { outline } : {}) }] as Parameters<typeof reconcileLoadBalancer>,
+  });
+
+  // The first pass is handed the outline of a parent's plan made from an observation that holds the Backend only, as
+  // a parent's observation does while the tag index has not listed the Server yet: destroy the Backend, nothing else.
+  const lagging: PlanOutline = { actions: {}, creates: 0, destroy: [{ kind: 'backend', identifier: backend, name: backendFields.name, reason: 'not desired', state: 'Deployed' }] };
+  const err = await failureOf((await stack.client.workflow.start(reconcileLoadBalancer, removal(lagging))).result());
+  const cause = chainOf(err).at(-1);
+  assert.deepEqual(cause && { type: cause.type, nonRetryable: cause.nonRetryable }, { type: 'EngineRejected', nonRetryable: true });
+  assert.match(
+    cause?.message ?? '',
+    new RegExp(`^cannot destroy Backend http\\.svc\\.prod \\(${backend}\\) yet: Server node-1\\.http\\.svc\\.prod \\(${server}\\) of this service still references it and this pass did not plan its removal \\(the tag index may lag\\); the next pass removes it first \\(DELETE /api/LBaaS/v1/backend\\.json/${backend}: 409 Conflict`),
+  );
+  assert.equal(stack.sim.objects().filter((o) => o.identifier === backend || o.identifier === server).length, 2, 'both still there after the failed pass');
+
+  // The next pass observes for itself: it finds the Server and removes it before the Backend.
+  const second = await (await stack.client.workflow.start(reconcileLoadBalancer, removal())).result();
+  assert.deepEqual({ converged: second.converged, destroyed: second.destroyed }, { converged: true, destroyed: 2 });
+  assert.deepEqual(stack.sim.objects().filter((o) => o.identifier === backend || o.identifier === server), []);
 });
 
 test('an Engine that refuses the worker\'s token (401) fails the reconciliation at once, non-retryably, and the token is nowhere in the history', async () => {
