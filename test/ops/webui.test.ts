@@ -88,9 +88,15 @@ async function shot(page: Page, name: string): Promise<string> {
   return file;
 }
 
+/**
+ * How long a page wait may take: under `npm test` Chromium, the UI server and the Temporal server share two CPUs with
+ * seven other test files, and a page that renders in a second alone has taken more than 15 s there.
+ */
+const PAGE_WAIT_MS = 45_000;
+
 /** The UI renders user markdown (summaries, details) in frames loaded from `/render?content=...`. */
 async function renderedMarkdown(page: Page, count: number): Promise<{ text: string; items: string[] }[]> {
-  const deadline = Date.now() + 45_000;
+  const deadline = Date.now() + PAGE_WAIT_MS;
   for (;;) {
     const frames = page.frames().filter((f) => f.url().includes('/render?'));
     const rendered = await Promise.all(
@@ -121,13 +127,12 @@ async function appliedService(): Promise<void> {
 }
 
 /**
- * A page whose waits allow 45 s: under `npm test` Chromium, the UI server and the Temporal server share two CPUs
- * with seven other test files, and a page that renders in a second alone has taken more than 15 s there. A wait that
- * still runs out fails with what the page showed (its address and the start of its text) and a screenshot.
+ * A page whose waits allow PAGE_WAIT_MS. A wait that still runs out fails with what the page showed (its address and
+ * the start of its text) and a screenshot.
  */
 async function withPage<T>(fn: (page: Page) => Promise<T>): Promise<T> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  page.setDefaultTimeout(45_000);
+  page.setDefaultTimeout(PAGE_WAIT_MS);
   try {
     return await fn(page);
   } catch (err) {
