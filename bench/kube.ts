@@ -29,7 +29,8 @@ import { parseAllDocuments } from 'yaml';
 import type { CoreV1Api, KubeConfig, V1Service } from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { LbaasClient } from '../client/service-client';
 import { startChildWorker, type ChildWorker } from '../dev/child-worker';
-import { freePort, startDevServer, type DevServer } from '../dev/devserver';
+import { drawPort } from '../common/ports';
+import { startDevServer, type DevServer } from '../dev/devserver';
 import { ensureTemporalServer } from '../dev/temporal-server';
 import { apiClients, k8s, type K8sModule } from '../kube/client';
 import { kubeconfigText, putNode, startLocalApiserver, type LocalApiserver } from '../kube/local-apiserver';
@@ -235,7 +236,7 @@ async function runKubePhases(o: { services: number; seed: number; log: (l: strin
       startLocalApiserver({ dir: path.join(o.dir, 'kube'), extraTokens: { [saToken]: SA_USER }, audit: { logPath: auditLog, users: [SA_USER] }, progress: log }),
     ]);
     const taskQueue = `bench-kube-${randomUUID().slice(0, 8)}`;
-    const workerMetrics = `127.0.0.1:${await freePort()}`;
+    const workerMetrics = `127.0.0.1:${await drawPort(new Set())}`;
     worker = await startChildWorker({
       metricsAddress: workerMetrics,
       temporalAddress: server.address,
@@ -384,7 +385,7 @@ async function runFleetBeside(o: { services: number; seed: number; log: (l: stri
   const [srv, sim] = await Promise.all([startDevServer({ progress: o.log }), startSimProcess({ seed: o.seed, deployMs: FLEET_DEPLOY_MS })]);
   const connection = await Connection.connect({ address: srv.address });
   const taskQueue = `bench-ctl-${randomUUID().slice(0, 8)}`;
-  const workerMetricsAddress = `127.0.0.1:${await freePort()}`;
+  const workerMetricsAddress = `127.0.0.1:${await drawPort(new Set())}`;
   const worker = await startChildWorker({ metricsAddress: workerMetricsAddress, temporalAddress: srv.address, namespace: srv.namespace, taskQueue, engineUrl: sim.url, token: BENCH_TOKEN, bundlePath: o.bundlePath, ...(WORKER_DEFAULTS.pacing ? { pacing: WORKER_DEFAULTS.pacing } : {}), heapMiB: WORKER_DEFAULTS.heapMiB });
   try {
     await worker.ready;

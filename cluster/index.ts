@@ -46,6 +46,8 @@ export interface ClusterOptions {
   binaries?: ServerBinaries;
   env?: NodeJS.ProcessEnv;
   progress?: (line: string) => void;
+  /** Ports the caller binds once the cluster runs (`lbaas dev --cluster`'s simulator): the cluster draws none of them. */
+  reserved?: readonly number[];
 }
 
 export interface Cluster {
@@ -122,7 +124,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     { name: 'frontend', service: 'frontend' },
     { name: 'worker', service: 'worker' },
   ];
-  const layout = await portLayout(path.join(workDir, 'ports.json'), plan);
+  const layout = await portLayout(path.join(workDir, 'ports.json'), plan, opts.reserved);
   const ports = (name: string) => layout.processes[name] as ProcessPorts;
   const postgres = createPostgres({ pg: pgInstall, dir: path.join(workDir, 'postgres'), port: layout.postgres, logFile: path.join(workDir, 'logs', 'postgres.log') });
   const frontendAddress = `127.0.0.1:${ports('frontend').grpc}`;

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
+import { bindable, drawPort } from '../common/ports';
 import { ensureTemporalServer, TEMPORAL_SERVER_VERSION } from './temporal-server';
 
 /** Custom search attributes of docs/spec.md#search-attributes, with their Temporal types. */
@@ -51,6 +52,11 @@ export interface DevServerOptions {
   /** More namespaces to create at start-up (our search attributes are registered in each): `npm test` gives each
    * test file its own, so files can run at the same time without seeing each other's workflows and schedule. */
   extraNamespaces?: readonly string[];
+  /**
+   * Ports the caller binds once the server runs (`lbaas dev`'s simulator): none of the server's drawn ports is one of
+   * them.
+   */
+  reserved?: readonly number[];
   /** Serve the Web UI (on uiPort, or a free port). */
   ui?: boolean;
   uiPort?: number;
@@ -92,16 +98,6 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
-/** Whether nothing listens on the port (a listener of ours can bind it). */
-async function portFree(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.once('error', () => resolve(false));
-    srv.listen(port, host, () => srv.close(() => resolve(true)));
-  });
-}
-
 /**
  * Beside a SQLite file: the membership ports of the last server on it. Every service of the server records its
  * membership address in the file's cluster_membership table and, when it starts, joins the members that sent a
@@ -113,42 +109,48 @@ export function membershipPortsFile(dbFile: string): string {
   return `${dbFile}.membership-ports`;
 }
 
-/** The previous run's membership ports (membershipPortsFile) that are free now; a free port of its own for the rest. */
-async function membershipPortsFor(ip: string, dbFile: string | undefined, inUse: readonly number[]): Promise<Record<Service, number>> {
-  const recorded: Partial<Record<Service, unknown>> = dbFile
-    ? await readFile(membershipPortsFile(dbFile), 'utf8').then(
-        (text) => JSON.parse(text) as Partial<Record<Service, unknown>>,
-        () => ({}),
-      )
-    : {};
-  const ports = {} as Record<Service, number>;
+/** The membership ports the last server on `dbFile` recorded (membershipPortsFile); none without a file. */
+async function recordedMembership(dbFile: string | undefined): Promise<Partial<Record<Service, unknown>>> {
+  if (!dbFile) return {};
+  return readFile(membershipPortsFile(dbFile), 'utf8').then(
+    (text) => JSON.parse(text) as Partial<Record<Service, unknown>>,
+    () => ({}),
+  );
+}
+
+/** Draws a port that is not in `taken` and adds it there (common/ports.ts drawPort). */
+export type PortDrawer = (taken: Set<number>, host: string) => Promise<number>;
+
+/**
+ * The ports of one start of the server: the caller's where it chose them, the previous run's membership ports that
+ * are free now (membershipPortsFile), and drawn ports for the rest. No port is chosen twice, and none is one of
+ * `reserved`: ports the caller binds only after the server runs (`lbaas dev`'s simulator), which nothing listens on yet.
+ */
+export async function chooseDevServerPorts(
+  o: { ip: string; port?: number; ui: boolean; uiPort?: number; reserved?: readonly number[]; recorded?: Partial<Record<Service, unknown>> },
+  draw: PortDrawer = drawPort,
+  free: (port: number, host: string) => Promise<boolean> = bindable,
+): Promise<{ ports: Ports; uiPort: number | null; membership: Record<Service, number> }> {
+  const taken = new Set<number>([...(o.reserved ?? []), ...(o.port === undefined ? [] : [o.port]), ...(o.uiPort === undefined ? [] : [o.uiPort])]);
+  const port = o.port ?? (await draw(taken, o.ip));
+  const uiPort = o.ui ? (o.uiPort ?? (await draw(taken, o.ip))) : null;
+  const membership = {} as Record<Service, number>;
   for (const name of SERVICES) {
-    const port = recorded[name];
-    const taken = [...inUse, ...Object.values(ports)];
-    ports[name] = typeof port === 'number' && Number.isInteger(port) && !taken.includes(port) && (await portFree(ip, port)) ? port : await freePortBut(ip, taken);
+    const recorded = o.recorded?.[name];
+    if (typeof recorded === 'number' && Number.isInteger(recorded) && !taken.has(recorded) && (await free(recorded, o.ip))) {
+      taken.add(recorded);
+      membership[name] = recorded;
+    } else membership[name] = await draw(taken, o.ip);
   }
-  return ports;
-}
-
-/** A free port that is none of `avoid` (ports chosen but not bound yet). */
-async function freePortBut(ip: string, avoid: readonly number[]): Promise<number> {
-  for (;;) {
-    const port = await freePort(ip);
-    if (!avoid.includes(port)) return port;
-  }
-}
-
-/** A free TCP port on the loopback interface. */
-export async function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, host, () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
+  const ports: Ports = {
+    frontend: { grpc: port, membership: membership.frontend },
+    history: { grpc: await draw(taken, o.ip), membership: membership.history },
+    matching: { grpc: await draw(taken, o.ip), membership: membership.matching },
+    worker: { grpc: await draw(taken, o.ip), membership: membership.worker },
+    http: await draw(taken, o.ip),
+    metrics: await draw(taken, o.ip),
+  };
+  return { ports, uiPort, membership };
 }
 
 /** The server process ended before it answered: its output says why (a Go panic, a port taken meanwhile). */
@@ -423,20 +425,16 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   const serverPath = opts.serverPath ?? (found as { server: string }).server;
   const uiPath = opts.ui ? (opts.uiPath ?? (found as { ui: string }).ui) : null;
   const ip = opts.ip ?? '127.0.0.1';
-  const port = opts.port ?? (await freePort(ip));
   const namespace = opts.namespace ?? 'default';
-  const uiPort = opts.ui ? (opts.uiPort ?? (await freePort(ip))) : null;
-  const membership = await membershipPortsFor(ip, opts.dbFile, uiPort === null ? [port] : [port, uiPort]);
-  // A free port may be one of the membership ports, chosen but not bound yet.
-  const other = () => freePortBut(ip, Object.values(membership));
-  const ports: Ports = {
-    frontend: { grpc: port, membership: membership.frontend },
-    history: { grpc: await other(), membership: membership.history },
-    matching: { grpc: await other(), membership: membership.matching },
-    worker: { grpc: await other(), membership: membership.worker },
-    http: await other(),
-    metrics: await other(),
-  };
+  const { ports, uiPort, membership } = await chooseDevServerPorts({
+    ip,
+    ui: opts.ui === true,
+    ...(opts.port !== undefined ? { port: opts.port } : {}),
+    ...(opts.uiPort !== undefined ? { uiPort: opts.uiPort } : {}),
+    ...(opts.reserved ? { reserved: opts.reserved } : {}),
+    recorded: await recordedMembership(opts.dbFile),
+  });
+  const port = ports.frontend.grpc;
   if (opts.dbFile) await checkDbFile(opts.dbFile);
 
   const work = await mkdtemp(path.join(os.tmpdir(), 'lbaas-devserver-'));
@@ -570,7 +568,7 @@ export interface WebUi {
 export async function startWebUi(opts: { address: string; namespace: string; uiPath?: string; ip?: string; port?: number; progress?: (line: string) => void }): Promise<WebUi> {
   const uiPath = opts.uiPath ?? (await ensureTemporalServer({ which: ['ui'], progress: opts.progress })).ui;
   const ip = opts.ip ?? '127.0.0.1';
-  const port = opts.port ?? (await freePort(ip));
+  const port = opts.port ?? (await drawPort(new Set(), ip));
   const dir = await mkdtemp(path.join(os.tmpdir(), 'lbaas-webui-'));
   try {
     const ui = await launchWebUi({ uiPath, dir, address: opts.address, namespace: opts.namespace, ip, port, logStream: null });

@@ -12,7 +12,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '../dev/devserver';
+import { drawPorts } from '../common/ports';
 import type { CoreV1Api, V1Node } from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { ensureKubeApiserver } from './install';
 
@@ -102,7 +102,7 @@ export async function startLocalApiserver(o: LocalApiserverOptions): Promise<Loc
     await writeFile(policy, `apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n  - level: Metadata\n    users: [${users}]\n  - level: None\n`);
     auditArgs.push(`--audit-policy-file=${policy}`, `--audit-log-path=${o.audit.logPath}`, '--audit-log-format=json', '--audit-log-maxsize=0');
   }
-  const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+  const [etcdPort, peerPort, apiPort] = (await drawPorts(3)) as [number, number, number];
   const etcdUrl = `http://127.0.0.1:${etcdPort}`;
   const etcd = startLogged(
     'etcd',

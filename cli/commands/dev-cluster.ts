@@ -61,7 +61,7 @@ export async function devCluster(opts: DevClusterOptions, io: CliIo): Promise<vo
     if (interrupted) throw new Error('interrupted');
   };
   try {
-    const cluster = await startCluster({ stateDir, historyHosts, env: io.env, progress: say });
+    const cluster = await startCluster({ stateDir, historyHosts, env: io.env, progress: say, reserved: simPort === 0 ? [] : [simPort] });
     stops.push(() => cluster.stop());
     // A server process that dies from here on is told at once, with where to read why (nothing restarts it).
     // The server logs JSON lines with stack traces: the last five lines, each cut at 300 characters.

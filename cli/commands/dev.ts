@@ -94,6 +94,8 @@ export async function dev(opts: DevOptions, io: CliIo): Promise<void> {
       port: grpcPort,
       ui: true,
       uiPort,
+      // The simulator listens only once the server runs: the server's drawn ports must leave its port alone.
+      reserved: [simPort],
       dbFile: opts.db ?? path.join(stateDir, 'temporal.db'),
       logFile: path.join(stateDir, 'temporal.log'),
       progress: say,

@@ -19,7 +19,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { freePort, startDevServer, type DevServer } from '../../dev/devserver';
+import { drawPort } from '../../common/ports';
+import { startDevServer, type DevServer } from '../../dev/devserver';
 import { LbaasClient } from '../../client/service-client';
 import { ensureTemporalServer } from '../../dev/temporal-server';
 import { startSimulator } from '../../simulator';
@@ -130,7 +131,7 @@ export async function runChaos(input: Partial<ChaosOptions> = {}): Promise<Chaos
     // The Temporal server's own log, checked for the token with the others; none when the server is not the run's.
     const serverLog = o.temporal ? null : path.join(workDir, 'temporal-server.log');
     const serverPath = o.temporal ? undefined : (o.serverPath ?? (await ensureTemporalServer({ which: ['server'], progress: (l) => say(l) })).server);
-    const port = o.temporal ? undefined : await freePort();
+    const port = o.temporal ? undefined : await drawPort(new Set());
     const startServer = () => startDevServer({ serverPath, port, dbFile, logFile: serverLog ?? undefined, startTimeoutMs: 120_000 });
     let temporal: { address: string; namespace: string };
     if (o.temporal) {

@@ -19,8 +19,8 @@ import { exampleSpec } from '../helpers/fixtures';
 let dir: string;
 let env: NodeJS.ProcessEnv;
 /**
- * An address no Temporal (nor anything else) listens on: port 1 of the loopback, outside the ephemeral range that
- * freePort() and every other test's servers draw from. A free port taken at the file's start was, by the time its test
+ * An address no Temporal (nor anything else) listens on: port 1 of the loopback, outside the ranges that
+ * common/ports.ts draws from and that the kernel gives out. A free port taken at the file's start was, by the time its test
  * ran, listened on by another file's process (a CI run at 12 files at a time: "accepts TCP connections").
  */
 const closedAddress = '127.0.0.1:1';

@@ -14,6 +14,7 @@ import net from 'node:net';
 import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor, type ConnectionOptions } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
+import { drawPort } from '../../common/ports';
 import { SEARCH_ATTRIBUTE_SDK_TYPES, SEARCH_ATTRIBUTES } from '../../dev/devserver';
 import { ensureTestServer } from '../../dev/test-server';
 
@@ -26,17 +27,6 @@ export interface TimeSkippingServer {
 /** Long, as the JVM can take tens of seconds on a loaded machine; a line on stderr says what is awaited. */
 const START_TIMEOUT_MS = 120_000;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect({ host: '127.0.0.1', port });
@@ -47,7 +37,7 @@ function portOpen(port: number): Promise<boolean> {
 
 /** Starts the server on a free port and waits until it listens (it binds last, once its services are built). */
 async function launch(launcher: string): Promise<{ child: ChildProcess; port: number }> {
-  const port = await freePort();
+  const port = await drawPort(new Set());
   const child = spawn(launcher, [String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (c: Buffer) => (stderr = (stderr + c.toString('utf8')).slice(-4000)));

@@ -13,7 +13,7 @@ import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import type { KubernetesObject, V1Container, V1Deployment } from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { parse, parseAllDocuments } from 'yaml';
-import { freePort } from '../../dev/devserver';
+import { drawPort } from '../../common/ports';
 import { k8s } from '../../kube/client';
 import { kubeconfigText } from '../../kube/local-apiserver';
 import { ensureHelm } from './helm';
@@ -268,7 +268,7 @@ test("every object the chart renders is accepted by kube-apiserver; lbaas kube, 
     else if (e.valueFrom?.fieldRef?.fieldPath === 'metadata.name') env[e.name] = 'lbaas-kube-7d9f8-abcde';
     else assert.fail(`lbaas kube's env ${e.name} comes from ${JSON.stringify(e.valueFrom)}, which this test does not provide`);
   }
-  env.LBAAS_HEALTH_ADDRESS = `127.0.0.1:${await freePort()}`;
+  env.LBAAS_HEALTH_ADDRESS = `127.0.0.1:${await drawPort(new Set())}`;
   let out = '';
   kubeProc = spawn(process.execPath, [LBAAS_BIN, ...(c.args ?? [])], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   kubeProc.stdout?.on('data', (d: Buffer) => (out += d.toString()));

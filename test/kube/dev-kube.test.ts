@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { parse } from 'yaml';
-import { freePort } from '../../dev/devserver';
+import { drawPorts } from '../../common/ports';
 import { k8s } from '../../kube/client';
 import { startLongRun } from '../helpers/cli';
 import { kubeEvents, until } from './harness';
@@ -32,7 +32,7 @@ function answers(url: string): Promise<boolean> {
 test('lbaas dev --kube: examples/k8s-service.yaml created with the kubeconfig it prints converges with its external address; Ctrl-C stops it all', async (t) => {
   const cwd = await mkdtemp(path.join(os.tmpdir(), 'lbaas-dev-kube-'));
   t.after(() => rm(cwd, { recursive: true, force: true }));
-  const [port, ui, sim] = [await freePort(), await freePort(), await freePort()];
+  const [port, ui, sim] = (await drawPorts(3)) as [number, number, number];
   const dev = startLongRun(t, ['dev', '--kube', '--port', String(port), '--ui-port', String(ui), '--sim-port', String(sim), '--example', path.join(ROOT, 'examples', 'service.yaml')], { cwd });
   const out = dev.out;
 

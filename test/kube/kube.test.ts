@@ -13,7 +13,7 @@ import { LeaderElector } from '../../kube/lease';
 import { writeRequests } from '../helpers/engine-state';
 import { LbaasClient } from '../../client/service-client';
 import { CLUSTER, EXTERNAL, LBAAS_BIN, kubeEvents, lbService, putNode, startSuite, until, type KubeProcess, type Suite } from './harness';
-import { freePort } from '../../dev/devserver';
+import { drawPort } from '../../common/ports';
 import { startWorker, type RunningWorker } from '../../worker/start';
 import { workflowBundle } from '../helpers/stack';
 
@@ -682,7 +682,7 @@ test("a VIP is released once the Service's teardown converged: after it turns Cl
 
 test('a Service whose controller no worker picks up gets a Warning Event naming the fix within 30 s; /readyz says 503 why and /metrics counts it; a worker started on the task queue clears both and the Service converges', async () => {
   const taskQueue = `${s.stack.taskQueue}-nowork`;
-  const port = await freePort();
+  const port = await drawPort(new Set());
   const get = async (p: string) => {
     const r = await fetch(`http://127.0.0.1:${port}${p}`);
     return { status: r.status, body: await r.text() };

@@ -11,7 +11,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { DEV_SERVER_START_ATTEMPTS, DevServerExitedError, freePort, membershipPortsFile, startDevServer, takenOtherPort } from '../../dev/devserver';
+import { drawPort } from '../../common/ports';
+import { DEV_SERVER_START_ATTEMPTS, DevServerExitedError, membershipPortsFile, startDevServer, takenOtherPort } from '../../dev/devserver';
 import { ensureTemporalServer } from '../../dev/temporal-server';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'lbaas-devserver-start-'));
@@ -61,7 +62,7 @@ test('one that keeps panicking fails after the attempts, naming the panic; with 
 
 test('with a frontend port the caller chose, a bind failure on another of its ports (seen in CI: the worker service) is started again on the same frontend port', async () => {
   const { cli, runs } = await flakyCli(1);
-  const port = await freePort();
+  const port = await drawPort(new Set());
   assert.notEqual(port, 7233);
   const lines: string[] = [];
   const server = await startDevServer({ serverPath: cli, port, progress: (l) => lines.push(l) });

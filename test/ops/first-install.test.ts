@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { freePort } from '../../dev/devserver';
+import { drawPort } from '../../common/ports';
 import { currentVersion } from '../../client/pickup';
 import { fileTemporal } from '../helpers/file-temporal';
 import { exitWithin, type WorkerProcess } from '../helpers/ops-process';
@@ -132,7 +132,7 @@ test('workers without Worker Versioning polling the task queue (a release being 
 
 test('/readyz: 503 while the worker starts, 200 once it polls and its Version is known; /healthz 200 throughout; SIGTERM still exits 0', async () => {
   const i = install();
-  const port = await freePort();
+  const port = await drawPort(new Set());
   // Bundling the workflows at start (a few seconds) keeps the worker from polling while the endpoint already answers.
   const w = worker({ ...i, buildId: 'b1', healthAddress: `127.0.0.1:${port}`, bundleAtStart: true });
   const get = async (path: string) => {

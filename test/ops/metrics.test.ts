@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
-import { freePort } from '../../dev/devserver';
+import { drawPort } from '../../common/ports';
 import { startSimulator, type RunningSimulator } from '../../simulator';
 import { seedLoadBalancer } from '../helpers/fixtures';
 import { scrape, spawnWorker, sumOf, type Sample, type WorkerProcess } from '../helpers/ops-process';
@@ -24,7 +24,7 @@ let metricsAddress: string;
 before(async () => {
   const srv = await temporalServer();
   sim = await startSimulator({ port: 0, token: TEST_TOKEN, deployMs: { min: 20, max: 60 }, seed: 11 });
-  metricsAddress = `127.0.0.1:${await freePort()}`;
+  metricsAddress = `127.0.0.1:${await drawPort(new Set())}`;
   const taskQueue = `ops-metrics-${randomUUID()}`;
   // It loads the run's prebuilt bundle like the suite's other worker processes: a worker that bundles the workflows
   // itself (no LBAAS_WORKFLOW_BUNDLE) is tracing.test.ts's and first-install.test.ts's (/readyz).
@@ -227,7 +227,7 @@ test('pass and resync metrics for the alert rules: a converged pass counts lbaas
 test('a pass that fails before any load balancer runs (the Engine refuses the worker\'s token: its observation fails for good) counts lbaas_service_passes_total{result="failed"} beside the 401 it got', async () => {
   const srv = await temporalServer();
   const taskQueue = `ops-metrics-refused-${randomUUID()}`;
-  const refusedMetrics = `127.0.0.1:${await freePort()}`;
+  const refusedMetrics = `127.0.0.1:${await drawPort(new Set())}`;
   const refused = spawnWorker({ temporalAddress: srv.address, namespace: srv.namespace, taskQueue, engineUrl: sim.url, token: 'not-the-engine-token', metricsAddress: refusedMetrics });
   const client = new TrackedLbaas(new Client({ connection, namespace: srv.namespace }), taskQueue);
   try {

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { temporal } from '@temporalio/proto';
 import { workflowIds } from '../../contract';
-import { freePort } from '../../dev/devserver';
+import { drawPort } from '../../common/ports';
 import { everyCreatedObjectTagged, exactlyDesired, noDuplicates } from '../chaos/invariants';
 import { seedLoadBalancer } from '../helpers/fixtures';
 import { rollout } from '../helpers/file-temporal';
@@ -70,7 +70,7 @@ test('a build killed mid-pass: the current build terminates its stranded pass (c
 
   // The new build's worker, as the Helm chart starts it: LBAAS_SET_CURRENT_VERSION=true, every other setting at its
   // default but the sweep's timing.
-  const metricsAddress = `127.0.0.1:${await freePort()}`;
+  const metricsAddress = `127.0.0.1:${await drawPort(new Set())}`;
   const fresh = ro.worker('stranded-new', true, { metricsAddress, extraEnv: { LBAAS_TEST_STRANDED_TIMING: '10/2' } });
   await fresh.ready;
   const startedAt = Date.now();

@@ -186,7 +186,7 @@ test('the bench:cluster section is the run and one row per Temporal and worker c
   assert.deepEqual(md.split('\n').filter((l) => l !== '' && !l.startsWith('|')), []);
 });
 
-test('the cluster draws every port below the ephemeral range and within a SMALLINT, distinct, and keeps a saved layout only while it qualifies', async () => {
+test('the cluster draws every port below the ephemeral range and within a SMALLINT, distinct, never a reserved one, and keeps a saved layout only while it qualifies', async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'lbaas-ports-'));
   try {
     const file = path.join(dir, 'ports.json');
@@ -222,6 +222,13 @@ test('the cluster draws every port below the ephemeral range and within a SMALLI
     } finally {
       await new Promise((r) => held.close(r));
     }
+
+    // A port the caller binds later (lbaas dev --cluster --sim-port) in the saved layout: redrawn, and never drawn.
+    const kept = await portLayout(file, plan);
+    const reserved = kept.postgres;
+    const around = await portLayout(file, plan, [reserved]);
+    const ports = [around.postgres, ...Object.values(around.processes).flatMap((p) => Object.values(p) as number[])];
+    assert.ok(!ports.includes(reserved), `the reserved port ${reserved} is not in ${ports.join(', ')}`);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

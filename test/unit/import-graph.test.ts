@@ -39,8 +39,9 @@ export const ROOM_IMPORTS: Readonly<Record<string, readonly string[]>> = {
   // Clients start workflows by the contract's names and types; they never import workflow code.
   client: ['common', 'contract', 'domain'],
   dev: ['activities', 'common', 'worker'],
-  // The production-shaped local cluster: installed and started like the dev server (dev/temporal-path, dev/devserver).
-  cluster: ['dev'],
+  // The production-shaped local cluster: installed and started like the dev server (dev/temporal-path, dev/devserver),
+  // its ports drawn as every local process's (common/ports).
+  cluster: ['common', 'dev'],
   // The Kubernetes controller (lbaas kube): a Temporal client through client/, the mapping on domain/, and its API
   // server installed like the Temporal binaries (dev/go-install, dev/install-lock).
   kube: ['client', 'common', 'contract', 'dev', 'domain'],
