@@ -35,7 +35,7 @@ export interface PickupOptions {
  * Checks every 5 s whether the workflow's task has waited 10 s or more for a worker, and says why with the fix then and
  * every 30 s while it lasts (client/pickup.ts), so that a wait is never silent.
  */
-function watchPickup(client: Client, o: PickupOptions, started: number): PickupWatch {
+export function watchPickup(client: Client, o: PickupOptions, started: number): PickupWatch {
   return new PickupWatch({
     client,
     namespace: client.options.namespace,

@@ -16,7 +16,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { DEFAULT_TASK_QUEUE } from '../common/settings';
-import { isLivePoller, LIVE_POLLER_MS, timestampMs } from '../common/pollers';
+import { DEFAULT_DEAD_AFTER_MS, isLivePoller, LIVE_POLLER_MS, timestampMs } from '../common/pollers';
 
 /**
  * What keeps a task from being picked up:
@@ -48,6 +48,11 @@ export interface PickupDiagnosis {
   pinned: boolean;
   /** Build ids of the Deployment's Versions whose workers poll the task queue now, sorted. */
   pollingBuilds: string[];
+  /**
+   * For a run pinned to a build nobody polls: the Current Version when its workers poll. `lbaas worker` of that Version
+   * takes such a run over once its build has not polled for a while (worker/stranded.ts), so the wait ends by itself.
+   */
+  currentPolling?: { deploymentName: string; buildId: string };
   /** How long ago the latest live poll reached the server (null: no live poller). */
   lastPollAgoMs: number | null;
   /** What to do, as a command or an action. */
@@ -152,7 +157,7 @@ type VersioningInfo = {
   } | null;
 };
 
-type Explained = Pick<PickupDiagnosis, 'reason' | 'version' | 'pinned' | 'pollingBuilds' | 'lastPollAgoMs'> & { deploymentName: string | null };
+type Explained = Pick<PickupDiagnosis, 'reason' | 'version' | 'pinned' | 'pollingBuilds' | 'lastPollAgoMs' | 'currentPolling'> & { deploymentName: string | null };
 
 function ref(v: { deploymentName?: string | null; buildId?: string | null } | null | undefined): VersionRef | null {
   return v?.deploymentName && v.buildId && v.buildId !== UNVERSIONED ? { deploymentName: v.deploymentName, buildId: v.buildId } : null;
@@ -186,7 +191,10 @@ async function explain(service: Service, namespace: string, taskQueue: string, v
   const base = { deploymentName, pollingBuilds, lastPollAgoMs: live.length > 0 ? Math.max(0, now - lastPoll) : null };
   if (pinned) {
     if (pollingBuilds.includes(pinned.buildId)) return { ...base, reason: 'workers-busy', version: pinned, pinned: true };
-    return { ...base, reason: live.length === 0 ? 'no-worker' : 'version-not-polled', version: pinned, pinned: true };
+    if (live.length === 0) return { ...base, reason: 'no-worker', version: pinned, pinned: true };
+    const current = await currentVersion({ workflowService: service }, namespace, pinned.deploymentName);
+    const currentPolling = current && current.buildId !== pinned.buildId && pollingBuilds.includes(current.buildId) ? { currentPolling: current } : {};
+    return { ...base, reason: 'version-not-polled', version: pinned, pinned: true, ...currentPolling };
   }
   if (live.length === 0) return { ...base, reason: 'no-worker', version: null, pinned: false };
   const current = deploymentName ? await currentVersion({ workflowService: service }, namespace, deploymentName) : null;
@@ -241,6 +249,11 @@ function finish(e: Explained & Pick<PickupDiagnosis, 'workflowId' | 'runId' | 't
       fix = `start a worker of build ${v.buildId} (LBAAS_BUILD_ID=${v.buildId})`;
       const polled = d.pollingBuilds[d.pollingBuilds.length - 1];
       if (!d.pinned && polled) fix += `, or make a polling build current: ${setCurrent(polled)}`;
+      if (d.pinned && d.currentPolling) {
+        fix +=
+          `, or let lbaas workers of the Current Version ${d.currentPolling.buildId} take the run over: they do once nothing has polled ${v.buildId} ` +
+          `for ${seconds(DEFAULT_DEAD_AFTER_MS)} (LBAAS_STRANDED_AFTER_SECONDS; an entity moves to their build, a pass is started again on it)`;
+      }
       break;
     }
     case 'workers-busy':

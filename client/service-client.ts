@@ -71,15 +71,20 @@ export class LbaasClient {
    * Applies a spec to its service's controller, starting the controller if it has none. `spec` is its validated form
    * (validateSpec, for the uid and search attributes): the caller validated it where it entered. `raw` is the spec
    * document as written, which is what the update carries: the controller's validator checks it again because any
-   * Temporal client can send one, and the controller keeps the document for its snapshot.
+   * Temporal client can send one, and the controller keeps the document for its snapshot. `signal` cancels the call
+   * (the update may still have reached the controller); a caller that closes its connection on a signal must pass it,
+   * or a retry of the call meets the closed connection outside any promise and ends the process.
    */
-  async apply(raw: unknown, spec: ValidatedSpec): Promise<{ revision: number; workflowId: string }> {
-    // A spec naming a pool that does not exist starts nothing (PoolNotFoundError). A pool deleted between this
-    // check and the apply is caught by the controller, which fails the revision naming the pool.
-    if (spec.serverPool !== undefined) await this.pools.require(spec.serverPool);
-    const updateId = `apply-${randomUUID()}`;
-    const { revision } = await untilAnswered(() => this.client.workflow.executeUpdateWithStart(applyUpdate, { args: [raw], updateId, startWorkflowOperation: this.#startController(spec) }), { rpcTimeouts: 'throw' });
-    return { revision, workflowId: workflowIds.controller(spec.serviceUid) };
+  async apply(raw: unknown, spec: ValidatedSpec, o: { signal?: AbortSignal } = {}): Promise<{ revision: number; workflowId: string }> {
+    const apply = async () => {
+      // A spec naming a pool that does not exist starts nothing (PoolNotFoundError). A pool deleted between this
+      // check and the apply is caught by the controller, which fails the revision naming the pool.
+      if (spec.serverPool !== undefined) await this.pools.require(spec.serverPool);
+      const updateId = `apply-${randomUUID()}`;
+      const { revision } = await untilAnswered(() => this.client.workflow.executeUpdateWithStart(applyUpdate, { args: [raw], updateId, startWorkflowOperation: this.#startController(spec) }), { rpcTimeouts: 'throw' });
+      return { revision, workflowId: workflowIds.controller(spec.serviceUid) };
+    };
+    return o.signal ? this.client.connection.withAbortSignal(o.signal, apply) : apply();
   }
 
   /**

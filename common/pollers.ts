@@ -11,6 +11,14 @@
  */
 export const LIVE_POLLER_MS = 70_000;
 
+/**
+ * A Version counts as dead once nothing has polled it for this long (worker/stranded.ts; LBAAS_STRANDED_AFTER_SECONDS
+ * sets it per worker). A live worker's last poll, as DescribeTaskQueue lists it, was measured at most ~60 s old on an
+ * idle task queue (the long poll's length): 90 s leaves a margin for clock skew between worker and server and for a
+ * worker busy starting up. The pickup diagnosis (client/pickup.ts) names it when it says a run will be taken over.
+ */
+export const DEFAULT_DEAD_AFTER_MS = 90_000;
+
 type Timestamp = { seconds?: unknown; nanos?: number | null } | null | undefined;
 
 /** A protobuf Timestamp (seconds as a Long or number) in epoch milliseconds; null when absent. */

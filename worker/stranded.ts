@@ -31,16 +31,13 @@ import type { Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { workflowTypes, VISIBILITY_PAGE_SIZE } from '../contract';
+import { DEFAULT_DEAD_AFTER_MS } from '../common/pollers';
 import { versionText } from './versioning';
 
 /** How often a worker of the Current Version sweeps; each sweep is jittered by up to a fifth either way. */
 export const SWEEP_INTERVAL_MS = 30_000;
-/**
- * A Version counts as dead once nothing has polled it for this long. A live worker's last poll, as DescribeTaskQueue
- * lists it, was measured at most ~60 s old on an idle task queue (the long poll's length): 90 s leaves a margin for
- * clock skew between worker and server and for a worker busy starting up.
- */
-export const DEFAULT_DEAD_AFTER_MS = 90_000;
+/** A Version counts as dead once nothing has polled it for this long (common/pollers.ts says why 90 s). */
+export { DEFAULT_DEAD_AFTER_MS };
 /** Below this a live but idle build could be taken for dead (see DEFAULT_DEAD_AFTER_MS). */
 export const MIN_DEAD_AFTER_MS = 75_000;
 /** Runs handled per sweep at most; the rest wait for the next sweep. */

@@ -12,12 +12,14 @@ import { loadSpecFile } from '../../client/spec-file';
 import { invalid } from '../../common/errors';
 import { installTracing } from '../../common/tracing';
 import { DEFAULT_TASK_QUEUE } from '../../common/settings';
+import { workflowIds } from '../../contract';
 import { DevServerAbortedError, startDevServer } from '../../dev/devserver';
 import { ensureTemporalServer } from '../../dev/temporal-server';
 import { DEMO_LOAD_BALANCERS, seedDemo, startSimulator } from '../../simulator';
 import { startWorker } from '../../worker/start';
-import { versionText } from '../../worker/versioning';
+import { deploymentVersionFromEnv, versionText } from '../../worker/versioning';
 import type { CliIo } from '../io';
+import { watchPickup } from '../wait';
 import { startDevKube } from './dev-kube';
 
 export interface DevOptions {
@@ -81,8 +83,10 @@ export async function dev(opts: DevOptions, io: CliIo): Promise<void> {
     if (tracing) stops.push(async () => tracing.shutdown());
     // The worker's start-up chatter (bundling) would bury the URLs people need; warnings and errors still show.
     Runtime.install({ logger: new DefaultLogger('WARN') });
-    // Validate the example before anything starts.
+    // Validate the example and the worker's Version (LBAAS_DEPLOYMENT_NAME, LBAAS_BUILD_ID, as for lbaas worker)
+    // before anything starts.
     const example = await step(loadSpecFile(opts.example));
+    const deployment = deploymentVersionFromEnv(io.env);
 
     const stateDir = path.resolve('.lbaas');
     await mkdir(stateDir, { recursive: true });
@@ -111,6 +115,7 @@ export async function dev(opts: DevOptions, io: CliIo): Promise<void> {
         ...(tracing ? { tracing } : {}),
         temporal: { connection: { address: server.address }, namespace: server.namespace, taskQueue: DEFAULT_TASK_QUEUE },
         engine: { baseUrl: sim.url, token: DEV_TOKEN },
+        deployment,
       }),
       (w) => w.stop(),
     );
@@ -131,11 +136,22 @@ export async function dev(opts: DevOptions, io: CliIo): Promise<void> {
     );
 
     const lbaas = new LbaasClient(client, DEFAULT_TASK_QUEUE);
-    const { revision, workflowId } = await step(lbaas.apply(example.raw, example.spec));
-    io.stdout(`applied ${opts.example}: service ${example.spec.serviceUid} revision ${revision}, waiting for it to converge …\n`);
-    // On a signal the wait's call is cancelled before the worker closes the connection under it: a retry of the call on
-    // a closed connection throws outside any promise and ends the process.
-    const result = await step(lbaas.waitConverged(example.spec.serviceUid, revision, { signal: interrupt.signal }));
+    // As `lbaas apply --wait`: a task of the example's controller (or of its pass) that no worker takes is explained on
+    // stderr, e.g. a controller a kept .lbaas/temporal.db holds pinned to the build an earlier lbaas dev ran, which this
+    // build's worker takes over only once that build has not polled for a while (worker/stranded.ts).
+    const pickup = watchPickup(client, { workflowId: workflowIds.controller(example.spec.serviceUid), taskQueue: DEFAULT_TASK_QUEUE, say }, Date.now());
+    let result: Awaited<ReturnType<LbaasClient['waitConverged']>>;
+    let workflowId: string;
+    try {
+      let revision: number;
+      ({ revision, workflowId } = await step(lbaas.apply(example.raw, example.spec, { signal: interrupt.signal })));
+      io.stdout(`applied ${opts.example}: service ${example.spec.serviceUid} revision ${revision}, waiting for it to converge …\n`);
+      // On a signal the apply's and the wait's calls are cancelled before the worker closes the connection under them: a
+      // retry of a call on a closed connection throws outside any promise and ends the process.
+      result = await step(lbaas.waitConverged(example.spec.serviceUid, revision, { signal: interrupt.signal }));
+    } finally {
+      await pickup.stop();
+    }
     const link = `${server.uiUrl}/namespaces/${server.namespace}/workflows/${encodeURIComponent(workflowId)}`;
     io.stdout(`${result.converged ? 'converged' : `not converged: ${result.error ?? ''}`} on ${Object.keys(result.loadBalancers).length} load balancers\n`);
     for (const [address, ports] of Object.entries(result.status)) io.stdout(`  ${address.padEnd(16)} ${ports.join(', ')}\n`);

@@ -92,9 +92,30 @@ test("a controller waiting on its pass: the pass's stuck activity is found throu
   const d = await ask(f.client);
   assert.deepEqual(
     [d?.reason, d?.workflowId, d?.task, d?.pinned, d?.waitingMs, d?.fix],
-    ['version-not-polled', 'lbaas/u/pass/1', 'activity', true, 40_000, 'start a worker of build old (LBAAS_BUILD_ID=old)'],
+    [
+      'version-not-polled',
+      'lbaas/u/pass/1',
+      'activity',
+      true,
+      40_000,
+      'start a worker of build old (LBAAS_BUILD_ID=old), or let lbaas workers of the Current Version new take the run over: they do once nothing has polled old for 90 s (LBAAS_STRANDED_AFTER_SECONDS; an entity moves to their build, a pass is started again on it)',
+    ],
   );
   assert.deepEqual(f.asked, ['lbaas/u', 'lbaas/u/pass/1']);
+});
+
+test('a run pinned to a build nobody polls: the take-over by the Current Version is offered only while that Version polls', async () => {
+  const pinned = { versioningInfo: { behavior: 1, deploymentVersion: { deploymentName: 'lbaas', buildId: 'old' } } };
+  const polled = await ask(fake({ workflows: { 'lbaas/u': { ...waiting(20_000), ...pinned } }, pollers: [versioned('new')], current: 'new' }).client);
+  assert.deepEqual([polled?.reason, polled?.currentPolling], ['version-not-polled', { deploymentName: 'lbaas', buildId: 'new' }]);
+  assert.match(polled?.message ?? '', /the run is pinned to lbaas\.old and no worker of that build polls task queue q \(builds polling: new\); fix: start a worker of build old .*, or let lbaas workers of the Current Version new take the run over: they do once nothing has polled old for 90 s/);
+
+  // The Current Version is a third build nobody polls (only other workers of the Deployment do): no take-over offered.
+  const notPolled = await ask(fake({ workflows: { 'lbaas/u': { ...waiting(20_000), ...pinned } }, pollers: [versioned('new')], current: 'newer' }).client);
+  assert.deepEqual([notPolled?.reason, notPolled?.currentPolling, notPolled?.fix], ['version-not-polled', undefined, 'start a worker of build old (LBAAS_BUILD_ID=old)']);
+  // No Current Version at all.
+  const none = await ask(fake({ workflows: { 'lbaas/u': { ...waiting(20_000), ...pinned } }, pollers: [versioned('new')] }).client);
+  assert.deepEqual([none?.reason, none?.currentPolling], ['version-not-polled', undefined]);
 });
 
 test('an activity waiting for its retry is not late before the retry is due; a busy activity queue is not reported (rate limits hold it back)', async () => {
