@@ -16,7 +16,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { DEFAULT_TASK_QUEUE } from '../common/settings';
-import { DEFAULT_DEAD_AFTER_MS, isLivePoller, LIVE_POLLER_MS, timestampMs } from '../common/pollers';
+import { DEFAULT_DEAD_AFTER_MS, isLivePoller, STRANDED_SWEEP_MS, LIVE_POLLER_MS, timestampMs } from '../common/pollers';
 
 /**
  * What keeps a task from being picked up:
@@ -252,7 +252,7 @@ function finish(e: Explained & Pick<PickupDiagnosis, 'workflowId' | 'runId' | 't
       if (d.pinned && d.currentPolling) {
         fix +=
           `, or let lbaas workers of the Current Version ${d.currentPolling.buildId} take the run over: they do once nothing has polled ${v.buildId} ` +
-          `for ${seconds(DEFAULT_DEAD_AFTER_MS)} (LBAAS_STRANDED_AFTER_SECONDS; an entity moves to their build, a pass is started again on it)`;
+          `for ${seconds(DEFAULT_DEAD_AFTER_MS)}, checking every ${seconds(STRANDED_SWEEP_MS)} (LBAAS_STRANDED_AFTER_SECONDS; an entity moves to their build, a pass is started again on it)`;
       }
       break;
     }

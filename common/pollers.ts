@@ -18,6 +18,8 @@ export const LIVE_POLLER_MS = 70_000;
  * worker busy starting up. The pickup diagnosis (client/pickup.ts) names it when it says a run will be taken over.
  */
 export const DEFAULT_DEAD_AFTER_MS = 90_000;
+/** How often a worker of the Current Version sweeps for stranded runs (worker/stranded.ts), jittered by a fifth. */
+export const STRANDED_SWEEP_MS = 30_000;
 
 type Timestamp = { seconds?: unknown; nanos?: number | null } | null | undefined;
 

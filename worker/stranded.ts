@@ -31,11 +31,11 @@ import type { Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { workflowTypes, VISIBILITY_PAGE_SIZE } from '../contract';
-import { DEFAULT_DEAD_AFTER_MS } from '../common/pollers';
+import { DEFAULT_DEAD_AFTER_MS, STRANDED_SWEEP_MS } from '../common/pollers';
 import { versionText } from './versioning';
 
 /** How often a worker of the Current Version sweeps; each sweep is jittered by up to a fifth either way. */
-export const SWEEP_INTERVAL_MS = 30_000;
+export const SWEEP_INTERVAL_MS = STRANDED_SWEEP_MS;
 /** A Version counts as dead once nothing has polled it for this long (common/pollers.ts says why 90 s). */
 export { DEFAULT_DEAD_AFTER_MS };
 /** Below this a live but idle build could be taken for dead (see DEFAULT_DEAD_AFTER_MS). */

@@ -98,7 +98,7 @@ test("a controller waiting on its pass: the pass's stuck activity is found throu
       'activity',
       true,
       40_000,
-      'start a worker of build old (LBAAS_BUILD_ID=old), or let lbaas workers of the Current Version new take the run over: they do once nothing has polled old for 90 s (LBAAS_STRANDED_AFTER_SECONDS; an entity moves to their build, a pass is started again on it)',
+      'start a worker of build old (LBAAS_BUILD_ID=old), or let lbaas workers of the Current Version new take the run over: they do once nothing has polled old for 90 s, checking every 30 s (LBAAS_STRANDED_AFTER_SECONDS; an entity moves to their build, a pass is started again on it)',
     ],
   );
   assert.deepEqual(f.asked, ['lbaas/u', 'lbaas/u/pass/1']);

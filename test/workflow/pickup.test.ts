@@ -132,7 +132,7 @@ describe('diagnosePickup and PickupWatch', { concurrency: true }, () => {
     // b2 is current and polls: the lbaas workers of b2 would take the run over (these test workers have no sweep).
     assert.equal(
       d.fix,
-      'start a worker of build b1 (LBAAS_BUILD_ID=b1), or let lbaas workers of the Current Version b2 take the run over: they do once nothing has polled b1 for 90 s (LBAAS_STRANDED_AFTER_SECONDS; an entity moves to their build, a pass is started again on it)',
+      'start a worker of build b1 (LBAAS_BUILD_ID=b1), or let lbaas workers of the Current Version b2 take the run over: they do once nothing has polled b1 for 90 s, checking every 30 s (LBAAS_STRANDED_AFTER_SECONDS; an entity moves to their build, a pass is started again on it)',
     );
     assert.match(d.message, new RegExp(`the run is pinned to ${deploymentName}\\.b1 and no worker of that build polls task queue ${taskQueue} \\(builds polling: b2\\); fix: start a worker of build b1`));
   });
