@@ -72,9 +72,15 @@ export interface PlanCall {
   scheduledAt: number;
   /** How the call ended: 'converged', 'failed', 'cancelled', or null while it runs. */
   outcome: 'converged' | 'failed' | 'cancelled' | null;
+  /** Whether the call learnt of its cancellation (a 'hold' call ends with it only once released). */
+  cancelRequested: boolean;
 }
 
-export type PlanOutcome = 'converge' | 'fail' | 'block';
+/**
+ * 'block': the call waits until released or cancelled. 'hold': it waits until released even when cancelled, and then
+ * ends cancelled if it was: the pass's end (and so the next pass's start) waits for the test.
+ */
+export type PlanOutcome = 'converge' | 'fail' | 'block' | 'hold';
 
 /** The fake Engine of a test file's worker; each service's calls do what `set` last said for it (default converge). */
 export class FakeEngine {
@@ -89,7 +95,10 @@ export class FakeEngine {
     this.#outcomes.set(uid, outcome);
   }
 
-  /** Lets the blocked calls of `uid` go on; each then converges or fails as `set` says now ('block': converges). */
+  /**
+   * Lets the blocked and held calls of `uid` go on; each then converges or fails as `set` says now ('block', 'hold':
+   * converges), or ends cancelled if its cancellation came.
+   */
   release(uid: string): void {
     this.#gate(uid).open();
     this.#gates.delete(uid);
@@ -116,14 +125,21 @@ export class FakeEngine {
       planObservedService: async (input: PlanObservedInput): Promise<PlanObservedResult> => {
         const ctx = Context.current();
         const uid = uidOf({ input });
-        const call: PlanCall = { input, scheduledAt: ctx.info.currentAttemptScheduledTimestampMs, outcome: null };
+        const call: PlanCall = { input, scheduledAt: ctx.info.currentAttemptScheduledTimestampMs, outcome: null, cancelRequested: false };
         this.calls.push(call);
-        if (this.#outcomes.get(uid) === 'block') {
+        const mode = this.#outcomes.get(uid);
+        if (mode === 'block' || mode === 'hold') {
           // Heartbeats carry the cancellation of a superseded pass to the activity (the worker's throttle is short).
           const beat = setInterval(() => ctx.heartbeat(), 200);
           ctx.heartbeat();
+          let cancellation: unknown = null;
+          const cancelled = ctx.cancelled.catch((err: unknown) => {
+            call.cancelRequested = true;
+            cancellation = err;
+          });
           try {
-            await Promise.race([this.#gate(uid).promise, ctx.cancelled]);
+            await Promise.race([this.#gate(uid).promise, mode === 'block' ? cancelled : new Promise<never>(() => {})]);
+            if (cancellation !== null) throw cancellation;
           } catch (err) {
             call.outcome = 'cancelled';
             throw err;
