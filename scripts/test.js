@@ -1,14 +1,15 @@
 #!/usr/bin/env node
 'use strict';
-// `npm test`: runs Node's test runner over dist/test (or the files and directories given as arguments), several
-// files at a time. Unit and contract files need nothing outside themselves. For the others it makes sure the
+// `npm test`: runs Node's test runner over the everyday suite's directories of dist/test (NPM_TEST below), or the
+// files and directories given as arguments (`npm run test:ops`, `npm run test:faults`), several files at a time. Unit and contract files need nothing outside themselves. For the others it makes sure the
 // Temporal CLI is installed (installing it on first use), starts one Temporal dev server that they share, each file
 // in a namespace of its own (test/helpers/namespace.ts: workflow ids, the schedule and lists never meet), and
 // bundles the workflow code once for all of them (LBAAS_TEST_WORKFLOW_BUNDLE) instead of once per file.
 //
 // LBAAS_TEST_CONCURRENCY: files run at once. Default four times the CPUs (at least 4): most of a workflow test is
 // spent waiting (the simulator's deploys, Temporal's round trips and timers, a killed worker's heartbeat timeout), not
-// computing. Measured on a quiet 2-core machine (docs/benchmarks.md, "Test suite time"): 8 at a time left the CPUs
+// computing. Measured on a quiet 2-core machine when npm test also ran today's ops/, faults/ and chaos/ files
+// (docs/benchmarks.md, "Test suite time"): 8 at a time left the CPUs
 // partly idle in the first 80 s (222-239 s of test files), 12 kept them busy (190-193 s), 16 gained nothing more. 12
 // is not the default: two fresh-clone CI runs at 12 each lost one race on Node 24 (both fixed), and races are likelier
 // at 12 than at 8, where CI has passed.
@@ -17,6 +18,12 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
+/**
+ * `npm test`'s directories: the product's behaviour on the real stack (the workflows on a dev server with the
+ * simulator over HTTP, the CLI as a process) and its fast and unit layers. A quiet 2-core machine runs them in about
+ * 2 minutes (docs/benchmarks.md, "Test suite time").
+ */
+const NPM_TEST = ['unit', 'contract', 'fast', 'workflow', 'cli'];
 /** Directories whose files run without Temporal. */
 const SERVERLESS = ['unit', 'contract'];
 /**
@@ -52,19 +59,19 @@ const LONGEST = [
   'cli/waits.test.js',
   // Mostly waiting too: a stopped worker's poll going stale after 70 s.
   'workflow/pickup.test.js',
-  'workflow/reconcile-crash.test.js',
+  'faults/reconcile-crash.test.js',
   'chaos/chaos-realistic.test.js',
   // Mostly waiting: a killed worker's Engine calls are retried after their 15 s heartbeat timeout.
-  'workflow/pool-delta-crash.test.js',
+  'faults/pool-delta-crash.test.js',
   'chaos/chaos.test.js',
-  'workflow/realistic-defaults.test.js',
+  'faults/realistic-defaults.test.js',
   'cli/service.test.js',
-  'workflow/realistic-limits.test.js',
-  'workflow/reconcile-faults.test.js',
-  'ops/stranded.test.js',
+  'faults/realistic-limits.test.js',
+  'faults/reconcile-faults.test.js',
+  'faults/stranded.test.js',
   'ops/metrics.test.js',
-  'workflow/pools-crash.test.js',
-  'ops/workers.test.js',
+  'faults/pools-crash.test.js',
+  'faults/workers.test.js',
   'ops/first-install.test.js',
   'workflow/realistic-engine.test.js',
   'ops/devserver-start.test.js',
@@ -79,7 +86,7 @@ const LONGEST = [
   'workflow/superseded-creates.test.js',
   'cli/pools.test.js',
   'workflow/bad-input.test.js',
-  'ops/drain.test.js',
+  'faults/drain.test.js',
   'fast/controller.test.js',
   'cli/input.test.js',
   'ops/dev-interrupt.test.js',
@@ -91,19 +98,20 @@ const LONGEST = [
   'cli/bad-input.test.js',
   'ops/tracing.test.js',
 ];
-const ORDER = ['chaos', 'ops', 'cli', 'workflow', 'fast', 'contract', 'unit'];
+const ORDER = ['chaos', 'faults', 'ops', 'cli', 'workflow', 'fast', 'contract', 'unit'];
 
 async function main() {
   const progress = (line) => process.stderr.write(`[test] ${line}\n`);
   // Node 20 would run every .js below a directory named test (helpers and the chaos runner included): pass the
   // *.test.js files explicitly.
   const targets = process.argv.slice(2);
-  // The cluster suite (dist/test/cluster) runs its own Temporal cluster and minutes of faults: `npm run test:cluster`.
-  // The Kubernetes suite (dist/test/kube) runs its own etcd and kube-apiserver: `npm run test:kube`. The upgrade test
-  // (dist/test/upgrade) builds a previous commit and runs both builds: `npm run test:upgrade`. The limits suite
-  // (dist/test/limits) reconciles thousands of objects for minutes: `npm run test:limits`. The image test
-  // (dist/test/image) builds the container image with buildah as root: `npm run test:image`.
-  const all = () => testFiles(path.join('dist', 'test')).filter((f) => !['cluster', 'kube', 'upgrade', 'limits', 'image'].includes(dirOf(f)));
+  // Without arguments, the everyday suite: NPM_TEST's directories. The others run by name (package.json):
+  // `npm run test:ops` (dist/test/ops: lbaas dev, worker processes, telemetry, the Web UI), `npm run test:faults`
+  // (dist/test/faults and dist/test/chaos: the Engine's faults, killed and stopped workers), `npm run test:cluster`
+  // (its own Temporal cluster and minutes of faults), `npm run test:kube` (its own etcd and kube-apiserver),
+  // `npm run test:upgrade` (builds a previous commit and runs both builds), `npm run test:limits` (thousands of
+  // objects for minutes), `npm run test:image` (builds the container image with buildah as root). CI runs them all.
+  const all = () => testFiles(path.join('dist', 'test')).filter((f) => NPM_TEST.includes(dirOf(f)));
   const files = (targets.length > 0 ? targets.flatMap(testFiles) : all()).sort(byOrder);
   if (files.length === 0) throw new Error(`no *.test.js files in ${targets.join(' ') || 'dist/test'}`);
   const concurrency = Number(process.env.LBAAS_TEST_CONCURRENCY) || Math.max(4, 4 * os.availableParallelism());

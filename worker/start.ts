@@ -220,7 +220,7 @@ export interface WorkerEnv {
   /**
    * LBAAS_TEST_STRANDED_TIMING (`<dead after>/<interval>` in seconds, e.g. `10/2`), for tests only: the sweep
    * judges a build dead after that many seconds without a poll, below the minimum of LBAAS_STRANDED_AFTER_SECONDS,
-   * and sweeps at that interval. test/ops/stranded.test.ts, whose only other build is one whose worker it killed,
+   * and sweeps at that interval. test/faults/stranded.test.ts, whose only other build is one whose worker it killed,
    * would otherwise wait 90 s and more for what it proves at any threshold.
    */
   strandedTestTiming?: { deadAfterMs: number; intervalMs: number };

@@ -1,7 +1,7 @@
 /**
  * The drain's decisions and lines (worker/drain.ts) over a scripted Temporal service, with its intervals shortened:
  * when it stops at once, what it says while it waits, and that its time limit holds. The drain of a real worker
- * process on the dev server is test/ops/drain.test.ts.
+ * process on the dev server is test/faults/drain.test.ts.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
