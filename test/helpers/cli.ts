@@ -6,10 +6,20 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
 import { main } from '../../cli/main';
+import { drawPorts } from '../../common/ports';
 
 /** The repository root, from dist/test/helpers. */
 export const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
 export const LBAAS_BIN = path.join(REPO_ROOT, 'bin', 'lbaas.js');
+
+/**
+ * `lbaas dev` arguments on three freshly drawn ports (gRPC, Web UI, simulator: common/ports.ts) with the repository's
+ * example service, `flags` (such as `--kube`) right after `dev`.
+ */
+export async function devArgs(...flags: string[]): Promise<string[]> {
+  const [port, ui, sim] = (await drawPorts(3)) as [number, number, number];
+  return ['dev', ...flags, '--port', String(port), '--ui-port', String(ui), '--sim-port', String(sim), '--example', path.join(REPO_ROOT, 'examples', 'service.yaml')];
+}
 
 export interface CliRun {
   code: number | null;

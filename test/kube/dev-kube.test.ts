@@ -10,9 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { parse } from 'yaml';
-import { drawPorts } from '../../common/ports';
 import { k8s } from '../../kube/client';
-import { startLongRun } from '../helpers/cli';
+import { devArgs, startLongRun } from '../helpers/cli';
 import { kubeEvents, until } from './harness';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -32,8 +31,7 @@ function answers(url: string): Promise<boolean> {
 test('lbaas dev --kube: examples/k8s-service.yaml created with the kubeconfig it prints converges with its external address; Ctrl-C stops it all', async (t) => {
   const cwd = await mkdtemp(path.join(os.tmpdir(), 'lbaas-dev-kube-'));
   t.after(() => rm(cwd, { recursive: true, force: true }));
-  const [port, ui, sim] = (await drawPorts(3)) as [number, number, number];
-  const dev = startLongRun(t, ['dev', '--kube', '--port', String(port), '--ui-port', String(ui), '--sim-port', String(sim), '--example', path.join(ROOT, 'examples', 'service.yaml')], { cwd });
+  const dev = startLongRun(t, await devArgs('--kube'), { cwd });
   const out = dev.out;
 
   const kubeconfig = await until(() => /^Kubernetes\s+KUBECONFIG=(\S+)/m.exec(out())?.[1], `the KUBECONFIG line; it printed:\n${out()}`, 180_000);

@@ -9,8 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { drawPorts } from '../../common/ports';
-import { REPO_ROOT, startLongRun } from '../helpers/cli';
+import { devArgs, startLongRun } from '../helpers/cli';
 import { until } from '../helpers/workflows';
 
 const children = (pid: number): number[] =>
@@ -36,8 +35,7 @@ const alive = (pid: number): boolean => {
 async function interruptDev(t: TestContext, ready: (out: string) => boolean): Promise<void> {
   const cwd = await mkdtemp(path.join(os.tmpdir(), 'lbaas-dev-interrupt-'));
   t.after(() => rm(cwd, { recursive: true, force: true }));
-  const [port, ui, sim] = (await drawPorts(3)) as [number, number, number];
-  const dev = startLongRun(t, ['dev', '--port', String(port), '--ui-port', String(ui), '--sim-port', String(sim), '--example', path.join(REPO_ROOT, 'examples', 'service.yaml')], { cwd });
+  const dev = startLongRun(t, await devArgs(), { cwd });
   const pid = dev.proc.pid!;
   const seen = new Set<number>();
   const watch = setInterval(() => descendants(pid).forEach((p) => seen.add(p)), 20);

@@ -8,8 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { drawPorts } from '../../common/ports';
-import { REPO_ROOT, startLongRun } from '../helpers/cli';
+import { devArgs, startLongRun } from '../helpers/cli';
 import { startOtlpReceiver } from '../helpers/otlp-receiver';
 import { until } from '../helpers/workflows';
 
@@ -18,8 +17,7 @@ test('lbaas dev with OTEL_EXPORTER_OTLP_ENDPOINT: it names where traces go, the 
   t.after(() => otlp.close());
   const cwd = await mkdtemp(path.join(os.tmpdir(), 'lbaas-dev-tracing-'));
   t.after(() => rm(cwd, { recursive: true, force: true }));
-  const [port, ui, sim] = (await drawPorts(3)) as [number, number, number];
-  const dev = startLongRun(t, ['dev', '--port', String(port), '--ui-port', String(ui), '--sim-port', String(sim), '--example', path.join(REPO_ROOT, 'examples', 'service.yaml')], {
+  const dev = startLongRun(t, await devArgs(), {
     cwd,
     env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' },
   });

@@ -9,15 +9,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { drawPorts } from '../../common/ports';
-import { REPO_ROOT, startLongRun } from '../helpers/cli';
+import { devArgs, startLongRun } from '../helpers/cli';
 import { until } from '../helpers/workflows';
 
-const example = path.join(REPO_ROOT, 'examples', 'service.yaml');
-const devArgs = async () => {
-  const [port, ui, sim] = (await drawPorts(3)) as [number, number, number];
-  return ['dev', '--port', String(port), '--ui-port', String(ui), '--sim-port', String(sim), '--example', example];
-};
 
 test('lbaas dev started again on its kept state by another build says, while the example waits, that its controller is pinned to the earlier build and that the new worker takes it over; Ctrl-C exits 0 both times', async (t) => {
   const cwd = await mkdtemp(path.join(os.tmpdir(), 'lbaas-dev-kept-'));
