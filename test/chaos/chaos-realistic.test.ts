@@ -1,18 +1,19 @@
 /**
  * The reduced chaos run (chaos.test.ts) on the simulator's realistic profile: the real Engine's manners on top of the
- * same faults and a worker SIGKILL; every invariant must hold. A file of its own so that `npm test` runs it beside
- * the ideal one. Without a Temporal restart it needs no Temporal server of its own: it runs on `npm test`'s shared
- * one (its own namespace), or on one of its own when the file runs alone. The Engine token is then looked for in the
- * workers' and the simulator's logs, not the shared server's: chaos.test.ts, on a server of its own, covers that log.
+ * same faults and a worker SIGKILL; every invariant must hold. A file of its own so that `npm run test:faults` runs
+ * it beside the ideal one. Without a Temporal restart it needs no Temporal server of its own: it runs on the test
+ * runner's shared one (scripts/test.js) (its own namespace), or on one of its own when the file runs alone. The
+ * Engine token is then looked for in the workers' and the simulator's logs, not the shared server's: chaos.test.ts,
+ * on a server of its own, covers that log.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { namespaceOfTestFile } from '../helpers/namespace';
 import { formatReport, runChaos } from './run';
 
-/** The worker processes load the run's prebuilt workflow bundle when `npm test` built one, instead of bundling at each (re)start. */
+/** The worker processes load the run's prebuilt workflow bundle when the test runner built one, instead of bundling at each (re)start. */
 const PREBUILT = process.env.LBAAS_TEST_WORKFLOW_BUNDLE ? { workflowBundle: process.env.LBAAS_TEST_WORKFLOW_BUNDLE } : {};
-/** `npm test`'s shared dev server and the namespace it registered for this file (test/helpers/namespace.ts). */
+/** The test runner's shared dev server and the namespace it registered for this file (test/helpers/namespace.ts). */
 const SHARED = process.env.LBAAS_TEST_TEMPORAL_ADDRESS
   ? { temporal: { address: process.env.LBAAS_TEST_TEMPORAL_ADDRESS, namespace: namespaceOfTestFile(process.argv[1] ?? '') ?? 'default' } }
   : {};

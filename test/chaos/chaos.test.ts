@@ -2,13 +2,13 @@
  * Chaos inside the test suite: a reduced chaos run (3 services, Engine faults, worker SIGKILLs, one Temporal server
  * restart on the same SQLite file and port) whose every invariant must hold. The same on the realistic Engine is in
  * chaos-realistic.test.ts, the invariant checks on crafted states and the failures the full run found in
- * chaos-found.test.ts: three files, so that `npm test` runs the two long runs side by side.
+ * chaos-found.test.ts: three files, so that `npm run test:faults` runs the two long runs side by side.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { formatReport, runChaos } from './run';
 
-/** The worker processes load the run's prebuilt workflow bundle when `npm test` built one, instead of bundling at each (re)start. */
+/** The worker processes load the run's prebuilt workflow bundle when the test runner (scripts/test.js) built one, instead of bundling at each (re)start. */
 const PREBUILT = process.env.LBAAS_TEST_WORKFLOW_BUNDLE ? { workflowBundle: process.env.LBAAS_TEST_WORKFLOW_BUNDLE } : {};
 
 test('reduced chaos run: 3 services, 10% of each Engine fault, 2 worker SIGKILLs, one Temporal restart; every invariant holds', async (t) => {

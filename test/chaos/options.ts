@@ -46,9 +46,10 @@ export interface ChaosOptions {
   keep: boolean;
   serverPath?: string;
   /**
-   * A Temporal server that already runs (`npm test`'s shared dev server) and the namespace to use on it, instead of a
-   * dev server of the run's own. Without `serverRestart` only, which stops and starts the run's own; the invariant
-   * "Engine token absent from every log" then covers the workers' and the simulator's logs, not that server's.
+   * A Temporal server that already runs (the test runner's shared dev server, scripts/test.js) and the namespace to
+   * use on it, instead of a dev server of the run's own. Without `serverRestart` only, which stops and starts the
+   * run's own; the invariant "Engine token absent from every log" then covers the workers' and the simulator's logs,
+   * not that server's.
    */
   temporal?: { address: string; namespace: string };
   /** A prebuilt workflow bundle for the worker processes (LBAAS_WORKFLOW_BUNDLE); they bundle at start without one. */

@@ -26,7 +26,7 @@ export interface WorkerProcessOptions {
   healthAddress?: string;
   /**
    * Bundle the workflows at start as a worker without LBAAS_WORKFLOW_BUNDLE does. Otherwise the worker loads the
-   * run's prebuilt bundle (LBAAS_TEST_WORKFLOW_BUNDLE, set by `npm test`) through LBAAS_WORKFLOW_BUNDLE when there
+   * run's prebuilt bundle (LBAAS_TEST_WORKFLOW_BUNDLE, set by scripts/test.js) through LBAAS_WORKFLOW_BUNDLE when there
    * is one: the same code, without a few CPU-seconds of bundling per start.
    */
   bundleAtStart?: boolean;

@@ -1,9 +1,9 @@
 /**
- * What the realistic-Engine workflow files (test/workflow/realistic-*.test.ts) share: one stack per file on the
- * simulator's realistic profile (simulator/README.md) with a worker whose Engine budget is the product default, hooks
- * that end every controller a test started, and the end-state checks. The tests are spread over three files so that
- * `npm test` runs them side by side: each waits mostly on the Engine's manners (tag index lag, deprovisioning, the
- * rate limit), not on the CPU.
+ * What the realistic-Engine workflow files (test/workflow/realistic-*.test.ts, test/faults/realistic-*.test.ts) share:
+ * one stack per file on the simulator's realistic profile (simulator/README.md) with a worker whose Engine budget is
+ * the product default, hooks that end every controller a test started, and the end-state checks. The tests are spread
+ * over four files, two in `npm test` and two in `npm run test:faults`, so that each suite runs them side by side: each
+ * waits mostly on the Engine's manners (tag index lag, deprovisioning, the rate limit), not on the CPU.
  *
  * `stack` and `lbaas` are live bindings: read them inside tests, after the file's `before` hook ran.
  */

@@ -75,7 +75,7 @@ test('a bundle built with the tracing interceptors converges a service on a work
 
 test('a worker with tracing on a bundle without the interceptors warns once at start that workflows make no spans', async (t) => {
   const plain = process.env.LBAAS_TEST_WORKFLOW_BUNDLE;
-  if (!plain) return t.skip('needs the run bundle (npm test / scripts/test.js builds it)');
+  if (!plain) return t.skip('needs the run bundle (scripts/test.js builds it: npm run test:ops)');
   const { w } = await worker({ bundle: plain, env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url } });
   const warnings = w.output().split('\n').filter((l) => l.includes('built without the OpenTelemetry workflow interceptors'));
   assert.equal(warnings.length, 1, w.output());

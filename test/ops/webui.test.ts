@@ -2,8 +2,8 @@
  * What an operator sees in the Temporal Web UI (2.54): a service's workflows found by the LbaasServiceUid search
  * attribute, and the controller's page with its id, summary and current details. Driven by playwright-core on the
  * system's Chromium (Debian package `chromium`); screenshots (of the viewport) go to test-artifacts/webui-*.png. The
- * Web UI server is the file's own, in front of the Temporal server the other workflow tests use (`npm test`'s shared
- * one, or one of its own when the file runs alone): what is proved is what the UI shows of our workflows.
+ * Web UI server is the file's own, in front of the Temporal server the other workflow tests use (the test runner's
+ * shared one, or one of its own when the file runs alone): what is proved is what the UI shows of our workflows.
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -89,8 +89,8 @@ async function shot(page: Page, name: string): Promise<string> {
 }
 
 /**
- * How long a page wait may take: under `npm test` Chromium, the UI server and the Temporal server share two CPUs with
- * seven other test files, and a page that renders in a second alone has taken more than 15 s there.
+ * How long a page wait may take: under `npm run test:ops` Chromium, the UI server and the Temporal server share two
+ * CPUs with seven other test files, and a page that renders in a second alone has taken more than 15 s there.
  */
 const PAGE_WAIT_MS = 45_000;
 
