@@ -16,7 +16,8 @@ import { engineBudgetFromEnv } from './engine-settings';
 import { MIN_WORKFLOW_HEAP_MIB } from './heap';
 import { createLbaasWorker, type LbaasWorkerOptions } from './main';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from './drain';
-import { DEFAULT_DEAD_AFTER_MS, MIN_DEAD_AFTER_MS, StrandedRunSweeper, type StrandedAction } from './stranded';
+import { DEFAULT_DEAD_AFTER_MS } from '../common/pollers';
+import { MIN_DEAD_AFTER_MS, StrandedRunSweeper, type StrandedAction } from './stranded';
 import { defaultDeploymentVersion, deploymentVersionFromEnv, setCurrentVersion, type SetCurrentResult } from './versioning';
 import { EntityWaker, REWAKE_AFTER_MS } from './wake';
 

@@ -34,10 +34,6 @@ import { workflowTypes, VISIBILITY_PAGE_SIZE } from '../contract';
 import { DEFAULT_DEAD_AFTER_MS, STRANDED_SWEEP_MS } from '../common/pollers';
 import { versionText } from './versioning';
 
-/** How often a worker of the Current Version sweeps; each sweep is jittered by up to a fifth either way. */
-export const SWEEP_INTERVAL_MS = STRANDED_SWEEP_MS;
-/** A Version counts as dead once nothing has polled it for this long (common/pollers.ts says why 90 s). */
-export { DEFAULT_DEAD_AFTER_MS };
 /** Below this a live but idle build could be taken for dead (see DEFAULT_DEAD_AFTER_MS). */
 export const MIN_DEAD_AFTER_MS = 75_000;
 /** Runs handled per sweep at most; the rest wait for the next sweep. */
@@ -164,7 +160,7 @@ export class StrandedRunSweeper {
 
   /** Sweeps every interval (jittered) until stop(); a failed sweep is logged and the next one runs as usual. */
   start(): void {
-    const interval = this.#o.intervalMs ?? SWEEP_INTERVAL_MS;
+    const interval = this.#o.intervalMs ?? STRANDED_SWEEP_MS;
     const next = () => {
       if (this.#stopped) return;
       this.#timer = setTimeout(() => {
